@@ -1,0 +1,54 @@
+# Lookout — the two commands from the README:
+#   make run    build (release) and run the proxy with config/lookout.yaml on 127.0.0.1:8080
+#   make test   build and run every test: Swift unit tests, then the end-to-end suite
+# Both install what is missing first (Debian packages when root, pytest from PyPI).
+
+SWIFT ?= swift
+PYTHON ?= python3
+CONFIG ?= config/lookout.yaml
+APT_PACKAGES := libssl-dev libnghttp2-dev pkg-config curl openssl ca-certificates
+
+.PHONY: run test deps build release unit integration bench clean
+
+deps:
+	@missing=""; \
+	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
+	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
+	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
+	command -v curl >/dev/null || missing="$$missing curl"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	  else \
+	    echo "missing Debian packages:$$missing (run: sudo apt-get install -y$$missing)"; exit 1; \
+	  fi; \
+	fi
+	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
+
+build: deps
+	$(SWIFT) build --product lookout
+
+release: deps
+	$(SWIFT) build -c release --product lookout
+
+run: release
+	.build/release/lookout run --config $(CONFIG)
+
+unit: deps
+	$(SWIFT) test
+
+integration: build
+	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q
+
+test: deps
+	$(SWIFT) build --product lookout
+	$(SWIFT) test
+	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q
+
+bench: deps
+	bash Tests/bench/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Lookout",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "lookout", targets: ["lookout"]),
+        .library(name: "Lookout", targets: ["Lookout"]),
+    ],
+    dependencies: [
+        // Command-line parsing for `lookout run|config|…`.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Operational logging (stderr), separate from the traffic log.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // The YAML config file, parsed as nodes so errors can name line and column.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // Value types for methods, header fields and statuses shared by every layer.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+    ],
+    targets: [
+        // MARK: - System libraries
+        .systemLibrary(name: "CLookoutSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLookoutNGHTTP2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev"])]),
+
+        // MARK: - Layers, bottom to top
+        .target(name: "LookoutHTTP",
+                dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
+        .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
+        .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2"]),
+        .target(name: "CLookoutSocket"),
+        .target(name: "LookoutIO", dependencies: ["CLookoutSocket"]),
+        .target(name: "Lookout",
+                dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2",
+                               .product(name: "HTTPTypes", package: "swift-http-types"),
+                               .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LookoutMonitors", dependencies: ["Lookout"]),
+        .target(name: "LookoutConfig", dependencies: ["Yams"]),
+        .executableTarget(name: "lookout",
+                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                         .product(name: "Logging", package: "swift-log")]),
+
+        // MARK: - Tests
+        .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP"]),
+        .testTarget(name: "LookoutConfigTests", dependencies: ["LookoutConfig"]),
+        .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutMonitors", "LookoutIO"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
+    ]
+)

@@ -1,0 +1,371 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// One accepted client connection: parses its requests and runs them one at a time as exchanges
+/// (`ProxyRequest`), tunnels (`Tunnel`) or answers of the proxy's own (status page, errors).
+///
+/// Input that cannot be handled yet (pipelined requests, body bytes while the upstream connects)
+/// is kept in `stash`, and reading pauses until it is consumed, so the stash stays within one read.
+final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
+    let session: Session
+    let context: LoopContext
+    let connection: Connection
+    var id: UInt64 { connection.id }
+    let clientAddress: String
+
+    private var parser: HTTPRequestParser
+    private var stash: [UInt8] = []
+    private(set) var exchange: ProxyRequest?
+    private var tunnel: Tunnel?
+    private var requestsServed = 0
+    private let timer: LoopTimer
+    private var lastActivity = Instant.now()
+    private var headTimerArmed = false
+    private var closeWhenIdle = false
+    private var isClosed = false
+    private var closeReason = "closed"
+
+    init(session: Session, context: LoopContext, connection: Connection) {
+        self.session = session
+        self.context = context
+        self.connection = connection
+        self.clientAddress = connection.peerAddress?.description ?? "unknown"
+        self.parser = HTTPRequestParser(limits: session.configuration.parserLimits)
+        self.timer = LoopTimer(loop: connection.loop)
+    }
+
+    func start() {
+        connection.delegate = self
+        connection.resumeReading()
+        armIdleTimer()
+    }
+
+    // MARK: - ConnectionDelegate
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        lastActivity = .now()
+        if let tunnel {
+            tunnel.clientDidRead(bytes)
+            return
+        }
+        consume(bytes)
+    }
+
+    func connectionDidReadEOF(_ connection: Connection) {
+        if let tunnel {
+            tunnel.clientDidReadEOF()
+            return
+        }
+        if let exchange {
+            exchange.clientDidClose(ProxyError.clientFailed(reason: .closed("end of stream")))
+            return
+        }
+        if !parser.isIdle {
+            let error = ProxyError.clientFailed(reason: .closed("in the middle of a request head"))
+            recordFailedRequest(error, sendResponse: false)
+        }
+        close(reason: "client_closed")
+    }
+
+    func connectionDidDrain(_ connection: Connection) {
+        if let tunnel {
+            tunnel.clientDidDrain()
+        } else {
+            exchange?.clientDidDrain()
+        }
+    }
+
+    func connection(_ connection: Connection, didFailWith error: SocketError) {
+        let failure = ProxyError.clientFailed(reason: .closed(error.description))
+        if let tunnel {
+            tunnel.clientDidFail(failure)
+        } else if let exchange {
+            exchange.clientDidClose(failure)
+        }
+        close(reason: "client_error")
+    }
+
+    // MARK: - Parsing
+
+    /// Whether the parser may produce the next event now.
+    private var canParse: Bool {
+        if isClosed || tunnel != nil { return false }
+        if let exchange { return exchange.acceptsRequestBody }
+        return !closeWhenIdle || requestsServed == 0
+    }
+
+    private func consume(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while canParse {
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            let consumed: Int
+            let event: HTTPParseEvent<RequestHead>?
+            do {
+                (consumed, event) = try parser.parse(slice)
+            } catch {
+                rejectInput(ProxyError(requestParseError: error))
+                return
+            }
+            offset += consumed
+            guard let event else { break }
+            switch event {
+            case .head(let head):
+                begin(head)
+            case .body(let range):
+                exchange?.clientSentBody(UnsafeRawBufferPointer(rebasing: slice[range]))
+            case .end(let trailers):
+                exchange?.clientFinishedBody(trailers: trailers)
+            }
+        }
+        if offset < bytes.count && !isClosed {
+            stash.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            connection.pauseReading()
+        }
+        if exchange == nil && tunnel == nil && !parser.isIdle && !headTimerArmed && !isClosed {
+            armHeadTimer()
+        }
+    }
+
+    /// Continues with stashed input once the current exchange can take more, then reads again.
+    func resumeInput() {
+        guard !isClosed else { return }
+        if !stash.isEmpty && (canParse || tunnel != nil) {
+            let pending = stash
+            stash = []
+            pending.withUnsafeBytes { bytes in
+                if let tunnel { tunnel.clientDidRead(bytes) } else { consume(bytes) }
+            }
+        } else if canParse {
+            // A bodiless request's end event may still be waiting inside the parser.
+            consume(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        if stash.isEmpty && !isClosed && (canParse || tunnel != nil) {
+            connection.resumeReading()
+        }
+    }
+
+    // MARK: - Requests
+
+    private func begin(_ head: RequestHead) {
+        timer.cancel()
+        headTimerArmed = false
+        requestsServed += 1
+        let requestID = session.makeRequestID()
+        switch head.target {
+        case .authority(let host, let port):
+            beginTunnel(head, requestID: requestID, host: host, port: port)
+        case .absolute(let scheme, let host, let port, let path):
+            guard scheme == "http" else {
+                reject(head, requestID: requestID, error: .requestRejected(reason: .unsupportedScheme(scheme)))
+                return
+            }
+            let origin = Origin(host: host, port: port ?? 80)
+            let exchange = ProxyRequest(id: requestID, client: self, head: head, origin: origin, path: path)
+            self.exchange = exchange
+            exchange.start()
+        case .origin(let path):
+            answerAdmin(head, requestID: requestID, path: path)
+        case .asterisk:
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")))
+        }
+    }
+
+    private func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int) {
+        guard session.configuration.allowedConnectPorts.contains(port) else {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .connectPortNotAllowed(port: port)))
+            return
+        }
+        let tunnel = Tunnel(id: requestID, client: self, head: head, origin: Origin(host: host, port: port))
+        self.tunnel = tunnel
+        connection.pauseReading()
+        tunnel.start()
+    }
+
+    private func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
+        let keepAlive = head.keepAlive && !closeWhenIdle
+        guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive) else {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)))
+            return
+        }
+        let start = Instant.now()
+        emitCreated(head, requestID: requestID, url: adminURL(path))
+        connection.write(response.bytes)
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .admin,
+                                      method: head.method.rawValue, url: adminURL(path),
+                                      httpVersion: head.version.description, start: start)
+        summary.status = response.status
+        finishRecord(summary)
+        // Admin requests carry no body worth reading; skip to the next message.
+        if head.framing != .none { closeWhenIdle = true }
+        if !keepAlive { closeWhenIdle = true }
+        exchangeDidFinish(keepAlive: keepAlive && head.framing == .none)
+    }
+
+    private func adminURL(_ path: String) -> String {
+        "http://\(connection.localAddress?.description ?? "lookout")\(path)"
+    }
+
+    /// Refuses a request whose head parsed but which cannot be served.
+    private func reject(_ head: RequestHead, requestID: UInt64, error: ProxyError) {
+        let start = Instant.now()
+        let url = head.rawTarget
+        emitCreated(head, requestID: requestID, url: url)
+        session.emit(.lifecycle) { .didRejectClient(EventContext(connectionID: id, requestID: requestID), error: error) }
+        connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
+                                      kind: head.method == .connect ? .tunnel : .http, method: head.method.rawValue,
+                                      url: url, httpVersion: head.version.description, start: start)
+        summary.status = error.status
+        summary.error = error
+        finishRecord(summary)
+        closeAfterResponse()
+    }
+
+    /// The head could not be parsed: answer the error, record it, close.
+    private func rejectInput(_ error: ProxyError) {
+        if let exchange {
+            // The body was malformed mid-exchange.
+            exchange.clientSentInvalidBody(error)
+            return
+        }
+        recordFailedRequest(error, sendResponse: true)
+        closeAfterResponse()
+    }
+
+    private func recordFailedRequest(_ error: ProxyError, sendResponse: Bool) {
+        let requestID = session.makeRequestID()
+        let start = Instant.now()
+        session.emit(.lifecycle) { .didFailToCreateRequest(EventContext(connectionID: id, requestID: requestID), error: error) }
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .http,
+                                      method: "", url: "", httpVersion: "", start: start)
+        if sendResponse, error.status != nil {
+            connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
+            summary.status = error.status
+        }
+        summary.error = error
+        finishRecord(summary)
+    }
+
+    func emitCreated(_ head: RequestHead, requestID: UInt64, url: String) {
+        session.emit(.lifecycle) {
+            .didCreateInitialRequest(EventContext(connectionID: id, requestID: requestID),
+                                     RequestDescription(method: head.method.rawValue, url: url,
+                                                        httpVersion: head.version.description,
+                                                        headerFields: head.headerFields, client: clientAddress))
+        }
+    }
+
+    /// Emits the final record of an exchange that never became a `ProxyRequest`.
+    private func finishRecord(_ summary: ExchangeSummary) {
+        var summary = summary
+        summary.end = .now()
+        session.exchangesFinished.add(1, ordering: .relaxed)
+        session.emit(.summaries) {
+            .requestDidFinish(EventContext(time: summary.end, connectionID: id, requestID: summary.requestID), summary)
+        }
+    }
+
+    // MARK: - Exchange and tunnel completion
+
+    /// The current exchange is over. Continue with the next request, or close.
+    func exchangeDidFinish(keepAlive: Bool) {
+        exchange = nil
+        guard !isClosed else { return }
+        if !keepAlive || closeWhenIdle {
+            closeAfterResponse()
+            return
+        }
+        armIdleTimer()
+        resumeInput()
+    }
+
+    func tunnelDidFinish() {
+        tunnel = nil
+        close(reason: "tunnel_closed")
+    }
+
+    // MARK: - Timers
+
+    private func armIdleTimer() {
+        headTimerArmed = false
+        let idle = session.configuration.timeouts.clientIdle
+        timer.schedule(after: idle) { [unowned self] in idleTimerFired(limit: idle) }
+    }
+
+    private func idleTimerFired(limit: Double) {
+        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        if !parser.isIdle {
+            armHeadTimer()
+            return
+        }
+        let idleFor = Instant.now().milliseconds(since: lastActivity) / 1000
+        if idleFor + 0.01 < limit {
+            timer.schedule(after: limit - idleFor) { [unowned self] in idleTimerFired(limit: limit) }
+            return
+        }
+        close(reason: "idle_timeout")
+    }
+
+    private func armHeadTimer() {
+        headTimerArmed = true
+        let limit = session.configuration.timeouts.clientHeader
+        timer.schedule(after: limit) { [unowned self] in
+            guard exchange == nil, tunnel == nil, !isClosed else { return }
+            recordFailedRequest(.clientFailed(reason: .headerTimedOut(after: limit)), sendResponse: true)
+            closeAfterResponse()
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Shutdown: idle connections close now, busy ones after their current exchange.
+    func beginShutdown() {
+        closeWhenIdle = true
+        if exchange == nil && tunnel == nil && stash.isEmpty && parser.isIdle {
+            close(reason: "shutdown")
+        }
+    }
+
+    /// Whether responses on this connection should announce `Connection: close`.
+    var isClosingAfterExchange: Bool { closeWhenIdle }
+
+    func forceClose() {
+        if let tunnel { tunnel.abort(.sessionUnavailable(reason: .shuttingDown)) }
+        if let exchange { exchange.abort(.sessionUnavailable(reason: .shuttingDown)) }
+        close(reason: "shutdown")
+    }
+
+    private func closeAfterResponse() {
+        guard !isClosed else { return }
+        isClosed = true
+        closeReason = closeReason == "closed" ? "server_closed" : closeReason
+        timer.invalidate()
+        connection.delegate = nil
+        connection.closeAfterFlush()
+        didClose()
+    }
+
+    func close(reason: String, abortive: Bool = false) {
+        guard !isClosed else { return }
+        isClosed = true
+        closeReason = reason
+        timer.invalidate()
+        connection.close(abortive: abortive)
+        didClose()
+    }
+
+    private func didClose() {
+        stash = []
+        let id = self.id
+        let reason = closeReason
+        let served = requestsServed
+        let received = connection.bytesRead
+        let sent = connection.bytesWritten
+        session.emit(.lifecycle) {
+            .connectionDidClose(EventContext(connectionID: id), reason: reason, requests: served,
+                                bytesReceived: received, bytesSent: sent)
+        }
+        session.clientDidClose(self, context: context)
+    }
+}

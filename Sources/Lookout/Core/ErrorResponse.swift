@@ -1,0 +1,42 @@
+import HTTPTypes
+import LookoutHTTP
+
+/// The short response a client gets when an exchange fails: status, `X-Lookout-Error: code`, and a
+/// one-line body `lookout: code: message`.
+enum ErrorResponse {
+    static let errorHeader = HTTPField.Name("X-Lookout-Error")!
+
+    static func bytes(for error: ProxyError, closeConnection: Bool, requestID: UInt64? = nil) -> [UInt8] {
+        let status = error.status ?? 500
+        let body = Array("lookout: \(error.code): \(error.message)\n".utf8)
+        var fields = HTTPFields()
+        fields[.contentType] = "text/plain; charset=utf-8"
+        fields[.contentLength] = String(body.count)
+        fields[errorHeader] = error.code
+        if let requestID { fields[ProxyRequest.idHeader] = String(requestID) }
+        if closeConnection { fields[.connection] = "close" }
+        fields[.via] = ViaHeaderAdapter.value
+        var bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase(for: status),
+                                                version: .http1_1, headerFields: fields)
+        bytes += body
+        return bytes
+    }
+
+    static func reasonPhrase(for status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 400: return "Bad Request"
+        case 403: return "Forbidden"
+        case 407: return "Proxy Authentication Required"
+        case 408: return "Request Timeout"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 431: return "Request Header Fields Too Large"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return "Error"
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import LookoutIO
+
+/// The per-loop half of a `Session`: state only that loop touches, so it needs no locks.
+final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
+    let loop: EventLoop
+    let pool: UpstreamConnectionPool
+    let taskMap = RequestTaskMap()
+    /// Open client connections by id, for shutdown and the status page.
+    var clients: [UInt64: ClientConnection] = [:]
+    var isShuttingDown = false
+
+    init(loop: EventLoop, configuration: SessionConfiguration) {
+        self.loop = loop
+        self.pool = UpstreamConnectionPool(loop: loop,
+                                           maxIdlePerOrigin: configuration.maxIdleConnectionsPerOrigin,
+                                           idleTimeout: configuration.poolIdleTimeout)
+    }
+}

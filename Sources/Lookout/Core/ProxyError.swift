@@ -1,0 +1,224 @@
+import LookoutHTTP
+
+/// Every way an exchange can fail. Each reason maps to one HTTP status for the client and one
+/// stable snake_case `code` used in the error response and the log.
+public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The client's request was refused before anything went upstream.
+    case requestRejected(reason: RequestRejectionReason)
+    /// The upstream could not be reached or misbehaved.
+    case upstreamFailed(reason: UpstreamFailureReason)
+    /// The client went away or was too slow.
+    case clientFailed(reason: ClientFailureReason)
+    /// The proxy itself cannot take the work (limits, shutdown).
+    case sessionUnavailable(reason: SessionUnavailableReason)
+
+    /// Why a request was refused.
+    public enum RequestRejectionReason: Sendable, Equatable {
+        case malformedRequest(String)
+        case conflictingFraming
+        case invalidContentLength
+        case invalidChunkedEncoding
+        case notAProxyRequest(path: String)
+        case missingHost(String)
+        case unsupportedScheme(String)
+        case connectPortNotAllowed(port: Int)
+        case requestLineTooLong
+        case requestHeaderTooLarge
+        case requestBodyTooLarge(limit: UInt64)
+        case unsupportedTransferCoding
+    }
+
+    /// Why the upstream side failed.
+    public enum UpstreamFailureReason: Sendable, Equatable {
+        case dnsFailed(host: String, message: String)
+        case connectFailed(String)
+        case connectTimedOut(after: Double)
+        case firstByteTimedOut(after: Double)
+        case idleTimedOut(after: Double)
+        case malformedResponse(String)
+        case closed(String)
+    }
+
+    /// Why the client side failed.
+    public enum ClientFailureReason: Sendable, Equatable {
+        case headerTimedOut(after: Double)
+        case closed(String)
+    }
+
+    /// Why the proxy refused work it was otherwise able to do.
+    public enum SessionUnavailableReason: Sendable, Equatable {
+        case tooManyConnections(limit: Int)
+        case shuttingDown
+    }
+
+    /// The stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .requestRejected(let reason):
+            switch reason {
+            case .malformedRequest: return "malformed_request"
+            case .conflictingFraming: return "conflicting_framing"
+            case .invalidContentLength: return "invalid_content_length"
+            case .invalidChunkedEncoding: return "invalid_chunked_encoding"
+            case .notAProxyRequest: return "not_a_proxy_request"
+            case .missingHost: return "missing_host"
+            case .unsupportedScheme: return "unsupported_scheme"
+            case .connectPortNotAllowed: return "connect_port_not_allowed"
+            case .requestLineTooLong: return "request_line_too_long"
+            case .requestHeaderTooLarge: return "request_header_too_large"
+            case .requestBodyTooLarge: return "request_body_too_large"
+            case .unsupportedTransferCoding: return "unsupported_transfer_coding"
+            }
+        case .upstreamFailed(let reason):
+            switch reason {
+            case .dnsFailed: return "upstream_dns_failed"
+            case .connectFailed: return "upstream_connect_failed"
+            case .connectTimedOut: return "upstream_connect_timeout"
+            case .firstByteTimedOut: return "upstream_first_byte_timeout"
+            case .idleTimedOut: return "upstream_idle_timeout"
+            case .malformedResponse: return "upstream_malformed_response"
+            case .closed: return "upstream_closed"
+            }
+        case .clientFailed(let reason):
+            switch reason {
+            case .headerTimedOut: return "client_header_timeout"
+            case .closed: return "client_closed"
+            }
+        case .sessionUnavailable(let reason):
+            switch reason {
+            case .tooManyConnections: return "too_many_connections"
+            case .shuttingDown: return "shutting_down"
+            }
+        }
+    }
+
+    /// The status sent to the client (RFC 9110 §15); nil when no response can be sent.
+    public var status: Int? {
+        switch self {
+        case .requestRejected(let reason):
+            switch reason {
+            case .connectPortNotAllowed: return 403
+            case .requestBodyTooLarge: return 413
+            case .requestLineTooLong: return 414
+            case .requestHeaderTooLarge: return 431
+            case .unsupportedTransferCoding: return 501
+            default: return 400
+            }
+        case .upstreamFailed(let reason):
+            switch reason {
+            case .connectTimedOut, .firstByteTimedOut, .idleTimedOut: return 504
+            default: return 502
+            }
+        case .clientFailed(let reason):
+            switch reason {
+            case .headerTimedOut: return 408
+            case .closed: return nil
+            }
+        case .sessionUnavailable:
+            return 503
+        }
+    }
+
+    /// One human sentence.
+    public var message: String {
+        switch self {
+        case .requestRejected(let reason):
+            switch reason {
+            case .malformedRequest(let detail): return "malformed request: \(detail)"
+            case .conflictingFraming: return "request has both Content-Length and Transfer-Encoding"
+            case .invalidContentLength: return "invalid or conflicting Content-Length"
+            case .invalidChunkedEncoding: return "invalid chunked encoding in the request body"
+            case .notAProxyRequest(let path):
+                return "\(path) is not served here; use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/)"
+            case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
+            case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests; use CONNECT for https"
+            case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"
+            case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
+            case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
+            case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"
+            case .unsupportedTransferCoding: return "only the chunked transfer coding is supported"
+            }
+        case .upstreamFailed(let reason):
+            switch reason {
+            case .dnsFailed(let host, let message): return "cannot resolve \(host): \(message)"
+            case .connectFailed(let detail): return "cannot connect upstream: \(detail)"
+            case .connectTimedOut(let after): return "upstream connect timed out after \(Self.seconds(after))"
+            case .firstByteTimedOut(let after): return "upstream sent no response within \(Self.seconds(after))"
+            case .idleTimedOut(let after): return "upstream sent nothing for \(Self.seconds(after))"
+            case .malformedResponse(let detail): return "malformed upstream response: \(detail)"
+            case .closed(let detail): return "upstream closed the connection: \(detail)"
+            }
+        case .clientFailed(let reason):
+            switch reason {
+            case .headerTimedOut(let after): return "request head not received within \(Self.seconds(after))"
+            case .closed(let detail): return "client closed the connection: \(detail)"
+            }
+        case .sessionUnavailable(let reason):
+            switch reason {
+            case .tooManyConnections(let limit): return "connection limit (\(limit)) reached"
+            case .shuttingDown: return "Lookout is shutting down"
+            }
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// True for failures caused by the upstream.
+    public var isUpstreamFailure: Bool {
+        if case .upstreamFailed = self { return true }
+        return false
+    }
+
+    /// True for requests refused as invalid or not allowed.
+    public var isRequestRejection: Bool {
+        if case .requestRejected = self { return true }
+        return false
+    }
+
+    /// True for timeouts on either side.
+    public var isTimeout: Bool {
+        switch self {
+        case .upstreamFailed(.connectTimedOut), .upstreamFailed(.firstByteTimedOut),
+             .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+}
+
+extension ProxyError {
+    /// Maps a client-side parse failure to the reason the client is told (RFC 9112 §2.2, §6.3).
+    init(requestParseError error: HTTPParseError) {
+        switch error {
+        case .requestLineTooLong: self = .requestRejected(reason: .requestLineTooLong)
+        case .headerSectionTooLarge, .tooManyHeaders: self = .requestRejected(reason: .requestHeaderTooLarge)
+        case .conflictingFraming: self = .requestRejected(reason: .conflictingFraming)
+        case .invalidContentLength: self = .requestRejected(reason: .invalidContentLength)
+        case .invalidChunkedEncoding: self = .requestRejected(reason: .invalidChunkedEncoding)
+        case .unsupportedTransferCoding: self = .requestRejected(reason: .unsupportedTransferCoding)
+        case .missingHost: self = .requestRejected(reason: .missingHost("HTTP/1.1 requires exactly one Host header"))
+        case .unexpectedEndOfStream: self = .clientFailed(reason: .closed("in the middle of a request"))
+        case .invalidRequestLine: self = .requestRejected(reason: .malformedRequest("invalid request line"))
+        case .invalidStatusLine: self = .requestRejected(reason: .malformedRequest("invalid start line"))
+        case .unsupportedVersion: self = .requestRejected(reason: .malformedRequest("unsupported HTTP version"))
+        case .invalidHeaderName: self = .requestRejected(reason: .malformedRequest("invalid header name"))
+        case .invalidHeaderValue: self = .requestRejected(reason: .malformedRequest("invalid header value"))
+        case .obsoleteLineFolding: self = .requestRejected(reason: .malformedRequest("obsolete line folding"))
+        case .bareCarriageReturn: self = .requestRejected(reason: .malformedRequest("bare CR in the head"))
+        }
+    }
+
+    /// Maps an upstream parse failure.
+    init(responseParseError error: HTTPParseError) {
+        if case .unexpectedEndOfStream = error {
+            self = .upstreamFailed(reason: .closed("before the response was complete"))
+        } else {
+            self = .upstreamFailed(reason: .malformedResponse("\(error)"))
+        }
+    }
+}

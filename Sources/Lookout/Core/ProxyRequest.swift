@@ -1,0 +1,315 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// One forwarded HTTP exchange: the client's request, the upstream task(s) that serve it, and the
+/// response relayed back. Owns the framing decisions for both directions (RFC 9112 §6, §7).
+final class ProxyRequest: @unchecked Sendable {  // confined to the client connection's loop queue
+    static let idHeader = HTTPField.Name("X-Lookout-Id")!
+    /// HTTPTypes models Host as the :authority pseudo-field; on the HTTP/1.1 wire it is a plain field.
+    static let hostHeader = HTTPField.Name("Host")!
+
+    /// How the response body is framed toward the client.
+    private enum ClientFraming {
+        case none, contentLength, chunked, untilClose
+    }
+
+    let id: UInt64
+    unowned let client: ClientConnection
+    let session: Session
+    let head: RequestHead
+    let origin: Origin
+    private(set) var summary: ExchangeSummary
+    private var context: LoopContext { client.context }
+
+    /// The request head as it goes upstream, serialized once (retries resend it).
+    private(set) var upstreamHead: [UInt8] = []
+    private(set) var upstreamBodyIsChunked = false
+    private var task: UpstreamTask?
+    private var taskMetrics: TaskMetrics
+
+    // Request body, client → upstream.
+    private var requestEnded = false
+    private var requestTrailers: HTTPFields?
+    private var bodyPausedForUpstream = false
+    private var earlyBody: [UInt8] = []
+    private var requestBodyBytes: UInt64 = 0
+    private var taskTakesBody = false
+
+    // Response, upstream → client.
+    private var responseHeadSent = false
+    private var clientFraming = ClientFraming.none
+    private var keepClientAlive = true
+    private var finished = false
+
+    init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin, path: String) {
+        self.id = id
+        self.client = client
+        self.session = client.session
+        self.head = head
+        self.origin = origin
+        let start = Instant.now()
+        self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
+                                       kind: .http, method: head.method.rawValue, url: head.rawTarget,
+                                       httpVersion: head.version.description, start: start)
+        self.taskMetrics = TaskMetrics(taskStart: start)
+        self.upstreamPath = path
+    }
+
+    private let upstreamPath: String
+
+    // MARK: - Start
+
+    func start() {
+        session.exchangesInFlight.add(1, ordering: .relaxed)
+        client.emitCreated(head, requestID: id, url: head.rawTarget)
+        session.emit(.lifecycle) { .didAuthorize(EventContext(connectionID: client.id, requestID: id)) }
+        let limit = session.configuration.maxRequestBodyBytes
+        if limit > 0, case .contentLength(let length) = head.framing, length > limit {
+            fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
+            return
+        }
+        var upstream = UpstreamRequestHead(method: head.method, target: upstreamPath,
+                                           authority: origin.authority, headerFields: head.headerFields)
+        // RFC 9112 §3.2.2: a proxy replaces Host with the authority of the absolute-form target.
+        upstream.headerFields[ProxyRequest.hostHeader] = hostHeaderValue()
+        HopByHopHeaders.remove(from: &upstream.headerFields)
+        if head.framing == .chunked {
+            upstream.headerFields[.transferEncoding] = "chunked"
+            upstreamBodyIsChunked = true
+        }
+        for adapter in session.adapters { adapter.adapt(&upstream) }
+        session.emit(.lifecycle) {
+            .didAdaptRequest(EventContext(connectionID: client.id, requestID: id),
+                             upstreamTarget: upstream.target, headerFields: upstream.headerFields)
+        }
+        upstreamHead = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target,
+                                                  version: .http1_1, headerFields: upstream.headerFields)
+        if head.framing == .none { requestEnded = true }
+        startTask(attempt: 1)
+    }
+
+    private func hostHeaderValue() -> String {
+        let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
+        return origin.port == 80 ? host : "\(host):\(origin.port)"
+    }
+
+    private func startTask(attempt: Int) {
+        let task = UpstreamTask(id: session.makeTaskID(), attempt: attempt, request: self, loop: client.connection.loop)
+        self.task = task
+        taskTakesBody = false
+        summary.attempts = attempt
+        context.taskMap.add(task, for: self)
+        session.delegate.taskDidCreate(task)
+        task.start()
+    }
+
+    // MARK: - Request body (called by the client connection)
+
+    /// False while the request is complete or the upstream cannot take more yet.
+    var acceptsRequestBody: Bool { !requestEnded && !bodyPausedForUpstream && !finished }
+
+    func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !finished else { return }
+        requestBodyBytes += UInt64(bytes.count)
+        let limit = session.configuration.maxRequestBodyBytes
+        if limit > 0 && requestBodyBytes > limit {
+            fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
+            return
+        }
+        if taskTakesBody, let task {
+            if !task.sendBody(bytes) { bodyPausedForUpstream = true }
+        } else {
+            // The upstream is still connecting: hold one read's worth, then stop reading.
+            earlyBody.append(contentsOf: bytes)
+            if earlyBody.count >= 64 * 1024 { bodyPausedForUpstream = true }
+        }
+    }
+
+    func clientFinishedBody(trailers: HTTPFields?) {
+        guard !finished, !requestEnded || head.framing == .none else { return }
+        if head.framing == .none { return }  // already treated as complete at the head
+        requestEnded = true
+        requestTrailers = trailers
+        if taskTakesBody, let task { task.finishBody(trailers: trailers) }
+    }
+
+    func clientSentInvalidBody(_ error: ProxyError) {
+        fail(error)
+    }
+
+    func clientDidDrain() {
+        task?.resumeReading()
+    }
+
+    func clientDidClose(_ error: ProxyError) {
+        guard !finished else { return }
+        if let task { task.cancel() }
+        finish(error: error, keepAlive: false)
+    }
+
+    func abort(_ error: ProxyError) {
+        guard !finished else { return }
+        task?.cancel()
+        if !responseHeadSent {
+            client.connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+            summary.status = error.status
+        }
+        finish(error: error, keepAlive: false)
+    }
+
+    // MARK: - Upstream callbacks (from SessionDelegate)
+
+    /// The upstream head is on its way: send what body arrived early, then let the client continue.
+    func taskIsReadyForBody(_ task: UpstreamTask) {
+        taskTakesBody = true
+        if !earlyBody.isEmpty {
+            let body = earlyBody
+            earlyBody = []
+            body.withUnsafeBytes { _ = task.sendBody($0) }
+        }
+        if requestEnded {
+            if head.framing != .none { task.finishBody(trailers: requestTrailers) } else { task.finishBody(trailers: nil) }
+        }
+        bodyPausedForUpstream = false
+        client.resumeInput()
+    }
+
+    func upstreamDidDrain() {
+        guard bodyPausedForUpstream else { return }
+        bodyPausedForUpstream = false
+        client.resumeInput()
+    }
+
+    /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 clients, dropped for 1.0 ones.
+    func taskDidReceiveInformational(_ response: ResponseHead) {
+        guard head.version == .http1_1, response.status != 101 else { return }
+        var fields = response.headerFields
+        HopByHopHeaders.remove(from: &fields)
+        client.connection.write(HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                           version: .http1_1, headerFields: fields))
+    }
+
+    func taskDidReceiveResponse(_ response: ResponseHead) {
+        summary.status = response.status
+        var fields = response.headerFields
+        HopByHopHeaders.remove(from: &fields)
+        keepClientAlive = head.keepAlive && !client.isClosingAfterExchange && !session.isShuttingDown
+        switch response.framing {
+        case .none:
+            clientFraming = .none
+        case .contentLength:
+            clientFraming = .contentLength
+        case .chunked where head.version == .http1_1:
+            clientFraming = .chunked
+            fields[.transferEncoding] = "chunked"
+        case .chunked, .untilClose:
+            // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
+            clientFraming = .untilClose
+            keepClientAlive = false
+        }
+        if !requestEnded {
+            // The origin answered before the whole request was sent (e.g. 413): the rest of the
+            // request body cannot be delimited any more, so this connection ends with the exchange.
+            keepClientAlive = false
+        }
+        if keepClientAlive {
+            if head.version == .http1_0 { fields[.connection] = "keep-alive" }
+        } else {
+            fields[.connection] = "close"
+        }
+        if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
+        let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                version: .http1_1, headerFields: fields)
+        client.connection.write(bytes)
+        responseHeadSent = true
+        summary.responseHeaders = fields
+        summary.requestHeaders = head.headerFields
+    }
+
+    /// Relays body bytes; false asks the task to stop reading until the client drains.
+    func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let connection = client.connection
+        switch clientFraming {
+        case .chunked:
+            connection.write(HTTPSerializer.chunkHeader(length: bytes.count))
+            connection.write(bytes)
+            return connection.write(HTTPSerializer.crlf)
+        case .contentLength, .untilClose:
+            return connection.write(bytes)
+        case .none:
+            return true
+        }
+    }
+
+    func taskDidFinishResponse(trailers: HTTPFields?) {
+        if clientFraming == .chunked {
+            var fields = trailers ?? HTTPFields()
+            HopByHopHeaders.remove(from: &fields)
+            client.connection.write(HTTPSerializer.lastChunk(trailers: fields.isEmpty ? nil : fields))
+        }
+        if clientFraming == .untilClose { keepClientAlive = false }
+    }
+
+    /// The task is over (metrics and completion delivered). Retry, finish, or fail.
+    func taskDidComplete(_ task: UpstreamTask, metrics: TransactionMetrics, error: ProxyError?) {
+        taskMetrics.transactions.append(metrics)
+        summary.upstream = metrics
+        self.task = nil
+        guard let error else {
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        guard !finished else { return }
+        let retry = session.retrier.shouldRetry(RetryContext(
+            method: head.method, attempt: task.attempt, error: error,
+            usedReusedConnection: metrics.isReusedConnection, receivedResponseBytes: task.receivedResponseBytes,
+            bodyIsReplayable: head.framing == .none))
+        if case .retry(let reason) = retry, !responseHeadSent {
+            session.emit(.lifecycle) {
+                .requestIsRetrying(EventContext(connectionID: client.id, requestID: id), attempt: task.attempt + 1, reason: reason)
+            }
+            startTask(attempt: task.attempt + 1)
+            return
+        }
+        fail(error)
+    }
+
+    // MARK: - Finishing
+
+    /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a
+    /// truncated response (the connection closes without completing the body).
+    private func fail(_ error: ProxyError) {
+        guard !finished else { return }
+        task?.cancel()
+        if !responseHeadSent {
+            if error.status != nil {
+                client.connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+                summary.status = error.status
+            }
+            finish(error: error, keepAlive: false)
+        } else {
+            finish(error: error, keepAlive: false, truncate: true)
+        }
+    }
+
+    private func finish(error: ProxyError?, keepAlive: Bool, truncate: Bool = false) {
+        guard !finished else { return }
+        finished = true
+        summary.error = error
+        summary.end = .now()
+        taskMetrics.taskEnd = summary.end
+        session.exchangesInFlight.subtract(1, ordering: .relaxed)
+        session.exchangesFinished.add(1, ordering: .relaxed)
+        let summary = self.summary
+        session.emit(.summaries) {
+            .requestDidFinish(EventContext(time: summary.end, connectionID: client.id, requestID: id), summary)
+        }
+        if truncate {
+            // Abortive close: the client must see a failed transfer, never a short "complete" one.
+            client.close(reason: "upstream_failed", abortive: true)
+            return
+        }
+        client.exchangeDidFinish(keepAlive: keepAlive)
+    }
+}

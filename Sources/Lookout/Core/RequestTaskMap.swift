@@ -1,0 +1,60 @@
+/// Two-way map between client exchanges and their current upstream task, like Alamofire's.
+///
+/// An entry goes away only once the task has both completed and delivered its metrics, so no
+/// upstream callback can arrive for an exchange the map has forgotten. Inconsistent use traps:
+/// limping on with a wrong map would send one client's bytes to another.
+final class RequestTaskMap {  // confined to one event loop's queue
+    private var tasksByRequest: [UInt64: UpstreamTask] = [:]
+    private var requestsByTask: [UInt64: ProxyRequest] = [:]
+    private var progress: [UInt64: (completed: Bool, metricsGathered: Bool)] = [:]
+
+    var count: Int { requestsByTask.count }
+    var isEmpty: Bool { requestsByTask.isEmpty }
+
+    func add(_ task: UpstreamTask, for request: ProxyRequest) {
+        precondition(requestsByTask[task.id] == nil, "task \(task.id) is already mapped")
+        precondition(tasksByRequest[request.id] == nil, "request \(request.id) already has a task")
+        tasksByRequest[request.id] = task
+        requestsByTask[task.id] = request
+        progress[task.id] = (false, false)
+    }
+
+    func request(forTask taskID: UInt64) -> ProxyRequest? { requestsByTask[taskID] }
+    func task(forRequest requestID: UInt64) -> UpstreamTask? { tasksByRequest[requestID] }
+
+    /// Records the task's completion; returns true when the entry was removed.
+    @discardableResult
+    func disassociateIfNecessaryAfterCompleting(_ task: UpstreamTask) -> Bool {
+        guard var state = progress[task.id] else {
+            preconditionFailure("completed task \(task.id) is not in the map")
+        }
+        precondition(!state.completed, "task \(task.id) completed twice")
+        state.completed = true
+        return store(state, for: task)
+    }
+
+    /// Records the task's metrics; returns true when the entry was removed.
+    @discardableResult
+    func disassociateIfNecessaryAfterGatheringMetrics(_ task: UpstreamTask) -> Bool {
+        guard var state = progress[task.id] else {
+            preconditionFailure("metrics for task \(task.id), which is not in the map")
+        }
+        precondition(!state.metricsGathered, "task \(task.id) gathered metrics twice")
+        state.metricsGathered = true
+        return store(state, for: task)
+    }
+
+    private func store(_ state: (completed: Bool, metricsGathered: Bool), for task: UpstreamTask) -> Bool {
+        guard state.completed && state.metricsGathered else {
+            progress[task.id] = state
+            return false
+        }
+        progress[task.id] = nil
+        guard let request = requestsByTask.removeValue(forKey: task.id) else {
+            preconditionFailure("task \(task.id) has no request")
+        }
+        precondition(tasksByRequest[request.id] === task, "request \(request.id) maps to another task")
+        tasksByRequest[request.id] = nil
+        return true
+    }
+}

@@ -1,0 +1,191 @@
+import Dispatch
+import LookoutHTTP
+import LookoutIO
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The proxy: owns the listeners, the event loops, the upstream pools, the policies and the
+/// monitors, and turns every accepted client connection into exchanges.
+public final class Session: @unchecked Sendable {  // immutable after init, except the listeners (start/shutdown, main thread) and atomics
+    public static let version = "0.1.0"
+
+    public let configuration: SessionConfiguration
+    public let monitor: CompositeEventMonitor
+    public let redirectHandler: RedirectHandler
+    public let cachedResponseHandler: CachedResponseHandler?
+    public let retrier: RequestRetrier
+    public let adapters: [RequestAdapter]
+    let logger: Logger
+
+    let group: EventLoopGroup
+    let contexts: [LoopContext]
+    let resolver: Resolver
+    lazy var delegate = SessionDelegate(session: self)
+    private let acceptQueue = DispatchQueue(label: "lookout.accept")
+    private var listeners: [Listener] = []
+    let startTime = Instant.now()
+
+    private let nextConnectionID = Atomic<UInt64>(1)
+    private let nextUpstreamConnectionID = Atomic<UInt64>(1)
+    private let nextRequestID = Atomic<UInt64>(1)
+    private let nextTaskID = Atomic<UInt64>(1)
+    let openConnections = Atomic<Int>(0)
+    let exchangesFinished = Atomic<UInt64>(0)
+    let exchangesInFlight = Atomic<Int>(0)
+    private let shuttingDown = Atomic<Bool>(false)
+
+    public init(configuration: SessionConfiguration, monitors: [EventMonitor],
+                redirectHandler: RedirectHandler = Redirector.passThrough,
+                cachedResponseHandler: CachedResponseHandler? = nil,
+                retrier: RequestRetrier = StaleConnectionRetryPolicy(),
+                logger: Logger = Logger(label: "lookout")) {
+        self.configuration = configuration
+        self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
+        self.redirectHandler = redirectHandler
+        self.cachedResponseHandler = cachedResponseHandler
+        self.retrier = retrier
+        self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
+        self.logger = logger
+        self.group = EventLoopGroup(count: configuration.eventLoopCount)
+        self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }
+        self.resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
+    }
+
+    // MARK: - Ids and events
+
+    func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }
+    func makeUpstreamConnectionID() -> UInt64 { nextUpstreamConnectionID.add(1, ordering: .relaxed).oldValue }
+    func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
+    func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
+
+    /// Posts an event, building it only if some monitor wants events of that interest.
+    @inline(__always) func emit(_ interest: EventInterest, _ make: () -> LookoutEvent) {
+        if monitor.wants(interest) { monitor.post(make()) }
+    }
+
+    func context(for loop: EventLoop) -> LoopContext { contexts[loop.index] }
+
+    public var isShuttingDown: Bool { shuttingDown.load(ordering: .relaxed) }
+
+    // MARK: - Starting
+
+    /// Binds every listener and starts accepting. Returns the bound addresses (real ports for port 0).
+    @discardableResult
+    public func start() throws -> [SocketAddress] {
+        var bound: [SocketAddress] = []
+        for (host, port) in configuration.listen {
+            guard let address = SocketAddress(ip: host, port: port) else {
+                throw SocketError("listen address \(host):\(port) is not an IP literal", code: EINVAL)
+            }
+            let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer in
+                accept(fd: fd, peer: peer)
+            }
+            listeners.append(listener)
+            bound.append(listener.address)
+        }
+        listeners.forEach { $0.start() }
+        emit(.summaries) { .sessionDidStart(EventContext(connectionID: 0), listeners: bound.map(\.description)) }
+        return bound
+    }
+
+    /// On the accept queue: admit the connection to a loop, or refuse it when at the limit.
+    private func accept(fd: Int32, peer: SocketAddress) {
+        let id = makeConnectionID()
+        let limit = configuration.maxConnections
+        let refusal: ProxyError?
+        if shuttingDown.load(ordering: .relaxed) {
+            refusal = .sessionUnavailable(reason: .shuttingDown)
+        } else if openConnections.load(ordering: .relaxed) >= limit {
+            refusal = .sessionUnavailable(reason: .tooManyConnections(limit: limit))
+        } else {
+            refusal = nil
+        }
+        if let refusal {
+            // A fresh socket's send buffer is empty, so this short answer goes out without blocking.
+            let response = ErrorResponse.bytes(for: refusal, closeConnection: true)
+            _ = response.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            Glibc.shutdown(fd, Int32(SHUT_WR))
+            Glibc.close(fd)
+            emit(.lifecycle) { .connectionWasRejected(EventContext(connectionID: id), client: peer.description, error: refusal) }
+            return
+        }
+        openConnections.add(1, ordering: .relaxed)
+        let loop = group.next()
+        let context = contexts[loop.index]
+        loop.execute { [self] in
+            let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer)
+            let client = ClientConnection(session: self, context: context, connection: connection)
+            context.clients[id] = client
+            emit(.lifecycle) {
+                .connectionDidOpen(EventContext(connectionID: id), client: peer.description,
+                                   listener: connection.localAddress?.description ?? "")
+            }
+            client.start()
+        }
+    }
+
+    /// Called by a client connection when it has closed.
+    func clientDidClose(_ client: ClientConnection, context: LoopContext) {
+        context.clients[client.id] = nil
+        openConnections.subtract(1, ordering: .relaxed)
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting, lets in-flight exchanges finish within the grace period, closes the rest,
+    /// then flushes the monitors and calls `completion` (on an arbitrary queue).
+    public func shutdown(completion: @escaping @Sendable () -> Void) {
+        guard !shuttingDown.exchange(true, ordering: .relaxed) else { return }
+        listeners.forEach { $0.stop() }
+        let inFlight = exchangesInFlight.load(ordering: .relaxed)
+        emit(.summaries) { .sessionWillInvalidate(EventContext(connectionID: 0), inFlight: inFlight) }
+        for context in contexts {
+            context.loop.execute {
+                context.isShuttingDown = true
+                for client in Array(context.clients.values) { client.beginShutdown() }
+                context.pool.closeAll()
+            }
+        }
+        let deadline = Instant.now().nanoseconds + UInt64(configuration.timeouts.shutdownGrace * 1e9)
+        waitForConnections(until: deadline, completion: completion)
+    }
+
+    /// Closes everything at once (second signal).
+    public func shutdownNow() {
+        for context in contexts {
+            context.loop.execute {
+                for client in Array(context.clients.values) { client.forceClose() }
+                context.pool.closeAll()
+            }
+        }
+    }
+
+    private func waitForConnections(until deadline: UInt64, completion: @escaping @Sendable () -> Void) {
+        if openConnections.load(ordering: .relaxed) == 0 || Instant.now().nanoseconds >= deadline {
+            if openConnections.load(ordering: .relaxed) > 0 {
+                logger.warning("shutdown grace period over; closing \(openConnections.load(ordering: .relaxed)) connections")
+                shutdownNow()
+            }
+            // Give the loops one turn to emit the records of what was just closed.
+            let group = DispatchGroup()
+            for context in contexts {
+                group.enter()
+                context.loop.execute { group.leave() }
+            }
+            group.notify(queue: .global()) { [self] in
+                emit(.summaries) {
+                    .sessionDidBecomeInvalid(EventContext(connectionID: 0), droppedEvents: monitor.droppedEventCount)
+                }
+                monitor.flush()
+                completion()
+            }
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { [self] in
+            waitForConnections(until: deadline, completion: completion)
+        }
+    }
+}

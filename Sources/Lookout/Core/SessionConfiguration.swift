@@ -1,0 +1,35 @@
+import LookoutHTTP
+
+/// Everything a `Session` needs to run, already validated (the config file maps onto this).
+public struct SessionConfiguration: Sendable {
+    /// Timeouts, in seconds.
+    public struct Timeouts: Sendable {
+        public var clientHeader: Double = 30
+        public var clientIdle: Double = 60
+        public var upstreamConnect: Double = 10
+        public var upstreamFirstByte: Double = 60
+        public var upstreamIdle: Double = 60
+        public var shutdownGrace: Double = 10
+        public init() {}
+    }
+
+    /// "host:port" pairs to listen on; host is an IP literal.
+    public var listen: [(host: String, port: Int)] = [("127.0.0.1", 8080)]
+    /// 0 = one event loop per core.
+    public var eventLoopCount = 0
+    public var maxConnections = 4096
+    public var parserLimits = HTTPParserLimits()
+    /// 0 = unlimited.
+    public var maxRequestBodyBytes: UInt64 = 0
+    public var timeouts = Timeouts()
+    public var allowedConnectPorts: Set<Int> = [443]
+    public var maxIdleConnectionsPerOrigin = 8
+    public var poolIdleTimeout: Double = 30
+    public var dnsCacheTTL: Double = 30
+    /// Adds `Via: 1.1 lookout` both ways (RFC 9110 §7.6.3).
+    public var addVia = true
+    /// Events waiting for one monitor before newer ones are dropped and counted.
+    public var monitorQueueLimit = 65536
+
+    public init() {}
+}

@@ -1,0 +1,178 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
+/// ways with backpressure until each side has finished; half-closes are passed on.
+final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to the client connection's loop queue
+    private static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
+
+    let id: UInt64
+    unowned let client: ClientConnection
+    let head: RequestHead
+    let origin: Origin
+    private let taskID: UInt64
+    private var session: Session { client.session }
+    private var summary: ExchangeSummary
+    private var upstream: Connection?
+    private var opening: OpenHandle?
+    private var openedAt: Instant?
+    private var clientToUpstream: UInt64 = 0
+    private var upstreamToClient: UInt64 = 0
+    private var clientFinished = false
+    private var upstreamFinished = false
+    private var isDone = false
+    private var metrics: TransactionMetrics
+
+    init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin) {
+        self.id = id
+        self.client = client
+        self.head = head
+        self.origin = origin
+        self.taskID = client.session.makeTaskID()
+        let start = Instant.now()
+        self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
+                                       kind: .tunnel, method: "CONNECT", url: origin.authority,
+                                       httpVersion: head.version.description, start: start)
+        self.metrics = TransactionMetrics(fetchStart: start)
+        self.metrics.networkProtocolName = "tunnel"
+    }
+
+    private var eventContext: EventContext {
+        EventContext(connectionID: client.id, requestID: id, taskID: taskID)
+    }
+
+    func start() {
+        session.exchangesInFlight.add(1, ordering: .relaxed)
+        client.emitCreated(head, requestID: id, url: origin.authority)
+        session.emit(.lifecycle) { .didCreateTask(eventContext, origin: origin.authority, attempt: 1) }
+        summary.attempts = 1
+        let opener = UpstreamOpener(session: session, loop: client.connection.loop)
+        opening = opener.open(origin, steps: .init(
+            didResolve: { [unowned self] resolution, start, end in
+                metrics.domainLookupStart = start
+                metrics.domainLookupEnd = end
+                session.emit(.lifecycle) {
+                    .didResolve(eventContext, host: origin.host, addresses: resolution.addresses.map(\.ipText),
+                                milliseconds: end.milliseconds(since: start), cached: resolution.fromCache)
+                }
+            },
+            willConnect: { [unowned self] start in metrics.connectStart = start },
+            didConnect: { [unowned self] connection, end in
+                opening = nil
+                metrics.connectEnd = end
+                session.emit(.lifecycle) {
+                    .didConnect(eventContext, address: connection.peerAddress?.description ?? "",
+                                milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
+                }
+                open(connection)
+            },
+            didFail: { [unowned self] error in
+                opening = nil
+                client.connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+                summary.status = error.status
+                finish(error: error)
+            }))
+    }
+
+    private func open(_ connection: Connection) {
+        upstream = connection
+        metrics.remoteAddress = connection.peerAddress?.description
+        metrics.localAddress = connection.localAddress?.description
+        metrics.upstreamConnectionID = connection.id
+        connection.delegate = self
+        openedAt = .now()
+        metrics.requestStart = openedAt
+        client.connection.write(Tunnel.established)
+        summary.status = 200
+        let address = connection.peerAddress?.description ?? ""
+        session.emit(.lifecycle) { .tunnelDidOpen(eventContext, target: origin.authority, address: address) }
+        connection.resumeReading()
+        client.resumeInput()
+    }
+
+    // MARK: - Client side (forwarded by ClientConnection)
+
+    func clientDidRead(_ bytes: UnsafeRawBufferPointer) {
+        guard let upstream, !isDone else { return }
+        clientToUpstream += UInt64(bytes.count)
+        if !upstream.write(bytes) { client.connection.pauseReading() }
+    }
+
+    func clientDidReadEOF() {
+        clientFinished = true
+        upstream?.shutdownWrite()
+        if upstreamFinished || upstream == nil { finish(error: nil) }
+    }
+
+    func clientDidDrain() {
+        upstream?.resumeReading()
+    }
+
+    func clientDidFail(_ error: ProxyError) {
+        finish(error: error)
+    }
+
+    func abort(_ error: ProxyError) {
+        finish(error: error)
+    }
+
+    // MARK: - Upstream side
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        guard !isDone else { return }
+        upstreamToClient += UInt64(bytes.count)
+        if !client.connection.write(bytes) { connection.pauseReading() }
+    }
+
+    func connectionDidReadEOF(_ connection: Connection) {
+        upstreamFinished = true
+        client.connection.shutdownWrite()
+        if clientFinished { finish(error: nil) }
+    }
+
+    func connectionDidDrain(_ connection: Connection) {
+        client.connection.resumeReading()
+    }
+
+    func connection(_ connection: Connection, didFailWith error: SocketError) {
+        upstream = nil
+        finish(error: .upstreamFailed(reason: .closed(error.description)))
+    }
+
+    // MARK: - End
+
+    private func finish(error: ProxyError?) {
+        guard !isDone else { return }
+        isDone = true
+        opening?.cancel()
+        opening = nil
+        if let upstream {
+            self.upstream = nil
+            if error == nil { upstream.closeAfterFlush() } else { upstream.close() }
+        }
+        let end = Instant.now()
+        metrics.responseEnd = end
+        summary.end = end
+        summary.error = error
+        summary.upstream = openedAt == nil ? nil : metrics
+        summary.tunnelBytesClientToUpstream = clientToUpstream
+        summary.tunnelBytesUpstreamToClient = upstreamToClient
+        let summary = self.summary
+        let duration = openedAt.map { end.milliseconds(since: $0) } ?? 0
+        if openedAt != nil {
+            session.emit(.lifecycle) {
+                .tunnelDidClose(eventContext, clientToUpstream: summary.tunnelBytesClientToUpstream ?? 0,
+                                upstreamToClient: summary.tunnelBytesUpstreamToClient ?? 0,
+                                milliseconds: duration, error: error)
+            }
+        }
+        session.emit(.lifecycle) { .didCompleteTask(eventContext, error: error) }
+        session.exchangesInFlight.subtract(1, ordering: .relaxed)
+        session.exchangesFinished.add(1, ordering: .relaxed)
+        session.emit(.summaries) {
+            .requestDidFinish(EventContext(time: end, connectionID: summary.connectionID, requestID: id), summary)
+        }
+        client.tunnelDidFinish()
+    }
+}

@@ -1,0 +1,75 @@
+import LookoutIO
+
+/// A connection to an origin that can serve several requests in turn (RFC 9112 §9.3).
+/// While a task uses it, socket callbacks go to the task; while idle in the pool, any input or
+/// close means the origin gave up on it, and it is dropped.
+final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
+    let connection: Connection
+    let origin: Origin
+    /// Shared by the tasks that use this connection (first byte / idle) and by the pool (idle expiry).
+    let timer: LoopTimer
+    var task: UpstreamTask?
+    weak var pool: UpstreamConnectionPool?
+    private(set) var requestsServed = 0
+
+    init(connection: Connection, origin: Origin) {
+        self.connection = connection
+        self.origin = origin
+        self.timer = LoopTimer(loop: connection.loop)
+        connection.delegate = self
+    }
+
+    var isUsable: Bool { !connection.isClosed && !connection.didReadEOF }
+
+    func attach(_ task: UpstreamTask) {
+        self.task = task
+        requestsServed += 1
+        timer.cancel()
+        connection.resumeReading()
+    }
+
+    func detach() {
+        task = nil
+        timer.cancel()
+    }
+
+    func close(abortive: Bool = false) {
+        task = nil
+        timer.invalidate()
+        connection.close(abortive: abortive)
+    }
+
+    // MARK: - ConnectionDelegate
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        if let task {
+            task.upstreamDidRead(bytes)
+        } else {
+            // Bytes on an idle connection belong to no request: it cannot be trusted any more.
+            pool?.remove(self)
+            close()
+        }
+    }
+
+    func connectionDidReadEOF(_ connection: Connection) {
+        if let task {
+            task.upstreamDidReadEOF()
+        } else {
+            pool?.remove(self)
+            close()
+        }
+    }
+
+    func connectionDidDrain(_ connection: Connection) {
+        task?.upstreamDidDrain()
+    }
+
+    func connection(_ connection: Connection, didFailWith error: SocketError) {
+        if let task {
+            task.upstreamDidFail(error)
+        } else {
+            pool?.remove(self)
+        }
+        timer.invalidate()
+    }
+}

@@ -1,0 +1,61 @@
+import LookoutIO
+
+/// Resolves and connects to an origin for a task or a tunnel, reporting each step.
+/// The steps go through `SessionDelegate` so both kinds of exchange emit the same events.
+struct UpstreamOpener {
+    let session: Session
+    let loop: EventLoop
+
+    /// Callbacks for each step; they run on `loop`, which is why they may cross the resolver's queue.
+    struct Steps: @unchecked Sendable {
+        var didResolve: (Resolution, Instant, Instant) -> Void
+        var willConnect: (Instant) -> Void
+        var didConnect: (Connection, Instant) -> Void
+        var didFail: (ProxyError) -> Void
+    }
+
+    /// Returns a handle to cancel a connect in progress.
+    func open(_ origin: Origin, steps: Steps) -> OpenHandle {
+        let handle = OpenHandle()
+        let timeout = session.configuration.timeouts.upstreamConnect
+        let lookupStart = Instant.now()
+        let session = self.session
+        let loop = self.loop
+        session.resolver.resolve(host: origin.host, port: origin.port, on: loop) { result in
+            guard !handle.isCancelled else { return }
+            switch result {
+            case .failure(let error):
+                steps.didFail(.upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message)))
+            case .success(let resolution):
+                let lookupEnd = Instant.now()
+                steps.didResolve(resolution, lookupStart, lookupEnd)
+                steps.willConnect(lookupEnd)
+                handle.connector = Connector.connect(to: resolution.addresses, timeout: timeout, on: loop,
+                                                     connectionID: session.makeUpstreamConnectionID()) { result in
+                    handle.connector = nil
+                    switch result {
+                    case .success(let connection):
+                        steps.didConnect(connection, Instant.now())
+                    case .failure(.timedOut):
+                        steps.didFail(.upstreamFailed(reason: .connectTimedOut(after: timeout)))
+                    case .failure(let error):
+                        steps.didFail(.upstreamFailed(reason: .connectFailed(error.description)))
+                    }
+                }
+            }
+        }
+        return handle
+    }
+}
+
+/// Cancels an `UpstreamOpener.open` in progress.
+final class OpenHandle: @unchecked Sendable {  // used only on the opening loop's queue
+    fileprivate(set) var isCancelled = false
+    fileprivate var connector: Connector?
+
+    func cancel() {
+        isCancelled = true
+        connector?.cancel()
+        connector = nil
+    }
+}

@@ -1,0 +1,274 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// One upstream attempt for a `ProxyRequest`: get a connection (pooled or new), send the request,
+/// parse and relay the response. Every step is reported through `SessionDelegate`.
+final class UpstreamTask: @unchecked Sendable {  // confined to `loop.queue`
+    let id: UInt64
+    let attempt: Int
+    unowned let request: ProxyRequest
+    let loop: EventLoop
+    private var session: Session { request.session }
+    private var delegate: SessionDelegate { session.delegate }
+
+    private var upstream: UpstreamConnection?
+    private var opening: OpenHandle?
+    private var parser: HTTPResponseParser
+    private(set) var metrics: TransactionMetrics
+    private(set) var receivedResponseBytes = false
+    private var responseHeadReceived = false
+    private var requestBodySent = false
+    private var responseComplete = false
+    private var readingPaused = false
+    private var lastRead = Instant.now()
+    private var isDone = false
+    private var bodyBytesReceived: UInt64 = 0
+
+    init(id: UInt64, attempt: Int, request: ProxyRequest, loop: EventLoop) {
+        self.id = id
+        self.attempt = attempt
+        self.request = request
+        self.loop = loop
+        self.parser = HTTPResponseParser(limits: request.session.configuration.parserLimits)
+        self.metrics = TransactionMetrics(fetchStart: .now())
+    }
+
+    var origin: Origin { request.origin }
+
+    // MARK: - Connection
+
+    func start() {
+        let pool = session.context(for: loop).pool
+        if let pooled = pool.take(origin) {
+            metrics.isReusedConnection = true
+            delegate.task(self, didReuse: pooled.connection)
+            use(pooled)
+            return
+        }
+        let opener = UpstreamOpener(session: session, loop: loop)
+        opening = opener.open(origin, steps: .init(
+            didResolve: { [unowned self] resolution, start, end in
+                metrics.domainLookupStart = start
+                metrics.domainLookupEnd = end
+                delegate.task(self, didResolve: resolution, host: origin.host, milliseconds: end.milliseconds(since: start))
+            },
+            willConnect: { [unowned self] start in metrics.connectStart = start },
+            didConnect: { [unowned self] connection, end in
+                opening = nil
+                metrics.connectEnd = end
+                delegate.task(self, didConnect: connection, milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
+                use(UpstreamConnection(connection: connection, origin: origin))
+            },
+            didFail: { [unowned self] error in
+                opening = nil
+                complete(error)
+            }))
+    }
+
+    private func use(_ connection: UpstreamConnection) {
+        upstream = connection
+        connection.attach(self)
+        metrics.remoteAddress = connection.connection.peerAddress?.description
+        metrics.localAddress = connection.connection.localAddress?.description
+        metrics.upstreamConnectionID = connection.connection.id
+        parser.expectResponse(to: request.head.method)
+        metrics.requestStart = .now()
+        let head = request.upstreamHead
+        metrics.requestHeaderBytes = UInt64(head.count)
+        connection.connection.write(head)
+        armFirstByteTimer()
+        delegate.taskIsReadyForBody(self)
+    }
+
+    // MARK: - Request body
+
+    /// Sends body bytes; false when the upstream is backed up (wait for `upstreamDidDrain`).
+    func sendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let connection = upstream?.connection, !isDone else { return true }
+        metrics.requestBodyBytes += UInt64(bytes.count)
+        let accepted: Bool
+        if request.upstreamBodyIsChunked {
+            connection.write(HTTPSerializer.chunkHeader(length: bytes.count))
+            connection.write(bytes)
+            accepted = connection.write(HTTPSerializer.crlf)
+        } else {
+            accepted = connection.write(bytes)
+        }
+        delegate.task(self, didSendBodyData: bytes.count)
+        return accepted
+    }
+
+    func finishBody(trailers: HTTPFields?) {
+        guard let connection = upstream?.connection, !isDone, !requestBodySent else { return }
+        if request.upstreamBodyIsChunked {
+            connection.write(HTTPSerializer.lastChunk(trailers: trailers))
+        }
+        requestBodySent = true
+        metrics.requestEnd = .now()
+    }
+
+    func upstreamDidDrain() {
+        request.upstreamDidDrain()
+    }
+
+    // MARK: - Response
+
+    func upstreamDidRead(_ bytes: UnsafeRawBufferPointer) {
+        guard !isDone else { return }
+        lastRead = .now()
+        if !receivedResponseBytes {
+            receivedResponseBytes = true
+            metrics.responseStart = lastRead
+            armIdleTimer()
+        }
+        var offset = 0
+        while !isDone && !responseComplete {
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            let consumed: Int
+            let event: HTTPParseEvent<ResponseHead>?
+            do {
+                (consumed, event) = try parser.parse(slice)
+            } catch {
+                complete(ProxyError(responseParseError: error))
+                return
+            }
+            offset += consumed
+            guard let event else { break }
+            handle(event, in: slice)
+        }
+        if responseComplete && offset < bytes.count {
+            // Bytes after a complete response: the connection is out of step, never reuse it.
+            upstream?.close()
+            upstream = nil
+        }
+    }
+
+    private func handle(_ event: HTTPParseEvent<ResponseHead>, in slice: UnsafeRawBufferPointer) {
+        switch event {
+        case .head(let head):
+            metrics.responseHeaderBytes += UInt64(head.headLength)
+            if head.status < 200 {
+                delegate.task(self, didReceiveInformational: head)
+                return
+            }
+            responseHeadReceived = true
+            metrics.statusCode = head.status
+            reuseAllowed = head.keepAlive
+            delegate.task(self, didReceiveResponse: head)
+        case .body(let range):
+            let bytes = UnsafeRawBufferPointer(rebasing: slice[range])
+            bodyBytesReceived += UInt64(bytes.count)
+            metrics.responseBodyBytes = bodyBytesReceived
+            if !delegate.task(self, didReceiveData: bytes, total: bodyBytesReceived) && !readingPaused {
+                readingPaused = true
+                upstream?.connection.pauseReading()
+                delegate.taskDidSuspend(self)
+            }
+        case .end(let trailers):
+            metrics.responseEnd = .now()
+            responseComplete = true
+            delegate.task(self, didFinishResponseWith: trailers)
+            // An origin that answered before the whole request body was sent cannot be reused:
+            // the rest of the body would be read as the next request.
+            if !requestBodySent { reuseAllowed = false }
+            finishSuccessfully()
+        }
+    }
+
+    private var reuseAllowed = true
+
+    func resumeReading() {
+        guard readingPaused, !isDone else { return }
+        readingPaused = false
+        upstream?.connection.resumeReading()
+        delegate.taskDidResume(self)
+    }
+
+    func upstreamDidReadEOF() {
+        guard !isDone else { return }
+        do {
+            if let event = try parser.finish() {
+                handle(event, in: UnsafeRawBufferPointer(start: nil, count: 0))
+                return
+            }
+            complete(.upstreamFailed(reason: .closed(responseHeadReceived ? "in the middle of the body" : "before sending a response")))
+        } catch {
+            complete(ProxyError(responseParseError: error))
+        }
+    }
+
+    func upstreamDidFail(_ error: SocketError) {
+        guard !isDone else { return }
+        upstream = nil  // already closed by the connection
+        complete(.upstreamFailed(reason: .closed(error.description)))
+    }
+
+    // MARK: - Timers
+
+    private func armFirstByteTimer() {
+        let limit = session.configuration.timeouts.upstreamFirstByte
+        upstream?.timer.schedule(after: limit) { [unowned self] in
+            guard !isDone, !receivedResponseBytes else { return }
+            complete(.upstreamFailed(reason: .firstByteTimedOut(after: limit)))
+        }
+    }
+
+    private func armIdleTimer() {
+        let limit = session.configuration.timeouts.upstreamIdle
+        upstream?.timer.schedule(after: limit) { [unowned self] in idleTimerFired(limit: limit) }
+    }
+
+    private func idleTimerFired(limit: Double) {
+        guard !isDone else { return }
+        if readingPaused {
+            // A slow client, not a slow origin: wait for it.
+            armIdleTimer()
+            return
+        }
+        let quiet = Instant.now().milliseconds(since: lastRead) / 1000
+        if quiet + 0.01 < limit {
+            upstream?.timer.schedule(after: limit - quiet) { [unowned self] in idleTimerFired(limit: limit) }
+            return
+        }
+        complete(.upstreamFailed(reason: .idleTimedOut(after: limit)))
+    }
+
+    // MARK: - Completion
+
+    private func finishSuccessfully() {
+        guard !isDone else { return }
+        if let upstream {
+            self.upstream = nil
+            if reuseAllowed && requestBodySent && upstream.isUsable && !session.isShuttingDown {
+                session.context(for: loop).pool.release(upstream)
+            } else {
+                upstream.close()
+            }
+        }
+        complete(nil)
+    }
+
+    /// Stops the task without reporting (the exchange is already over).
+    func cancel() {
+        guard !isDone else { return }
+        opening?.cancel()
+        opening = nil
+        upstream?.close(abortive: true)
+        upstream = nil
+        complete(nil, reported: false)
+    }
+
+    private func complete(_ error: ProxyError?, reported: Bool = true) {
+        guard !isDone else { return }
+        isDone = true
+        opening?.cancel()
+        opening = nil
+        if error != nil, let upstream {
+            self.upstream = nil
+            upstream.close(abortive: true)
+        }
+        if metrics.responseEnd == nil && metrics.responseStart != nil { metrics.responseEnd = .now() }
+        delegate.task(self, didCompleteWith: error, metrics: metrics, notifyRequest: reported)
+    }
+}

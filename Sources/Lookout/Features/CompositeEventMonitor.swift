@@ -1,0 +1,98 @@
+import Dispatch
+import Synchronization
+
+/// Fans events out to several monitors, each on its own queue, without ever blocking the caller.
+///
+/// Each monitor has a bounded mailbox. Posting appends under a short lock and, only when the
+/// mailbox was empty, schedules one drain on the monitor's queue — so a burst of events costs one
+/// queue hop, not one per event. A monitor that falls behind loses the newest events once its
+/// mailbox is full; the losses are counted (`droppedEventCount`) instead of slowing traffic.
+public final class CompositeEventMonitor: Sendable {
+    private final class Mailbox: Sendable {
+        let monitor: EventMonitor
+        let interest: EventInterest
+        let limit: Int
+        let state = Mutex<(events: [LookoutEvent], draining: Bool)>(([], false))
+        let dropped = Atomic<UInt64>(0)
+
+        init(monitor: EventMonitor, limit: Int) {
+            self.monitor = monitor
+            self.interest = monitor.interest
+            self.limit = limit
+        }
+
+        func post(_ event: LookoutEvent) {
+            let scheduleDrain: Bool = state.withLock { state in
+                if state.events.count >= limit {
+                    dropped.add(1, ordering: .relaxed)
+                    return false
+                }
+                state.events.append(event)
+                if state.draining { return false }
+                state.draining = true
+                return true
+            }
+            if scheduleDrain {
+                monitor.queue.async { self.drain() }
+            }
+        }
+
+        private func drain() {
+            while true {
+                let batch: [LookoutEvent] = state.withLock { state in
+                    if state.events.isEmpty {
+                        state.draining = false
+                        return []
+                    }
+                    let batch = state.events
+                    state.events = []
+                    state.events.reserveCapacity(min(batch.count, 1024))
+                    return batch
+                }
+                if batch.isEmpty { return }
+                for event in batch { monitor.receive(event) }
+            }
+        }
+
+        /// Waits until everything posted so far has been handled.
+        func flush() {
+            monitor.queue.sync {}
+            while state.withLock({ $0.draining || !$0.events.isEmpty }) {
+                monitor.queue.sync {}
+            }
+        }
+    }
+
+    private let mailboxes: [Mailbox]
+    /// The union of what the monitors want; events outside it are never built.
+    public let interest: EventInterest
+
+    /// `mailboxLimit` bounds the events waiting for each monitor.
+    public init(monitors: [EventMonitor], mailboxLimit: Int = 65536) {
+        mailboxes = monitors.map { Mailbox(monitor: $0, limit: max(1, mailboxLimit)) }
+        interest = monitors.reduce(EventInterest()) { $0.union($1.interest) }
+    }
+
+    /// True when some monitor wants events of `interest`.
+    @inline(__always) public func wants(_ interest: EventInterest) -> Bool {
+        !self.interest.isDisjoint(with: interest)
+    }
+
+    /// Delivers `event` to every monitor that wants it; never blocks on a monitor.
+    public func post(_ event: LookoutEvent) {
+        let interest = event.interest
+        for mailbox in mailboxes where mailbox.interest.contains(interest) {
+            mailbox.post(event)
+        }
+    }
+
+    /// Events dropped because a monitor's mailbox was full, over all monitors.
+    public var droppedEventCount: UInt64 {
+        mailboxes.reduce(0) { $0 + $1.dropped.load(ordering: .relaxed) }
+    }
+
+    /// Blocks until every monitor has handled every event posted before the call (shutdown only).
+    public func flush() {
+        for mailbox in mailboxes { mailbox.flush() }
+    }
+}

@@ -1,0 +1,52 @@
+import HTTPTypes
+
+/// Everything the summary log record says about one finished exchange (EVENTS.md).
+public struct ExchangeSummary: Sendable {
+    /// How the exchange was handled.
+    public enum Kind: String, Sendable {
+        case http, tunnel, intercepted, admin
+    }
+
+    public var requestID: UInt64
+    public var connectionID: UInt64
+    public var clientAddress: String
+    public var kind: Kind
+    public var method: String
+    /// Absolute URL, or `host:port` for tunnels.
+    public var url: String
+    public var httpVersion: String
+    /// The status sent to the client, if one was sent.
+    public var status: Int?
+    public var start: Instant
+    public var end: Instant
+    /// The last upstream transaction (timings, address, reuse), when one was made.
+    public var upstream: TransactionMetrics?
+    public var attempts: Int
+    public var redirects: Int
+    public var cache: String?
+    public var error: ProxyError?
+    /// Bytes of the request and response heads and bodies exchanged with the upstream.
+    public var requestHeaders: HTTPFields?
+    public var responseHeaders: HTTPFields?
+    /// Tunnels only.
+    public var tunnelBytesClientToUpstream: UInt64?
+    public var tunnelBytesUpstreamToClient: UInt64?
+
+    public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
+                method: String, url: String, httpVersion: String, start: Instant) {
+        self.requestID = requestID
+        self.connectionID = connectionID
+        self.clientAddress = clientAddress
+        self.kind = kind
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.start = start
+        self.end = start
+        self.attempts = 0
+        self.redirects = 0
+    }
+
+    /// Milliseconds from the request head to the end of the exchange.
+    public var totalMilliseconds: Double { end.milliseconds(since: start) }
+}

@@ -1,0 +1,498 @@
+import Yams
+
+/// The keys the configuration file knows, section by section, in file order.
+enum Schema {
+    static let topLevel = [
+        "listen", "state_dir", "event_loops", "max_connections",
+        "limits", "timeouts", "connect", "pool", "dns", "headers", "log",
+    ]
+    static let sections: [String: [String]] = [
+        "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
+        "timeouts": [
+            "client_header", "client_idle", "upstream_connect",
+            "upstream_first_byte", "upstream_idle", "shutdown_grace",
+        ],
+        "connect": ["allowed_ports"],
+        "pool": ["max_idle_per_origin", "idle_timeout"],
+        "dns": ["cache_ttl"],
+        "headers": ["via"],
+        "log": ["path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
+    ]
+
+    /// Every key path, top-level keys first.
+    static let allPaths: [String] = topLevel + topLevel.flatMap { section in
+        (sections[section] ?? []).map { "\(section).\($0)" }
+    }
+
+    /// The longest timeout accepted: one year. (Longer ones overflow a
+    /// nanosecond count, and no timeout that long is meant.)
+    static let maximumSeconds: Double = 31_536_000
+}
+
+/// Walks the composed YAML tree, filling a `LookoutConfiguration` and collecting errors.
+final class ConfigReader {
+    let file: String
+    let renamedKeys: [String: String]
+    let home: String?
+    private(set) var errors: [ConfigurationError] = []
+
+    init(file: String, renamedKeys: [String: String], home: String?) {
+        self.file = file
+        self.renamedKeys = renamedKeys
+        self.home = home
+    }
+
+    /// Errors in file order (line, then column); errors without a place first.
+    var sortedErrors: [ConfigurationError] {
+        errors.enumerated().sorted { a, b in
+            (a.element.line, a.element.column, a.offset) < (b.element.line, b.element.column, b.offset)
+        }.map(\.element)
+    }
+
+    // MARK: - The document
+
+    func read(_ root: Node?) -> LookoutConfiguration {
+        var config = LookoutConfiguration(home: home)
+        guard let root, !isNull(root) else {
+            return config
+        }
+        guard case .mapping = root else {
+            fail(root, "", "expected a mapping of settings at the top level, \(got(root))")
+            return config
+        }
+        guard let top = fields(of: root, path: "", known: Schema.topLevel) else {
+            return config
+        }
+        if let node = top["listen"] {
+            config.listen = listen(node, path: "listen") ?? config.listen
+        }
+        if let node = top["state_dir"], let path = path(node, "state_dir", expected: "a folder path") {
+            config.stateDirectory = path
+        }
+        if let node = top["event_loops"] {
+            config.eventLoops = integer(node, "event_loops", in: 0...256,
+                                        rangeMessage: "must be between 0 and 256 (0 = one per core)")
+                ?? config.eventLoops
+        }
+        if let node = top["max_connections"] {
+            config.maxConnections = integer(node, "max_connections", atLeast: 1) ?? config.maxConnections
+        }
+        if let node = top["limits"], let section = fields(of: node, path: "limits") {
+            readLimits(section, into: &config.limits)
+        }
+        if let node = top["timeouts"], let section = fields(of: node, path: "timeouts") {
+            readTimeouts(section, into: &config.timeouts)
+        }
+        if let node = top["connect"], let section = fields(of: node, path: "connect") {
+            if let node = section["allowed_ports"] {
+                config.connect.allowedPorts = ports(node, path: "connect.allowed_ports")
+                    ?? config.connect.allowedPorts
+            }
+        }
+        if let node = top["pool"], let section = fields(of: node, path: "pool") {
+            if let node = section["max_idle_per_origin"] {
+                config.pool.maxIdlePerOrigin = integer(
+                    node, "pool.max_idle_per_origin", in: 0...Int.max,
+                    rangeMessage: "must not be negative (0 = keep no idle connections)")
+                    ?? config.pool.maxIdlePerOrigin
+            }
+            if let node = section["idle_timeout"] {
+                config.pool.idleTimeout = seconds(node, "pool.idle_timeout") ?? config.pool.idleTimeout
+            }
+        }
+        if let node = top["dns"], let section = fields(of: node, path: "dns") {
+            if let node = section["cache_ttl"] {
+                config.dns.cacheTTL = seconds(node, "dns.cache_ttl", allowZero: true) ?? config.dns.cacheTTL
+            }
+        }
+        if let node = top["headers"], let section = fields(of: node, path: "headers") {
+            if let node = section["via"] {
+                config.headers.via = boolean(node, "headers.via") ?? config.headers.via
+            }
+        }
+        if let node = top["log"], let section = fields(of: node, path: "log") {
+            readLog(section, into: &config.log)
+        }
+        return config
+    }
+
+    private func readLimits(_ section: [String: Node], into limits: inout LookoutConfiguration.Limits) {
+        if let node = section["max_request_line_bytes"] {
+            limits.maxRequestLineBytes = integer(node, "limits.max_request_line_bytes", atLeast: 1)
+                ?? limits.maxRequestLineBytes
+        }
+        if let node = section["max_header_bytes"] {
+            limits.maxHeaderBytes = integer(node, "limits.max_header_bytes", atLeast: 1) ?? limits.maxHeaderBytes
+        }
+        if let node = section["max_header_count"] {
+            limits.maxHeaderCount = integer(node, "limits.max_header_count", atLeast: 1) ?? limits.maxHeaderCount
+        }
+        if let node = section["max_request_body_bytes"] {
+            limits.maxRequestBodyBytes = integer(
+                node, "limits.max_request_body_bytes", in: 0...Int.max,
+                rangeMessage: "must not be negative (0 = unlimited)")
+                ?? limits.maxRequestBodyBytes
+        }
+    }
+
+    private func readTimeouts(_ section: [String: Node], into timeouts: inout LookoutConfiguration.Timeouts) {
+        let fields: [(String, WritableKeyPath<LookoutConfiguration.Timeouts, Double>)] = [
+            ("client_header", \.clientHeader),
+            ("client_idle", \.clientIdle),
+            ("upstream_connect", \.upstreamConnect),
+            ("upstream_first_byte", \.upstreamFirstByte),
+            ("upstream_idle", \.upstreamIdle),
+            ("shutdown_grace", \.shutdownGrace),
+        ]
+        for (key, field) in fields {
+            if let node = section[key], let value = seconds(node, "timeouts.\(key)") {
+                timeouts[keyPath: field] = value
+            }
+        }
+    }
+
+    private func readLog(_ section: [String: Node], into log: inout LookoutConfiguration.Log) {
+        if let node = section["path"], let path = path(node, "log.path", expected: "a file path or \"-\" (stdout)") {
+            log.path = path
+        }
+        if let node = section["verbose"] {
+            log.verbose = boolean(node, "log.verbose") ?? log.verbose
+        }
+        if let node = section["reveal_secrets"] {
+            log.revealSecrets = boolean(node, "log.reveal_secrets") ?? log.revealSecrets
+        }
+        if let node = section["include_headers"] {
+            log.includeHeaders = boolean(node, "log.include_headers") ?? log.includeHeaders
+        }
+        if let node = section["queue_limit"] {
+            log.queueLimit = integer(node, "log.queue_limit", atLeast: 1) ?? log.queueLimit
+        }
+    }
+
+    // MARK: - Lists
+
+    private func listen(_ node: Node, path: String) -> [ListenAddress]? {
+        let expected = "expected a list of \"host:port\" strings"
+        guard case .sequence(let sequence) = node else {
+            fail(node, path, "\(expected), \(got(node))")
+            return nil
+        }
+        guard !sequence.isEmpty else {
+            fail(node, path, "\(expected) with at least one address")
+            return nil
+        }
+        var addresses: [ListenAddress] = []
+        var firstLine: [ListenAddress: Int] = [:]
+        var ok = true
+        for (index, element) in sequence.enumerated() {
+            let elementPath = "\(path)[\(index)]"
+            guard case .text(let text, _) = scalarValue(element) else {
+                var message = "expected a \"host:port\" string, \(got(element))"
+                if case .sequence = element {
+                    message += " (write IPv6 addresses in quotes: \"[::1]:8080\")"
+                } else if case .mapping = element {
+                    message += " (write addresses in quotes: \"[::1]:8080\")"
+                }
+                fail(element, elementPath, message)
+                ok = false
+                continue
+            }
+            let address: ListenAddress
+            do {
+                address = try ListenAddress(parsing: text)
+            } catch {
+                fail(element, elementPath, error.message)
+                ok = false
+                continue
+            }
+            if address.port != 0, let line = firstLine[address] {
+                fail(element, elementPath, "\(address) is listed twice (first on line \(line))")
+                ok = false
+                continue
+            }
+            firstLine[address] = element.mark?.line ?? 0
+            addresses.append(address)
+        }
+        return ok ? addresses : nil
+    }
+
+    private func ports(_ node: Node, path: String) -> [Int]? {
+        guard case .sequence(let sequence) = node else {
+            fail(node, path, "expected a list of port numbers, \(got(node))")
+            return nil
+        }
+        var ports: [Int] = []
+        var firstLine: [Int: Int] = [:]
+        var ok = true
+        for (index, element) in sequence.enumerated() {
+            let elementPath = "\(path)[\(index)]"
+            guard let port = integer(element, elementPath, expected: "a port number", in: 1...65535,
+                                     rangeMessage: "port must be between 1 and 65535")
+            else {
+                ok = false
+                continue
+            }
+            if let line = firstLine[port] {
+                fail(element, elementPath, "port \(port) is listed twice (first on line \(line))")
+                ok = false
+                continue
+            }
+            firstLine[port] = element.mark?.line ?? 0
+            ports.append(port)
+        }
+        return ok ? ports : nil
+    }
+
+    // MARK: - Mappings
+
+    /// The values of the known keys of a mapping. Reports unknown and duplicate
+    /// keys; a null value (a section with nothing under it) is an empty mapping.
+    /// Nil, after reporting it, when the node is not a mapping.
+    private func fields(of node: Node, path: String, known: [String]? = nil) -> [String: Node]? {
+        let known = known ?? Schema.sections[path] ?? []
+        if isNull(node) {
+            return [:]
+        }
+        guard case .mapping(let mapping) = node else {
+            fail(node, path, "expected a mapping, \(got(node))")
+            return nil
+        }
+        var values: [String: Node] = [:]
+        var firstLine: [String: Int] = [:]
+        for (keyNode, value) in mapping {
+            guard case .scalar(let scalar) = keyNode else {
+                fail(keyNode, path, "expected a key name, \(got(keyNode))")
+                continue
+            }
+            let name = renamedKeys[scalar.string] ?? scalar.string
+            let keyPath = path.isEmpty ? name : "\(path).\(name)"
+            if let line = firstLine[name] {
+                fail(keyNode, keyPath, "duplicate key '\(name)' (first set on line \(line))")
+                continue
+            }
+            firstLine[name] = keyNode.mark?.line ?? 0
+            if known.contains(name) {
+                values[name] = value
+            } else {
+                fail(keyNode, keyPath, unknownKeyMessage(name, known: known, section: path))
+            }
+        }
+        return values
+    }
+
+    private func unknownKeyMessage(_ name: String, known: [String], section: String) -> String {
+        if let close = closestKey(to: name, among: known) {
+            return "unknown key '\(name)'; did you mean '\(close)'?"
+        }
+        // A key that exists, but in another section.
+        for candidate in Schema.allPaths {
+            let parts = candidate.split(separator: ".")
+            guard parts.last.map(String.init) == name else { continue }
+            if parts.count == 1 {
+                return "unknown key '\(name)'; '\(name)' belongs at the top level"
+            }
+            if parts.count == 2 && String(parts[0]) != section {
+                return "unknown key '\(name)'; did you mean '\(candidate)'?"
+            }
+        }
+        return "unknown key"
+    }
+
+    // MARK: - Scalars
+
+    enum ScalarValue {
+        /// A plain `~`, `null` or nothing at all.
+        case null
+        /// Anything else; `plain` is false for quoted and block scalars.
+        case text(String, plain: Bool)
+        /// A mapping or list.
+        case notScalar
+    }
+
+    private func scalarValue(_ node: Node) -> ScalarValue {
+        guard case .scalar(let scalar) = node else {
+            return .notScalar
+        }
+        if scalar.style == .plain || scalar.style == .any {
+            switch scalar.string {
+            case "", "~", "null", "Null", "NULL": return .null
+            default: return .text(scalar.string, plain: true)
+            }
+        }
+        return .text(scalar.string, plain: false)
+    }
+
+    private func isNull(_ node: Node) -> Bool {
+        if case .null = scalarValue(node) { return true }
+        return false
+    }
+
+    /// "got ..." describing a node, for messages.
+    private func got(_ node: Node) -> String {
+        switch node {
+        case .mapping: return "got a mapping"
+        case .sequence: return "got a list"
+        case .alias: return "got an alias"
+        case .scalar(let scalar):
+            switch scalarValue(node) {
+            case .null: return scalar.string.isEmpty ? "got nothing" : "got \(scalar.string)"
+            case .text(let text, plain: true): return "got \(quoted(shortened(text)))"
+            default: return "got the quoted string \(quoted(shortened(scalar.string)))"
+            }
+        }
+    }
+
+    private func shortened(_ text: String) -> String {
+        text.count > 40 ? text.prefix(40) + "…" : text
+    }
+
+    private func seconds(_ node: Node, _ path: String, allowZero: Bool = false) -> Double? {
+        let expected = "expected a number of seconds"
+        guard case .text(let text, plain: true) = scalarValue(node), let value = parseNumber(text) else {
+            fail(node, path, "\(expected), \(got(node))")
+            return nil
+        }
+        guard value.isFinite else {
+            fail(node, path, "\(expected), \(got(node))")
+            return nil
+        }
+        if allowZero {
+            guard value >= 0 else {
+                fail(node, path, "must not be negative (0 = disabled)")
+                return nil
+            }
+        } else {
+            guard value > 0 else {
+                fail(node, path, "must be greater than 0")
+                return nil
+            }
+        }
+        guard value <= Schema.maximumSeconds else {
+            fail(node, path, "must be at most \(Int(Schema.maximumSeconds)) (one year)")
+            return nil
+        }
+        return value
+    }
+
+    private func integer(_ node: Node, _ path: String, atLeast minimum: Int) -> Int? {
+        integer(node, path, in: minimum...Int.max, rangeMessage: "must be at least \(minimum)")
+    }
+
+    private func integer(
+        _ node: Node, _ path: String, expected: String = "a whole number",
+        in range: ClosedRange<Int>, rangeMessage: String
+    ) -> Int? {
+        guard case .text(let text, plain: true) = scalarValue(node) else {
+            fail(node, path, "expected \(expected), \(got(node))")
+            return nil
+        }
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            fail(node, path, "expected \(expected), \(got(node))")
+            return nil
+        }
+        guard let value = Int(text.hasPrefix("+") ? String(digits) : text) else {
+            fail(node, path, "\(text) is too large; \(rangeMessage)")
+            return nil
+        }
+        guard range.contains(value) else {
+            fail(node, path, rangeMessage)
+            return nil
+        }
+        return value
+    }
+
+    private func boolean(_ node: Node, _ path: String) -> Bool? {
+        if case .text(let text, plain: true) = scalarValue(node) {
+            switch text {
+            case "true", "True", "TRUE": return true
+            case "false", "False", "FALSE": return false
+            default: break
+            }
+        }
+        fail(node, path, "expected true or false, \(got(node))")
+        return nil
+    }
+
+    /// A non-empty path, `~` expanded.
+    private func path(_ node: Node, _ path: String, expected: String) -> String? {
+        guard case .text(let text, _) = scalarValue(node) else {
+            var message = "expected \(expected), \(got(node))"
+            if case .scalar(let scalar) = node, scalar.string == "~" {
+                message += " (null in YAML; write \"~\" in quotes for the home folder)"
+            }
+            fail(node, path, message)
+            return nil
+        }
+        guard !text.isEmpty else {
+            fail(node, path, "must not be empty; expected \(expected)")
+            return nil
+        }
+        guard text.hasPrefix("~") else {
+            return text
+        }
+        guard text == "~" || text.hasPrefix("~/") else {
+            fail(node, path, "only \"~\" and \"~/...\" are expanded; write \(quoted(text)) as a full path")
+            return nil
+        }
+        guard let expanded = ConfigurationLoader.expandTilde(text, home: home) else {
+            fail(node, path, "cannot expand \"~\": $HOME is not set")
+            return nil
+        }
+        return expanded
+    }
+
+    // MARK: - Errors
+
+    private func fail(_ node: Node, _ keyPath: String, _ message: String) {
+        errors.append(ConfigurationError(
+            file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0,
+            keyPath: keyPath, message: message))
+    }
+}
+
+/// A YAML number (decimal, optional fraction and exponent) as a Double; nil for
+/// anything else, including `.inf`, `.nan`, hexadecimal and sexagesimal forms.
+func parseNumber(_ text: String) -> Double? {
+    var sawDigit = false
+    for character in text {
+        switch character {
+        case "0"..."9": sawDigit = true
+        case ".", "e", "E", "+", "-": break
+        default: return nil
+        }
+    }
+    guard sawDigit else { return nil }
+    return Double(text)
+}
+
+/// The known key closest to `name` (edit distance at most 2, and less than the
+/// length of `name`), comparing case-insensitively; the first in schema order on a tie.
+func closestKey(to name: String, among known: [String]) -> String? {
+    var best: (key: String, distance: Int)?
+    let lowered = Array(name.lowercased().unicodeScalars)
+    for key in known {
+        let distance = editDistance(lowered, Array(key.lowercased().unicodeScalars))
+        if distance <= 2, distance < lowered.count, distance < (best?.distance ?? Int.max) {
+            best = (key, distance)
+        }
+    }
+    return best?.key
+}
+
+/// Levenshtein distance.
+func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        current[0] = i
+        for j in 1...b.count {
+            let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+/// Lookout's configuration as plain, validated values.
+///
+/// `LookoutConfiguration()` holds every default from the shared contract
+/// (SPEC.md, "Config file"); `ConfigurationLoader` builds one from a YAML file,
+/// starting from these defaults and replacing what the file sets.
+///
+/// This module depends on no other Lookout module: the lead maps these values
+/// onto the runtime's own types.
+public struct LookoutConfiguration: Sendable, Equatable {
+    /// `listen`: the addresses to accept clients on. Port 0 means "the kernel picks".
+    public var listen: [ListenAddress]
+    /// `state_dir`: the folder for files Lookout owns. A leading `~` has been expanded.
+    public var stateDirectory: String
+    /// `event_loops`: 0 means one per core (the runtime resolves it).
+    public var eventLoops: Int
+    /// `max_connections`: concurrent client connections.
+    public var maxConnections: Int
+    /// `limits`
+    public var limits: Limits
+    /// `timeouts`
+    public var timeouts: Timeouts
+    /// `connect`
+    public var connect: Connect
+    /// `pool`
+    public var pool: Pool
+    /// `dns`
+    public var dns: DNS
+    /// `headers`
+    public var headers: Headers
+    /// `log`
+    public var log: Log
+
+    /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
+    /// (or the user's home folder when `$HOME` is not set).
+    public init() {
+        self.init(home: ConfigurationLoader.homeDirectory(environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// The defaults, with `~` expanded against `homeDirectory`.
+    public init(homeDirectory: String) {
+        self.init(home: homeDirectory)
+    }
+
+    /// The defaults; `state_dir` keeps its `~` when `home` is nil.
+    init(home: String?) {
+        listen = [ListenAddress(host: "127.0.0.1", port: 8080)]
+        stateDirectory = ConfigurationLoader.expandTilde(
+            LookoutConfiguration.defaultStateDirectory, home: home) ?? LookoutConfiguration.defaultStateDirectory
+        eventLoops = 0
+        maxConnections = 4096
+        limits = Limits()
+        timeouts = Timeouts()
+        connect = Connect()
+        pool = Pool()
+        dns = DNS()
+        headers = Headers()
+        log = Log()
+    }
+
+    /// `state_dir` as written in the defaults, before `~` is expanded.
+    public static let defaultStateDirectory = "~/.lookout"
+
+    /// `limits`: sizes of what a client may send. All in bytes, except `maxHeaderCount`.
+    public struct Limits: Sendable, Equatable {
+        /// `max_request_line_bytes`: over -> 414.
+        public var maxRequestLineBytes: Int
+        /// `max_header_bytes`: the whole head including the start line; over -> 431.
+        public var maxHeaderBytes: Int
+        /// `max_header_count`: over -> 431.
+        public var maxHeaderCount: Int
+        /// `max_request_body_bytes`: 0 = unlimited; over -> 413.
+        public var maxRequestBodyBytes: Int
+
+        public init(
+            maxRequestLineBytes: Int = 8192,
+            maxHeaderBytes: Int = 65536,
+            maxHeaderCount: Int = 128,
+            maxRequestBodyBytes: Int = 0
+        ) {
+            self.maxRequestLineBytes = maxRequestLineBytes
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxHeaderCount = maxHeaderCount
+            self.maxRequestBodyBytes = maxRequestBodyBytes
+        }
+    }
+
+    /// `timeouts`: all in seconds, every one greater than 0.
+    public struct Timeouts: Sendable, Equatable {
+        /// `client_header`: head not complete in time -> 408.
+        public var clientHeader: Double
+        /// `client_idle`: an idle keep-alive client connection is closed.
+        public var clientIdle: Double
+        /// `upstream_connect`: -> 504 upstream_connect_timeout.
+        public var upstreamConnect: Double
+        /// `upstream_first_byte`: no response head in time -> 504.
+        public var upstreamFirstByte: Double
+        /// `upstream_idle`: no bytes from upstream mid-response -> 504 or abort.
+        public var upstreamIdle: Double
+        /// `shutdown_grace`: how long in-flight exchanges may finish after SIGTERM/SIGINT.
+        public var shutdownGrace: Double
+
+        public init(
+            clientHeader: Double = 30,
+            clientIdle: Double = 60,
+            upstreamConnect: Double = 10,
+            upstreamFirstByte: Double = 60,
+            upstreamIdle: Double = 60,
+            shutdownGrace: Double = 10
+        ) {
+            self.clientHeader = clientHeader
+            self.clientIdle = clientIdle
+            self.upstreamConnect = upstreamConnect
+            self.upstreamFirstByte = upstreamFirstByte
+            self.upstreamIdle = upstreamIdle
+            self.shutdownGrace = shutdownGrace
+        }
+    }
+
+    /// `connect`: the CONNECT method.
+    public struct Connect: Sendable, Equatable {
+        /// `allowed_ports`: CONNECT to any other port -> 403. Empty = CONNECT refused everywhere.
+        public var allowedPorts: [Int]
+
+        public init(allowedPorts: [Int] = [443]) {
+            self.allowedPorts = allowedPorts
+        }
+    }
+
+    /// `pool`: idle upstream connections kept for reuse.
+    public struct Pool: Sendable, Equatable {
+        /// `max_idle_per_origin`: 0 = no connection is kept for reuse.
+        public var maxIdlePerOrigin: Int
+        /// `idle_timeout`: seconds an idle pooled connection is kept.
+        public var idleTimeout: Double
+
+        public init(maxIdlePerOrigin: Int = 8, idleTimeout: Double = 30) {
+            self.maxIdlePerOrigin = maxIdlePerOrigin
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    /// `dns`
+    public struct DNS: Sendable, Equatable {
+        /// `cache_ttl`: seconds; 0 disables the cache.
+        public var cacheTTL: Double
+
+        public init(cacheTTL: Double = 30) {
+            self.cacheTTL = cacheTTL
+        }
+    }
+
+    /// `headers`
+    public struct Headers: Sendable, Equatable {
+        /// `via`: add `Via: 1.1 lookout` to forwarded requests and responses.
+        public var via: Bool
+
+        public init(via: Bool = true) {
+            self.via = via
+        }
+    }
+
+    /// `log`: the JSON-lines event log.
+    public struct Log: Sendable, Equatable {
+        /// `path`: "-" = stdout, else a file appended to. A leading `~` has been expanded.
+        public var path: String
+        /// `verbose`: true = every lifecycle event, false = one summary per exchange.
+        public var verbose: Bool
+        /// `reveal_secrets`: false = credential header values are written as "[redacted]".
+        public var revealSecrets: Bool
+        /// `include_headers`: include request/response header maps in summary records.
+        public var includeHeaders: Bool
+        /// `queue_limit`: records buffered for the writer; beyond that they are dropped and counted.
+        public var queueLimit: Int
+
+        public init(
+            path: String = "-",
+            verbose: Bool = false,
+            revealSecrets: Bool = false,
+            includeHeaders: Bool = false,
+            queueLimit: Int = 65536
+        ) {
+            self.path = path
+            self.verbose = verbose
+            self.revealSecrets = revealSecrets
+            self.includeHeaders = includeHeaders
+            self.queueLimit = queueLimit
+        }
+
+        /// True when `path` is "-" (write to standard output).
+        public var isStandardOutput: Bool { path == "-" }
+    }
+}

@@ -1,0 +1,341 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a `Connection` reports to whoever owns it. All calls arrive on the connection's loop.
+public protocol ConnectionDelegate: AnyObject {
+    /// Bytes arrived. They live in the loop's shared buffer and are valid only during this call:
+    /// forward them or copy what must be kept.
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer)
+    /// The peer finished sending (FIN). Writing is still possible.
+    func connectionDidReadEOF(_ connection: Connection)
+    /// Everything queued was written after an earlier `write` returned false: send more.
+    func connectionDidDrain(_ connection: Connection)
+    /// A read or write failed (reset, broken pipe). The connection is already closed.
+    func connection(_ connection: Connection, didFailWith error: SocketError)
+}
+
+/// A nonblocking TCP socket driven by Dispatch read/write sources on one event loop.
+///
+/// Writes never block: what the kernel does not take is queued, and `write` returns false once
+/// the queue passes `highWaterMark`, telling the caller to stop reading from wherever the bytes
+/// come from until `connectionDidDrain`. The queue is therefore bounded by the high-water mark
+/// plus one read.
+public final class Connection: @unchecked Sendable {  // all state confined to `loop.queue`
+    public let fd: Int32
+    public let loop: EventLoop
+    /// Process-unique number, for logs and events.
+    public let id: UInt64
+    public let peerAddress: SocketAddress?
+    public let localAddress: SocketAddress?
+    /// Strong on purpose: cleared on close, which breaks the cycle.
+    public var delegate: ConnectionDelegate?
+
+    /// Bytes queued above this make `write` return false.
+    public var highWaterMark = 256 * 1024
+    /// Writes at least this large go to the kernel at once instead of waiting for the batch flush.
+    private static let directWriteThreshold = 32 * 1024
+
+    public private(set) var bytesRead: UInt64 = 0
+    public private(set) var bytesWritten: UInt64 = 0
+    public private(set) var isClosed = false
+    public private(set) var didReadEOF = false
+    public private(set) var isReadingPaused = true
+
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeSourceArmed = false
+    private var pending: [UInt8] = []
+    private var pendingOffset = 0
+    private var flushScheduled = false
+    private var owesDrainNotice = false
+    private var shutdownWriteWhenFlushed = false
+
+    /// Takes ownership of a connected nonblocking socket.
+    public init(fd: Int32, loop: EventLoop, id: UInt64,
+                peerAddress: SocketAddress? = nil, localAddress: SocketAddress? = nil) {
+        self.fd = fd
+        self.loop = loop
+        self.id = id
+        self.peerAddress = peerAddress ?? Socket.peerAddress(fd)
+        self.localAddress = localAddress ?? Socket.localAddress(fd)
+        Socket.setNoDelay(fd)
+    }
+
+    /// Bytes queued but not yet taken by the kernel.
+    public var pendingByteCount: Int { pending.count - pendingOffset }
+
+    // MARK: - Reading
+
+    /// Starts (or resumes) delivering reads to the delegate.
+    public func resumeReading() {
+        loop.assertOnLoop()
+        guard !isClosed, !didReadEOF, isReadingPaused else { return }
+        isReadingPaused = false
+        if let source = readSource {
+            source.resume()
+        } else {
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
+            source.setEventHandler { [unowned self] in handleReadable() }
+            readSource = source
+            source.activate()
+        }
+    }
+
+    /// Stops delivering reads until `resumeReading`; the kernel buffers and TCP pushes back on the peer.
+    public func pauseReading() {
+        loop.assertOnLoop()
+        guard !isClosed, !isReadingPaused else { return }
+        isReadingPaused = true
+        readSource?.suspend()
+    }
+
+    private func handleReadable() {
+        loop.runBatch {
+            guard !isClosed, !isReadingPaused else { return }
+            let buffer = loop.readBuffer
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 {
+                bytesRead += UInt64(n)
+                delegate?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            } else if n == 0 {
+                didReadEOF = true
+                isReadingPaused = true
+                readSource?.suspend()
+                if lingering && pendingByteCount == 0 {
+                    close()
+                    return
+                }
+                delegate?.connectionDidReadEOF(self)
+            } else if errno != EAGAIN && errno != EINTR {
+                fail(SocketError("read"))
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Queues `bytes` for the peer. Returns false when the caller should pause its source until
+    /// `connectionDidDrain`.
+    @discardableResult
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        loop.assertOnLoop()
+        guard !isClosed else { return false }
+        guard bytes.count > 0 else { return pendingByteCount < highWaterMark }
+        if pendingByteCount == 0 && bytes.count >= Connection.directWriteThreshold && !writeSourceArmed {
+            // Large body slices skip the queue: no copy unless the kernel refuses part of them.
+            let written = writeToSocket(bytes)
+            guard written >= 0 else { return false }
+            if written == bytes.count { return true }
+            append(UnsafeRawBufferPointer(rebasing: bytes[written...]))
+            armWriteSource()
+        } else {
+            append(bytes)
+            scheduleFlush()
+        }
+        return admitMore()
+    }
+
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Closes the sending side (FIN) once everything queued is written; reading continues.
+    public func shutdownWrite() {
+        loop.assertOnLoop()
+        guard !isClosed else { return }
+        if pendingByteCount == 0 {
+            shutdown(fd, Int32(SHUT_WR))
+        } else {
+            shutdownWriteWhenFlushed = true
+        }
+    }
+
+    private func admitMore() -> Bool {
+        if pendingByteCount >= highWaterMark {
+            owesDrainNotice = true
+            return false
+        }
+        return true
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) {
+        if pendingOffset > 0 && pendingOffset == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingOffset = 0
+        }
+        pending.append(contentsOf: bytes)
+    }
+
+    private func scheduleFlush() {
+        if writeSourceArmed { return }  // the write source flushes when the kernel has room
+        if loop.isBatching {
+            if !flushScheduled {
+                flushScheduled = true
+                loop.needsFlush(self)
+            }
+        } else {
+            flushNow()
+        }
+    }
+
+    /// Returns bytes written, or -1 after failing the connection.
+    private func writeToSocket(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if n > 0 {
+                offset += n
+                bytesWritten += UInt64(n)
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && errno == EAGAIN {
+                break
+            } else {
+                fail(SocketError("write"))
+                return -1
+            }
+        }
+        return offset
+    }
+
+    func flushNow() {
+        flushScheduled = false
+        guard !isClosed, pendingByteCount > 0 else { return }
+        let written = pending.withUnsafeBytes { raw in
+            writeToSocket(UnsafeRawBufferPointer(rebasing: raw[pendingOffset...]))
+        }
+        guard written >= 0 else { return }
+        pendingOffset += written
+        if pendingByteCount > 0 {
+            armWriteSource()
+            return
+        }
+        // Fully drained: give the memory back, idle connections must stay small.
+        pending = []
+        pendingOffset = 0
+        disarmWriteSource()
+        if shutdownWriteWhenFlushed {
+            shutdownWriteWhenFlushed = false
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        if lingering && didReadEOF {
+            close()
+            return
+        }
+        if owesDrainNotice {
+            owesDrainNotice = false
+            delegate?.connectionDidDrain(self)
+        }
+    }
+
+    private func armWriteSource() {
+        guard !writeSourceArmed, !isClosed else { return }
+        writeSourceArmed = true
+        if let source = writeSource {
+            source.resume()
+        } else {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
+            source.setEventHandler { [unowned self] in
+                loop.runBatch { flushNow() }
+            }
+            writeSource = source
+            source.activate()
+        }
+    }
+
+    private func disarmWriteSource() {
+        guard writeSourceArmed else { return }
+        writeSourceArmed = false
+        writeSource?.suspend()
+    }
+
+    // MARK: - Closing
+
+    private func fail(_ error: SocketError) {
+        let delegate = self.delegate
+        close()
+        delegate?.connection(self, didFailWith: error)
+    }
+
+    /// Closes the socket now, dropping anything queued. `abortive` sends RST instead of FIN.
+    public func close(abortive: Bool = false) {
+        guard !isClosed else { return }
+        isClosed = true
+        delegate = nil
+        lingerTimer?.invalidate()
+        lingerTimer = nil
+        pending = []
+        pendingOffset = 0
+        if abortive { Socket.abortiveClose(fd) }
+        // The descriptor is closed only after every source has been cancelled, so Dispatch never
+        // watches a number the kernel may already have handed to a new socket.
+        let closer = DescriptorCloser(fd: fd, sources: (readSource == nil ? 0 : 1) + (writeSource == nil ? 0 : 1))
+        if let source = readSource {
+            source.setCancelHandler { closer.sourceCancelled() }
+            if isReadingPaused { source.resume() }
+            source.cancel()
+        }
+        if let source = writeSource {
+            source.setCancelHandler { closer.sourceCancelled() }
+            if !writeSourceArmed { source.resume() }
+            source.cancel()
+        }
+        readSource = nil
+        writeSource = nil
+        closer.closeIfDone()
+    }
+
+    /// Writes what is queued, sends FIN, then closes once the peer has finished too or `linger`
+    /// seconds have passed. Reading on meanwhile (and discarding) matters: closing a socket with
+    /// unread input makes the kernel send RST, which can destroy the response before the client
+    /// reads it (RFC 9112 §9.6).
+    public func closeAfterFlush(linger: Double = 2) {
+        loop.assertOnLoop()
+        guard !isClosed else { return }
+        lingering = true
+        delegate = nil
+        if !didReadEOF { resumeReading() }
+        let timer = LoopTimer(loop: loop)
+        lingerTimer = timer
+        timer.schedule(after: linger) { [unowned self] in close() }
+        if pendingByteCount == 0 {
+            shutdown(fd, Int32(SHUT_WR))
+            if didReadEOF { close() }
+        } else {
+            shutdownWriteWhenFlushed = true
+        }
+    }
+
+    private var lingering = false
+    private var lingerTimer: LoopTimer?
+
+    deinit {
+        precondition(isClosed || (readSource == nil && writeSource == nil), "Connection \(id) released while open")
+    }
+}
+
+/// Closes a descriptor once all the Dispatch sources watching it have been cancelled.
+private final class DescriptorCloser: @unchecked Sendable {  // touched only from the owning loop's queue
+    private let fd: Int32
+    private var sources: Int
+
+    init(fd: Int32, sources: Int) {
+        self.fd = fd
+        self.sources = sources
+    }
+
+    func sourceCancelled() {
+        sources -= 1
+        closeIfDone()
+    }
+
+    func closeIfDone() {
+        if sources == 0 {
+            sources = -1
+            Glibc.close(fd)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An IPv4 or IPv6 socket address, stored the way the kernel wants it.
+public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The raw address; only the first `length` bytes are meaningful.
+    public private(set) var storage: sockaddr_storage
+    public let length: socklen_t
+
+    /// Wraps an address the kernel filled in.
+    public init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
+    /// Makes an address from an IP literal ("127.0.0.1", "::1") and a port; nil if `ip` is not a literal.
+    public init?(ip: String, port: Int) {
+        var storage = sockaddr_storage()
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, ip, &v4) == 1 {
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_port = in_port_t(UInt16(port).bigEndian)
+            sin.sin_addr = v4
+            withUnsafeBytes(of: &sin) { src in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+        } else if inet_pton(AF_INET6, ip, &v6) == 1 {
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            sin6.sin6_addr = v6
+            withUnsafeBytes(of: &sin6) { src in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+        } else {
+            return nil
+        }
+    }
+
+    /// AF_INET or AF_INET6.
+    public var family: Int32 { Int32(storage.ss_family) }
+
+    /// The port in host byte order.
+    public var port: Int {
+        var copy = storage
+        return withUnsafeBytes(of: &copy) { raw in
+            // sin_port and sin6_port sit at the same offset, right after the family.
+            let port = raw.load(fromByteOffset: MemoryLayout<sa_family_t>.size, as: UInt16.self)
+            return Int(UInt16(bigEndian: port))
+        }
+    }
+
+    /// The IP address as text, without brackets.
+    public var ipText: String {
+        var copy = storage
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        return withUnsafeBytes(of: &copy) { raw -> String in
+            if family == AF_INET {
+                var addr = raw.load(fromByteOffset: 4, as: in_addr.self)
+                inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
+            } else {
+                var addr = raw.load(fromByteOffset: 8, as: in6_addr.self)
+                inet_ntop(AF_INET6, &addr, &buffer, socklen_t(buffer.count))
+            }
+            let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// "127.0.0.1:8080" or "[::1]:8080".
+    public var description: String {
+        family == AF_INET6 ? "[\(ipText)]:\(port)" : "\(ipText):\(port)"
+    }
+
+    public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
+        guard lhs.length == rhs.length else { return false }
+        var l = lhs.storage, r = rhs.storage
+        return withUnsafeBytes(of: &l) { lb in
+            withUnsafeBytes(of: &r) { rb in memcmp(lb.baseAddress!, rb.baseAddress!, Int(lhs.length)) == 0 }
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var copy = storage
+        withUnsafeBytes(of: &copy) { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Int(length)))) }
+    }
+
+    /// Calls `body` with the address as a `sockaddr` pointer for the kernel.
+    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        var copy = storage
+        return withUnsafePointer(to: &copy) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call on a socket, with the errno it set.
+public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The system call that failed ("connect", "read", …).
+    public var call: String
+    /// errno after the call.
+    public var code: Int32
+
+    public init(_ call: String, code: Int32 = errno) {
+        self.call = call
+        self.code = code
+    }
+
+    /// True for errors meaning the peer went away (reset, broken pipe).
+    public var isPeerGone: Bool { code == ECONNRESET || code == EPIPE || code == ECONNABORTED }
+
+    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+}

@@ -1,0 +1,15 @@
+import ArgumentParser
+import Lookout
+import LookoutHTTP2
+import LookoutTLS
+
+/// `lookout`: the command-line entry point.
+@main
+struct LookoutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookout",
+        abstract: "An event-monitoring HTTP forward proxy.",
+        version: "lookout \(Session.version) (\(OpenSSLLibrary.shortDescription), \(NGHTTP2Library.shortDescription))",
+        subcommands: [RunCommand.self, ConfigCommand.self]
+    )
+}

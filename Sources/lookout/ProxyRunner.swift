@@ -1,0 +1,67 @@
+import Dispatch
+import Logging
+import Lookout
+import LookoutConfig
+import LookoutMonitors
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns a running proxy: the session, its log monitor and the signal handlers.
+/// Signal handlers live in this class, not in top-level code (see FACTS.md on Swift 6 isolation).
+final class ProxyRunner: @unchecked Sendable {  // signal sources and state confined to `signalQueue`
+    private let session: Session
+    private let logMonitor: JSONLinesLogMonitor
+    private let logger: Logger
+    private let signalQueue = DispatchQueue(label: "lookout.signals")
+    private var signalSources: [DispatchSourceSignal] = []
+    private var stopping = false
+
+    init(configuration file: LookoutConfiguration, logger: Logger) throws {
+        self.logger = logger
+        let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
+        logMonitor = try JSONLinesLogMonitor(destination: destination, verbose: file.log.verbose,
+                                             revealSecrets: file.log.revealSecrets,
+                                             includeHeaders: file.log.includeHeaders)
+        session = Session(configuration: SessionConfiguration(file), monitors: [logMonitor], logger: logger)
+    }
+
+    func start() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let addresses = try session.start()
+        for address in addresses {
+            logger.info("listening on \(address)")
+        }
+        watch(SIGTERM) { [unowned self] in stop(signal: "SIGTERM") }
+        watch(SIGINT) { [unowned self] in stop(signal: "SIGINT") }
+        watch(SIGHUP) { [unowned self] in
+            logger.info("SIGHUP: reopening the log file")
+            logMonitor.reopen()
+        }
+    }
+
+    private func watch(_ number: Int32, _ handler: @escaping () -> Void) {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+        source.setEventHandler(handler: handler)
+        source.activate()
+        signalSources.append(source)
+    }
+
+    private func stop(signal name: String) {
+        if stopping {
+            logger.warning("\(name) again: exiting now")
+            session.shutdownNow()
+            exit(130)
+        }
+        stopping = true
+        logger.info("\(name): finishing in-flight exchanges (up to \(session.configuration.timeouts.shutdownGrace) s)")
+        let logMonitor = self.logMonitor
+        let logger = self.logger
+        session.shutdown {
+            logMonitor.flush()
+            logger.info("stopped")
+            exit(0)
+        }
+    }
+}

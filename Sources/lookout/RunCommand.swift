@@ -1,0 +1,52 @@
+import ArgumentParser
+import Dispatch
+import Logging
+import Lookout
+import LookoutConfig
+import LookoutMonitors
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lookout run`: starts the proxy and runs until SIGTERM/SIGINT.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the proxy.")
+
+    @Option(name: .long, help: "Config file (default: config/lookout.yaml).")
+    var config: String?
+
+    @Option(name: .long, help: "Listen on HOST:PORT instead of the config's list (repeatable; port 0 picks one).")
+    var listen: [String] = []
+
+    @Option(name: .long, help: "Write the JSON-lines log to PATH, or '-' for stdout.")
+    var log: String?
+
+    @Flag(name: .long, help: "Log every lifecycle event, not only one summary per exchange.")
+    var verboseEvents = false
+
+    func run() throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let logger = Logger(label: "lookout")
+        var file = LoadedConfiguration.load(path: config, logger: logger)
+        if !listen.isEmpty {
+            file.listen = try listen.map { try ListenAddress.parse($0) }
+        }
+        if let log { file.log.path = log }
+        if verboseEvents { file.log.verbose = true }
+        let runner = try ProxyRunner(configuration: file, logger: logger)
+        try runner.start()
+        dispatchMain()
+    }
+}
+
+extension ListenAddress {
+    /// Parses a `--listen` value the same way the config file's `listen:` entries are parsed.
+    static func parse(_ text: String) throws -> ListenAddress {
+        do {
+            let yaml = "listen: [\"\(text)\"]"
+            return try ConfigurationLoader.load(yaml: yaml, file: "--listen").listen[0]
+        } catch {
+            throw ValidationError("--listen \(text): \(error.errors.map(\.message).joined(separator: "; "))")
+        }
+    }
+}

@@ -1,0 +1,725 @@
+#!/usr/bin/env python3
+"""Lookout benchmark orchestrator. Run it through Tests/bench/run.sh (`make bench`),
+which installs the peers, builds Lookout and provides the work directory.
+
+Starts, all on 127.0.0.1 and free ports, inside WORKDIR:
+  * nginx origin: /1k (1024 B), /1m (1 MiB), /big (BIG_MIB MiB, over HTTPS for CONNECT)
+  * Lookout twice (summary log on -> file, log off), tinyproxy, squid (no cache)
+then measures, for direct-to-nginx and each proxy, in one run:
+  1. 1 KiB keep-alive:   wrk -t2 -c64 --latency          req/s, p50, p99
+  2. 1 MiB responses:    wrk -t2 -c8                     MiB/s
+  3. new conn/request:   wrk -t2 -c64 -H 'Connection: close'  req/s
+  4. CONNECT bulk:       4 parallel curl over HTTPS (direct = straight TLS to nginx)  MiB/s
+  5. idle RSS:           1,000 idle keep-alive clients, KiB per connection
+and prints a Markdown table (also written to --out). Python stdlib only.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LUA = os.path.join(HERE, "report.lua")
+IDLE = os.path.join(HERE, "idle_rss.py")
+BULK = os.path.join(HERE, "connect_bulk.py")
+LOOPBACK = "127.0.0.1"
+
+PROCS = []  # started Procs, stopped in reverse order at exit
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout, proc=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.popen.poll() is not None:
+            return False
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+class Proc:
+    def __init__(self, name, cmd, workdir, env=None, cwd=None):
+        self.name = name
+        self.stderr_path = os.path.join(workdir, f"{name}.stderr")
+        self.stdout_path = os.path.join(workdir, f"{name}.stdout")
+        self.popen = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL,
+            stdout=open(self.stdout_path, "wb"), stderr=open(self.stderr_path, "wb"),
+            start_new_session=True, env=env, cwd=cwd)
+        self.pid = self.popen.pid
+        PROCS.append(self)
+        # Let run.sh's trap kill the process group even if we die hard.
+        with open(os.path.join(workdir, "pids"), "a") as f:
+            f.write(f"{self.pid}\n")
+
+    def stop(self):
+        if self.popen.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(self.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.popen.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def tail(self, n=15):
+        try:
+            with open(self.stderr_path, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+def stop_all():
+    while PROCS:
+        PROCS.pop().stop()
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def first_line(cmd):
+    try:
+        p = run(cmd, timeout=20)
+        text = (p.stdout or p.stderr).strip()
+        return text.splitlines()[0] if text else "?"
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+
+
+# --------------------------------------------------------------------------- servers
+
+def start_nginx(work, big_mib):
+    d = os.path.join(work, "nginx")
+    www = os.path.join(d, "www")
+    os.makedirs(www)
+    for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"):
+        os.makedirs(os.path.join(d, sub))
+    with open(os.path.join(www, "1k"), "wb") as f:
+        f.write(os.urandom(1024))
+    with open(os.path.join(www, "1m"), "wb") as f:
+        f.write(os.urandom(1 << 20))
+    with open(os.path.join(www, "big"), "wb") as f:  # sparse: cheap to create, served from cache
+        f.truncate(big_mib << 20)
+    key, cert = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+    p = run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+             "-addext", "subjectAltName=IP:127.0.0.1"], timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError(f"openssl failed: {p.stderr}")
+    http_port, https_port = free_port(), free_port()
+    nginx_v = run(["nginx", "-V"]).stderr
+    temp_paths = ["client_body_temp_path tmp/body;"]
+    for mod in ("proxy", "fastcgi", "uwsgi", "scgi"):
+        if f"--without-http_{mod}_module" not in nginx_v:
+            temp_paths.append(f"{mod}_temp_path tmp/{mod};")
+    user = f"user {run(['id', '-un']).stdout.strip()} {run(['id', '-gn']).stdout.strip()};" \
+        if os.geteuid() == 0 else ""
+    conf = f"""
+{user}
+daemon off;
+master_process on;
+worker_processes auto;
+worker_rlimit_nofile 16384;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    open_file_cache max=64 inactive=60s;
+    {' '.join(temp_paths)}
+    server {{
+        listen {LOOPBACK}:{http_port} backlog=4096;
+        root {www};
+    }}
+    server {{
+        listen {LOOPBACK}:{https_port} ssl backlog=4096;
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:SSL:1m;
+        root {www};
+    }}
+}}
+"""
+    conf_path = os.path.join(d, "nginx.conf")
+    with open(conf_path, "w") as f:
+        f.write(conf)
+    proc = Proc("nginx", ["nginx", "-p", d, "-e", os.path.join(d, "error.log"), "-c", conf_path], work)
+    if not (wait_port(http_port, 15, proc) and wait_port(https_port, 15, proc)):
+        err = open(os.path.join(d, "error.log")).read() if os.path.exists(os.path.join(d, "error.log")) else ""
+        raise RuntimeError(f"nginx did not start:\n{proc.tail()}\n{err}")
+    return proc, http_port, https_port
+
+
+def unprivileged_dir(path):
+    """squid and tinyproxy refuse to keep root: give their dir to nobody."""
+    os.makedirs(path)
+    if os.geteuid() == 0:
+        shutil.chown(path, "nobody", "nogroup")
+
+
+def start_tinyproxy(work, https_port):
+    d = os.path.join(work, "tinyproxy")
+    unprivileged_dir(d)
+    port = free_port()
+    user = "User nobody\nGroup nogroup\n" if os.geteuid() == 0 else ""
+    conf = f"""{user}Port {port}
+Listen {LOOPBACK}
+Timeout 600
+PidFile "{d}/tinyproxy.pid"
+LogFile "{d}/tinyproxy.log"
+LogLevel Error
+MaxClients 4096
+Allow 127.0.0.1
+ConnectPort {https_port}
+"""
+    conf_path = os.path.join(d, "tinyproxy.conf")
+    with open(conf_path, "w") as f:
+        f.write(conf)
+    proc = Proc("tinyproxy", ["tinyproxy", "-d", "-c", conf_path], work)
+    if not wait_port(port, 15, proc):
+        raise RuntimeError(f"tinyproxy did not start:\n{proc.tail()}")
+    return proc, port
+
+
+def start_squid(work, https_port):
+    d = os.path.join(work, "squid")
+    unprivileged_dir(d)
+    port = free_port()
+    user = "cache_effective_user nobody\ncache_effective_group nogroup\n" if os.geteuid() == 0 else ""
+    conf = f"""{user}http_port {LOOPBACK}:{port}
+pid_filename {d}/squid.pid
+cache_log {d}/cache.log
+access_log none
+cache_store_log none
+coredump_dir {d}
+cache deny all
+cache_mem 0 MB
+workers 1
+max_filedescriptors 8192
+dns_nameservers 127.0.0.1
+visible_hostname lookout-bench
+pinger_enable off
+netdb_filename none
+icp_port 0
+htcp_port 0
+shutdown_lifetime 1 seconds
+acl SSL_ports port {https_port}
+http_access deny CONNECT !SSL_ports
+http_access allow localhost
+http_access deny all
+"""
+    conf_path = os.path.join(d, "squid.conf")
+    with open(conf_path, "w") as f:
+        f.write(conf)
+    proc = Proc("squid", ["squid", "-N", "-f", conf_path], work, cwd=d)
+    if not wait_port(port, 30, proc):
+        log_txt = open(os.path.join(d, "cache.log")).read()[-2000:] \
+            if os.path.exists(os.path.join(d, "cache.log")) else ""
+        raise RuntimeError(f"squid did not start:\n{proc.tail()}\n{log_txt}")
+    return proc, port
+
+
+def lookout_config_text(work, https_port, log_yaml):
+    state = os.path.join(work, "lookout-state")
+    os.makedirs(state, exist_ok=True)
+    return f"""listen: ["{LOOPBACK}:0"]
+state_dir: "{state}"
+connect:
+  allowed_ports: [{https_port}]
+log:
+{log_yaml}
+"""
+
+
+def lookout_log_off_yaml(lookout, work, https_port):
+    """Prefer an explicit off switch (log.enabled: false) if this build accepts it."""
+    path = os.path.join(work, "lookout-probe.yaml")
+    with open(path, "w") as f:
+        f.write(lookout_config_text(work, https_port, "  enabled: false"))
+    try:
+        p = run([lookout, "config", "check", path], timeout=30)
+    except subprocess.TimeoutExpired:
+        p = None
+    if p is not None and p.returncode == 0:
+        return "  enabled: false", "log.enabled: false"
+    return '  path: "/dev/null"', 'log.path: /dev/null (no off switch accepted; records are still formatted)'
+
+
+def start_lookout(name, lookout, work, https_port, log_yaml):
+    conf_path = os.path.join(work, f"{name}.yaml")
+    with open(conf_path, "w") as f:
+        f.write(lookout_config_text(work, https_port, log_yaml))
+    p = run([lookout, "config", "check", conf_path], timeout=30)
+    if p.returncode != 0:
+        raise RuntimeError(f"lookout config check failed for {conf_path}:\n{p.stdout}{p.stderr}")
+    proc = Proc(name, [lookout, "run", "--config", conf_path, "--listen", f"{LOOPBACK}:0"], work)
+    deadline = time.monotonic() + 30
+    pat = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+    while time.monotonic() < deadline:
+        if proc.popen.poll() is not None:
+            break
+        with open(proc.stderr_path, errors="replace") as f:
+            m = pat.search(f.read())
+        if m:
+            port = int(m.group(1))
+            if wait_port(port, 10, proc):
+                return proc, port
+            break
+        time.sleep(0.1)
+    raise RuntimeError(f"{name} did not report 'listening on 127.0.0.1:PORT':\n{proc.tail()}")
+
+
+# --------------------------------------------------------------------------- measurements
+
+class Target:
+    def __init__(self, key, label, connect_port, pid, proxied, log_file=None):
+        self.key, self.label = key, label
+        self.port, self.pid, self.proxied = connect_port, pid, proxied
+        self.log_file = log_file
+        self.results = {}
+        self.notes = []
+
+
+def wrk(target, origin_port, path, conns, duration, latency=False, headers=(), work=None, tag=""):
+    env = dict(os.environ)
+    if target.proxied:
+        env["BENCH_TARGET"] = f"http://{LOOPBACK}:{origin_port}{path}"
+        env["BENCH_HOST"] = f"{LOOPBACK}:{origin_port}"
+        url = f"http://{LOOPBACK}:{target.port}/"
+    else:
+        env.pop("BENCH_TARGET", None)
+        url = f"http://{LOOPBACK}:{target.port}{path}"
+    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--timeout", "5s", "-s", LUA]
+    if latency:
+        cmd.append("--latency")
+    for h in headers:
+        cmd += ["-H", h]
+    cmd.append(url)
+    try:
+        p = run(cmd, env=env, timeout=duration + 60)
+    except subprocess.TimeoutExpired:
+        return {"failed": "wrk timed out"}
+    if work and tag:
+        with open(os.path.join(work, f"wrk-{target.key}-{tag}.txt"), "w") as f:
+            f.write(" ".join(cmd) + "\n" + p.stdout + p.stderr)
+    m = re.search(r"^BENCHJSON (\{.*\})$", p.stdout, re.M)
+    if not m:
+        return {"failed": f"wrk rc={p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"}
+    r = json.loads(m.group(1))
+    secs = r["duration_us"] / 1e6
+    r["rps"] = r["requests"] / secs if secs else 0.0
+    r["mib_s"] = r["bytes"] / secs / 2**20 if secs else 0.0
+    r["errors"] = {k[4:]: v for k, v in r.items() if k.startswith("err_") and v}
+    return r
+
+
+def log_records(target):
+    """Count and truncate the Lookout JSON log (log-on instance) between tests."""
+    if not target.log_file or not os.path.exists(target.log_file):
+        return None
+    n = 0
+    with open(target.log_file, "rb") as f:
+        while True:
+            b = f.read(1 << 20)
+            if not b:
+                break
+            n += b.count(b"\n")
+    os.truncate(target.log_file, 0)
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--lookout", default="")
+    ap.add_argument("--lookout-missing", default="", help="why Lookout is skipped")
+    ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "10")))
+    ap.add_argument("--idle-conns", type=int, default=int(os.environ.get("BENCH_IDLE_CONNS", "1000")))
+    ap.add_argument("--big-mib", type=int, default=int(os.environ.get("BENCH_BIG_MIB", "256")))
+    ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--wait-idle", type=float, default=float(os.environ.get("BENCH_WAIT_IDLE", "120")),
+                    help="seconds to wait for other CPU load to go away before measuring")
+    args = ap.parse_args()
+    D = max(1, args.duration)
+    work = args.work
+    t_start = time.monotonic()
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_term)
+
+    notes = []
+    busy = cpu_busy(2.0)
+    wait_until = time.monotonic() + args.wait_idle
+    while busy is not None and busy > 0.15 and time.monotonic() < wait_until:
+        log(f"CPU {busy:.0%} busy with other work; waiting for an idle machine "
+            f"(up to {wait_until - time.monotonic():.0f} s more, BENCH_WAIT_IDLE)")
+        busy = cpu_busy(5.0)
+    if busy is not None and busy > 0.15:
+        notes.append(f"**Machine was busy at start** ({busy:.0%} of all CPU time used by other work "
+                     f"over 2 s): figures are noisy; rerun on an idle machine.")
+        log(f"warning: CPU {busy:.0%} busy before starting -- other work on this machine skews the results")
+    try:
+        log("starting nginx origin")
+        nginx, http_port, https_port = start_nginx(work, args.big_mib)
+        targets = [Target("direct", "direct (nginx)", http_port, nginx.pid, False)]
+        log_off_desc = None
+        if args.lookout:
+            log_path = os.path.join(work, "lookout-summary.jsonl")
+            log_off_yaml, log_off_desc = lookout_log_off_yaml(args.lookout, work, https_port)
+            log("starting Lookout (log on)")
+            lo_on, p_on = start_lookout("lookout-log-on", args.lookout, work, https_port,
+                                        f'  path: "{log_path}"')
+            targets.append(Target("lookout_on", "Lookout (log on)", p_on, lo_on.pid, True, log_path))
+            log(f"starting Lookout (log off: {log_off_desc})")
+            lo_off, p_off = start_lookout("lookout-log-off", args.lookout, work, https_port, log_off_yaml)
+            targets.append(Target("lookout_off", "Lookout (log off)", p_off, lo_off.pid, True))
+            notes.append(f"Lookout 'log off' = {log_off_desc}.")
+        else:
+            notes.append(f"Lookout skipped: {args.lookout_missing or 'lookout binary not found'}.")
+        log("starting tinyproxy")
+        tp, tp_port = start_tinyproxy(work, https_port)
+        targets.append(Target("tinyproxy", "tinyproxy", tp_port, tp.pid, True))
+        log("starting squid")
+        sq, sq_port = start_squid(work, https_port)
+        targets.append(Target("squid", "Squid", sq_port, sq.pid, True))
+        time.sleep(1)
+
+        # 5 first: idle RSS on fresh processes (before any load inflates the heap).
+        for t in targets:
+            log(f"idle RSS: {t.label}")
+            if t.proxied:
+                tgt, host = f"http://{LOOPBACK}:{http_port}/1k", f"{LOOPBACK}:{http_port}"
+            else:
+                tgt, host = "/1k", f"{LOOPBACK}:{http_port}"
+            try:
+                p = run([sys.executable, IDLE, "--connect", f"{LOOPBACK}:{t.port}", "--target", tgt,
+                         "--host", host, "--pid", str(t.pid), "--count", str(args.idle_conns)],
+                        timeout=120)
+                r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
+            except (subprocess.TimeoutExpired, ValueError) as exc:
+                r = {"failed": repr(exc)}
+            t.results["idle"] = r
+            log_records(t)
+            time.sleep(0.5)
+
+        tests = [
+            ("k1", "/1k", 64, True, ()),
+            ("m1", "/1m", 8, False, ()),
+            ("close", "/1k", 64, False, ("Connection: close",)),
+        ]
+        for tag, path, conns, lat, hdrs in tests:
+            for t in targets:
+                if tag == "k1":  # short warm-up, not measured
+                    wrk(t, http_port, path, conns, min(2, D))
+                    log_records(t)
+                log(f"wrk {tag} ({path}, c{conns}{', Connection: close' if hdrs else ''}, {D}s): {t.label}")
+                r = wrk(t, http_port, path, conns, D, latency=lat, headers=hdrs, work=work, tag=tag)
+                n = log_records(t)
+                if n is not None:
+                    r["log_records"] = n
+                t.results[tag] = r
+                time.sleep(1)
+
+        big_url = f"https://{LOOPBACK}:{https_port}/big"
+        for t in targets:
+            log(f"CONNECT bulk ({args.parallel} x {args.big_mib} MiB, >= {D}s): {t.label}")
+            cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(args.parallel),
+                   "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
+            if t.proxied:
+                cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
+            try:
+                p = run(cmd, timeout=D + 300)
+                r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
+            except (subprocess.TimeoutExpired, ValueError) as exc:
+                r = {"failed": repr(exc)}
+            n = log_records(t)
+            if n is not None:
+                r["log_records"] = n
+            t.results["bulk"] = r
+            time.sleep(1)
+
+        # Still alive after all that?
+        for t, pr in [(t, next((p for p in PROCS if p.pid == t.pid), None)) for t in targets]:
+            if pr is not None and pr.popen.poll() is not None:
+                t.notes.append(f"process exited during the run (rc={pr.popen.returncode})")
+    finally:
+        log("stopping servers")
+        stop_all()
+
+    report = render(targets, D, args, notes, log_off_desc, time.monotonic() - t_start)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(report)
+    print(report)
+    log(f"results written to {args.out}")
+
+
+# --------------------------------------------------------------------------- report
+
+def cpu_busy(seconds):
+    """Fraction of all CPU time that was not idle over `seconds` (from /proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+        return 1 - (i1 - i0) / (t1 - t0) if t1 > t0 else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def machine_info(args):
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) // 1024} MiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    rows = [
+        ("date (UTC)", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")),
+        ("nproc", str(os.cpu_count())),
+        ("CPU", cpu),
+        ("memory", mem),
+        ("kernel", platform.release()),
+        ("load average at end (1/5/15 min)", " / ".join(open("/proc/loadavg").read().split()[:3])),
+        ("lookout", first_line([args.lookout, "--version"]) if args.lookout else "not run"),
+        ("nginx", first_line(["nginx", "-v"])),
+        ("tinyproxy", first_line(["tinyproxy", "-v"])),
+        ("squid", first_line(["squid", "-v"])),
+        ("wrk", first_line(["wrk", "-v"]).split(" Copyright")[0]),
+        ("curl", first_line(["curl", "--version"])),
+        ("openssl", first_line(["openssl", "version"])),
+        ("python", platform.python_version()),
+    ]
+    return rows
+
+
+def fmt_num(v, digits=0):
+    if v is None:
+        return "—"
+    return f"{v:,.{digits}f}"
+
+
+def render(targets, D, args, notes, log_off_desc, elapsed):
+    direct = targets[0]
+
+    def val(t, key):
+        r = t.results
+        if key == "k1_rps":
+            x = r.get("k1", {}); return None if "failed" in x or not x else x["rps"]
+        if key == "k1_p50":
+            x = r.get("k1", {}); return None if "failed" in x or not x else x["p50_us"] / 1000
+        if key == "k1_p99":
+            x = r.get("k1", {}); return None if "failed" in x or not x else x["p99_us"] / 1000
+        if key == "m1":
+            x = r.get("m1", {}); return None if "failed" in x or not x else x["mib_s"]
+        if key == "close":
+            x = r.get("close", {}); return None if "failed" in x or not x else x["rps"]
+        if key == "bulk":
+            x = r.get("bulk", {}); return None if "failed" in x or not x else x["mib_per_s"]
+        if key == "idle":
+            x = r.get("idle", {}); return None if "failed" in x or not x else x.get("per_conn_kib")
+        return None
+
+    metrics = [
+        ("k1_rps", "1 KiB keep-alive, c64 (req/s)", 0),
+        ("k1_p50", "1 KiB keep-alive p50 (ms)", 2),
+        ("k1_p99", "1 KiB keep-alive p99 (ms)", 2),
+        ("m1", "1 MiB responses, c8 (MiB/s)", 0),
+        ("close", "new connection per request, c64 (req/s)", 0),
+        ("bulk", f"CONNECT bulk HTTPS, {args.parallel} parallel (MiB/s)", 0),
+        ("idle", f"RSS per idle keep-alive conn, {args.idle_conns} conns (KiB)", 1),
+    ]
+    out = []
+    out.append("# Lookout benchmark\n")
+    out.append(f"Each wrk run {D} s, 2 threads; all servers on 127.0.0.1, same machine, one run. "
+               "Cells: absolute value (ratio to direct). MiB = 2^20 bytes (wrk's \"MB\").\n")
+    header = "| metric | " + " | ".join(t.label for t in targets) + " |"
+    out.append(header)
+    out.append("|" + "---|" * (len(targets) + 1))
+    for key, label, digits in metrics:
+        cells = []
+        base = val(direct, key)
+        for t in targets:
+            v = val(t, key)
+            if v is None:
+                x = t.results.get(key.split("_")[0], {})
+                if key == "idle" and x and "failed" not in x and x.get("still_open", 1) == 0:
+                    cells.append("n/a (closes idle conns)")
+                else:
+                    cells.append("failed" if isinstance(x, dict) and "failed" in x else "—")
+            elif t is direct or key == "idle" or not base:
+                cells.append(fmt_num(v, digits))
+            else:
+                cells.append(f"{fmt_num(v, digits)} ({v / base:.2f}×)")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+
+    # Targets from issue 2 (Lookout with the summary log on).
+    on = next((t for t in targets if t.key == "lookout_on"), None)
+    off = next((t for t in targets if t.key == "lookout_off"), None)
+    if on is not None:
+        out.append("## Lookout (log on) against the issue 2 targets\n")
+        out.append("| target | measured | ok |")
+        out.append("|---|---|---|")
+
+        def ratio(key):
+            a, b = val(on, key), val(direct, key)
+            return a / b if a is not None and b else None
+
+        checks = [
+            ("1 KiB keep-alive ≥ 0.45× direct", ratio("k1_rps"), lambda r: r >= 0.45, "{:.2f}×"),
+            ("p99 ≤ 2× direct's", ratio("k1_p99"), lambda r: r <= 2.0, "{:.2f}×"),
+            ("1 MiB ≥ 0.50× direct", ratio("m1"), lambda r: r >= 0.50, "{:.2f}×"),
+            ("new connection per request ≥ 0.40× direct", ratio("close"), lambda r: r >= 0.40, "{:.2f}×"),
+            ("CONNECT bulk ≥ 0.90× direct", ratio("bulk"), lambda r: r >= 0.90, "{:.2f}×"),
+            ("≤ 4 KiB RSS per idle connection", val(on, "idle"), lambda r: r <= 4.0, "{:.1f} KiB"),
+        ]
+        if off is not None:
+            for key, name in (("k1_rps", "1 KiB"), ("m1", "1 MiB"), ("close", "new conn"), ("bulk", "CONNECT")):
+                a, b = val(on, key), val(off, key)
+                cost = (1 - a / b) if a is not None and b else None
+                checks.append((f"log cost ≤ 10 % ({name})", cost, lambda c: c <= 0.10, "{:.1%}"))
+        for name, v, ok, f in checks:
+            out.append(f"| {name} | {f.format(v) if v is not None else '—'} | "
+                       f"{'—' if v is None else ('yes' if ok(v) else '**no**')} |")
+        out.append("")
+
+    out.append("## Details\n")
+    for t in targets:
+        lines = []
+        for tag, name in (("k1", "1 KiB"), ("m1", "1 MiB"), ("close", "new conn")):
+            r = t.results.get(tag)
+            if not r:
+                continue
+            if "failed" in r:
+                lines.append(f"{name}: FAILED: {r['failed']}")
+                continue
+            s = f"{name}: {r['requests']:,} requests"
+            if r.get("errors"):
+                s += f", errors {r['errors']}"
+            if "log_records" in r:
+                s += f", {r['log_records']:,} log records"
+            lines.append(s)
+        r = t.results.get("bulk")
+        if r:
+            if "failed" in r:
+                lines.append(f"CONNECT bulk: FAILED: {r['failed']}")
+            else:
+                s = (f"CONNECT bulk: {r['transfers']} transfers, {r['bytes'] / 2**20:,.0f} MiB "
+                     f"in {r['elapsed_s']} s")
+                if r["failures"]:
+                    s += f", {r['failures']} failed: {r['errors']}"
+                if "log_records" in r:
+                    s += f", {r['log_records']} log records"
+                lines.append(s)
+        r = t.results.get("idle")
+        if r:
+            if "failed" in r:
+                lines.append(f"idle RSS: FAILED: {r['failed']}")
+            else:
+                s = (f"idle RSS: {r['rss_before_kib']:,} → {r['rss_after_kib']:,} KiB "
+                     f"(+{r['delta_kib']:,}) with {r['still_open']}/{r['count']} conns still open")
+                if r["response_said_close"]:
+                    s += f"; {r['response_said_close']} responses carried `Connection: close`"
+                if r["connect_failures"]:
+                    s += f"; {r['connect_failures']} connects failed ({r.get('last_error')})"
+                if set(r["statuses"]) - {"200"}:
+                    s += f"; statuses {r['statuses']}"
+                lines.append(s)
+                if r["established"] and r["still_open"] == 0 and not r["response_said_close"]:
+                    lines.append("**drops client keep-alive**: closes the connection after each response "
+                                 "without sending `Connection: close` (wrk counts each as a read error "
+                                 "and reconnects, so its keep-alive figures are really new-connection figures)")
+                elif r["established"] and r["still_open"] < r["established"]:
+                    lines.append(f"closed {r['established'] - r['still_open']} idle keep-alive connections")
+        lines += t.notes
+        out.append(f"- **{t.label}**: " + "; ".join(lines))
+    out.append("")
+    out.append("## Notes\n")
+    for n in notes + [
+        "Direct idle RSS is the whole nginx tree (master + workers); proxies are one process each.",
+        "tinyproxy and Squid: default settings apart from ports/ACLs; Squid with `cache deny all`, "
+        "`cache_mem 0`, `access_log none`.",
+        "CONNECT bulk: each transfer is a fresh curl (new tunnel + TLS handshake) of "
+        f"a {args.big_mib} MiB file; direct = curl straight to nginx's TLS port.",
+        f"Wall time of the measurement run: {elapsed:.0f} s.",
+    ]:
+        out.append(f"- {n}")
+    out.append("")
+    out.append("## Machine\n")
+    out.append("| | |")
+    out.append("|---|---|")
+    for k, v in machine_info(args):
+        out.append(f"| {k} | {v} |")
+    out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt as exc:
+        stop_all()
+        log(f"interrupted: {exc}")
+        sys.exit(130)
+    except RuntimeError as exc:
+        stop_all()
+        log(f"error: {exc}")
+        sys.exit(1)

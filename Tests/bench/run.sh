@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Lookout benchmark (not a test; `make bench`).
+#
+# Lookout vs direct-to-nginx vs tinyproxy vs Squid, all on 127.0.0.1, in one run:
+# 1 KiB keep-alive (req/s, p50, p99), 1 MiB responses (MiB/s), new connection per
+# request (req/s), CONNECT tunnel bulk HTTPS (MiB/s), RSS per idle keep-alive client
+# connection -- Lookout with its JSON summary log on and off.
+#
+# Environment:
+#   LOOKOUT_BIN      use this binary instead of `swift build -c release --product lookout`
+#   BENCH_DURATION   seconds per wrk run / CONNECT phase (default 10; 3 for a smoke run)
+#   BENCH_IDLE_CONNS idle connections for the RSS test (default 1000)
+#   BENCH_BIG_MIB    size of the CONNECT bulk file in MiB (default 256, sparse)
+#   BENCH_RESULTS    where to write the Markdown report (default: a new /tmp dir, path printed)
+#   BENCH_KEEP=1     keep the work directory (configs, logs, raw wrk output)
+#   BENCH_WAIT_IDLE  seconds to wait for other CPU load to go away first (default 120)
+#   BENCH_TIMEOUT    bound on the measurement phase in seconds (default 900)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DURATION="${BENCH_DURATION:-10}"
+
+say() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# --- peers and tools -------------------------------------------------------------
+missing=()
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
+command -v tinyproxy >/dev/null 2>&1 || [[ -x /usr/bin/tinyproxy ]] || missing+=(tinyproxy)
+command -v squid >/dev/null 2>&1 || [[ -x /usr/sbin/squid ]] || missing+=(squid)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    say "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null \
+      || { apt-get update >/dev/null && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+  else
+    say "missing: ${missing[*]} -- install them (sudo apt-get install ${missing[*]}) or run as root"
+    exit 1
+  fi
+fi
+export PATH="$PATH:/usr/sbin:/sbin"
+# The Debian packages start system daemons on install where an init system exists;
+# we never use those: every server below is our own instance on a free port.
+
+# --- file descriptors (1,000 idle connections + wrk) ---------------------------------
+if [[ "$(ulimit -n)" != unlimited ]] && (( $(ulimit -n) < 8192 )); then
+  ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+fi
+say "ulimit -n = $(ulimit -n)"
+
+# --- work dir and teardown -----------------------------------------------------------
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/lookout-bench.XXXXXX")"
+chmod 755 "$WORK"   # squid/tinyproxy drop to nobody when started as root
+RESULTS="${BENCH_RESULTS:-$(mktemp -d "${TMPDIR:-/tmp}/lookout-bench-results.XXXXXX")/latest.md}"
+
+cleanup() {
+  local rc=$?
+  if [[ -f "$WORK/pids" ]]; then
+    while read -r pid; do
+      [[ -n "$pid" ]] || continue
+      kill -TERM -- "-$pid" 2>/dev/null || true
+    done <"$WORK/pids"
+    sleep 0.5
+    while read -r pid; do
+      [[ -n "$pid" ]] || continue
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    done <"$WORK/pids"
+  fi
+  if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
+    say "work directory kept: $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- Lookout ------------------------------------------------------------------------
+LOOKOUT_MISSING=""
+if [[ -n "${LOOKOUT_BIN:-}" ]]; then
+  [[ -x "$LOOKOUT_BIN" ]] || { say "LOOKOUT_BIN=$LOOKOUT_BIN is not executable"; exit 1; }
+  LOOKOUT="$LOOKOUT_BIN"
+elif [[ -f "$ROOT/Package.swift" ]] && command -v swift >/dev/null 2>&1; then
+  say "building Lookout: swift build -c release --product lookout (log: $WORK/build.log)"
+  if (cd "$ROOT" && timeout "${BENCH_BUILD_TIMEOUT:-1800}" swift build -c release --product lookout) \
+       >"$WORK/build.log" 2>&1; then
+    LOOKOUT="$(cd "$ROOT" && swift build -c release --show-bin-path)/lookout"
+  else
+    tail -n 25 "$WORK/build.log" >&2 || true
+    LOOKOUT=""
+    LOOKOUT_MISSING="lookout binary not found (swift build -c release failed)"
+  fi
+else
+  LOOKOUT=""
+  LOOKOUT_MISSING="lookout binary not found (no Package.swift in $ROOT or no swift toolchain)"
+fi
+if [[ -n "$LOOKOUT" && ! -x "$LOOKOUT" ]]; then
+  LOOKOUT_MISSING="lookout binary not found at $LOOKOUT"
+  LOOKOUT=""
+fi
+if [[ -z "$LOOKOUT" ]]; then
+  say "$LOOKOUT_MISSING -- measuring direct, tinyproxy and squid only"
+else
+  say "lookout: $LOOKOUT ($("$LOOKOUT" --version 2>&1 | head -n 1))"
+fi
+
+# --- measure ------------------------------------------------------------------------
+say "running (BENCH_DURATION=${DURATION}s per phase); work dir $WORK"
+timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
+  python3 "$HERE/bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
+    --lookout "$LOOKOUT" --lookout-missing "$LOOKOUT_MISSING"
+say "report: $RESULTS"

@@ -1,0 +1,163 @@
+"""CONNECT tunnels: TLS through the tunnel, exact byte counts, half-close both ways, refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import ssl
+
+import origins
+from conftest import (Reader, assert_envelope, assert_error_response, assert_error_summary, connect,
+                      curl, is_number, raw_exchange, read_response)
+
+ESTABLISHED = b"HTTP/1.1 200 Connection Established\r\n\r\n"
+
+
+def tunnel_config(*ports: int) -> dict:
+    return {"connect": {"allowed_ports": [443, *ports]}}
+
+
+def open_tunnel(proxy, authority: str, extra: bytes = b"", timeout: float = 10.0):
+    s = connect(proxy.port)
+    s.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode() + extra)
+    r = Reader(s, timeout)
+    head = r.read_until(b"\r\n\r\n")
+    assert head == ESTABLISHED, head
+    return s, r
+
+
+def assert_tunnel_summary(rec: dict, authority: str, c2u: int | None = None, u2c: int | None = None):
+    assert_envelope(rec)
+    assert rec["event"] == "exchange"
+    assert "error" not in rec, rec
+    assert rec.get("kind") == "tunnel", rec
+    assert rec.get("method") == "CONNECT", rec
+    assert rec.get("url") == authority, rec
+    assert rec.get("status") == 200, rec
+    assert type(rec.get("id")) is int and type(rec.get("conn")) is int, rec
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", rec.get("client", "")), rec
+    assert is_number(rec.get("duration_ms")) and rec["duration_ms"] >= 0, rec
+    b = rec.get("bytes")
+    assert isinstance(b, dict), rec
+    assert type(b.get("client_to_upstream")) is int and type(b.get("upstream_to_client")) is int, rec
+    if c2u is not None:
+        assert b["client_to_upstream"] == c2u, rec
+    if u2c is not None:
+        assert b["upstream_to_client"] == u2c, rec
+
+
+def test_connect_tls_with_curl(make_proxy, tls_origin, origin_cert):
+    p = make_proxy(tunnel_config(tls_origin.port))
+    r = curl(p, tls_origin.url("/fixed/5000"), "-p", "--cacert", str(origin_cert[0]))
+    assert r.rc == 0, r.stderr
+    assert r.body == origins.pattern(5000)
+    assert r.blocks[0][0] == "HTTP/1.1 200 Connection Established"
+    assert r.blocks[-1][0].startswith("HTTP/1.1 200")
+    rec = p.only_summary()
+    assert_tunnel_summary(rec, tls_origin.authority)
+    # TLS handshake both ways + request / response through the tunnel
+    assert rec["bytes"]["client_to_upstream"] > 100
+    assert rec["bytes"]["upstream_to_client"] > 5000
+
+
+def test_connect_then_tls_with_python(make_proxy, tls_origin, origin_cert):
+    p = make_proxy(tunnel_config(tls_origin.port))
+    s, r = open_tunnel(p, tls_origin.authority)
+    assert r.buf == b"", "bytes after the 200 that did not come from the origin"
+    ctx = ssl.create_default_context(cafile=str(origin_cert[0]))
+    tls = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+    tls.sendall(f"GET /fixed/3000 HTTP/1.1\r\nHost: {tls_origin.authority}\r\n\r\n".encode())
+    tr = Reader(tls, 10)
+    assert read_response(tr).body == origins.pattern(3000)
+    tls.sendall(f"GET /chunked/7000 HTTP/1.1\r\nHost: {tls_origin.authority}\r\n\r\n".encode())
+    assert read_response(tr).body == origins.pattern(7000)
+    tls.close()
+    assert_tunnel_summary(p.only_summary(), tls_origin.authority)
+
+
+def test_tunnel_client_half_close(make_proxy, raw_origin):
+    o = raw_origin("sink_then_reply")
+    p = make_proxy(tunnel_config(o.port))
+    s, r = open_tunnel(p, o.authority, timeout=5)
+    payload = os.urandom(30_000)
+    s.sendall(payload)
+    s.shutdown(socket.SHUT_WR)  # the origin answers only after seeing our FIN
+    reply = r.read_to_eof()
+    assert reply == b"received 30000 %s\n" % hashlib.sha256(payload).hexdigest().encode()
+    s.close()
+    assert_tunnel_summary(p.only_summary(), o.authority, c2u=len(payload), u2c=len(reply))
+
+
+def test_tunnel_upstream_half_close(make_proxy, raw_origin):
+    o = raw_origin("greet_then_sink")
+    p = make_proxy(tunnel_config(o.port))
+    s, r = open_tunnel(p, o.authority, timeout=5)
+    assert r.read_to_eof() == origins.GREETING, "the origin's FIN must reach the client"
+    late = b"data after the origin half-closed"
+    s.sendall(late)
+    s.shutdown(socket.SHUT_WR)
+    assert o.wait_received(1) == [late], "client -> origin must stay open after the origin's FIN"
+    s.close()
+    assert_tunnel_summary(p.only_summary(), o.authority, c2u=len(late), u2c=len(origins.GREETING))
+
+
+def test_tunnel_data_sent_with_the_connect_head(make_proxy, raw_origin):
+    o = raw_origin("sink_then_reply")
+    p = make_proxy(tunnel_config(o.port))
+    early = b"optimistic bytes in the same segment as CONNECT"
+    s, r = open_tunnel(p, o.authority, extra=early, timeout=5)
+    s.shutdown(socket.SHUT_WR)
+    assert r.read_to_eof() == b"received %d %s\n" % (len(early), hashlib.sha256(early).hexdigest().encode())
+
+
+def test_connect_port_not_allowed(proxy):
+    data = b"CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n"
+    resp, reader = raw_exchange(proxy.port, data, method="CONNECT")
+    assert_error_response(resp, 403, "connect_port_not_allowed")
+    assert reader.closed_by_peer(5)
+    assert_error_summary(proxy.only_summary(), 403, "connect_port_not_allowed", kind="tunnel",
+                         method="CONNECT", url="127.0.0.1:80")
+
+
+def test_connect_port_443_allowed_by_default(proxy):
+    try:
+        socket.create_connection(("127.0.0.1", 443), timeout=1).close()
+        listening = True
+    except OSError:
+        listening = False
+    data = b"CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n"
+    resp, _ = raw_exchange(proxy.port, data, method="CONNECT")
+    if listening:
+        assert resp.status == 200
+    else:
+        assert_error_response(resp, 502, "upstream_connect_failed")
+        assert_error_summary(proxy.only_summary(), 502, "upstream_connect_failed", kind="tunnel",
+                             method="CONNECT", url="127.0.0.1:443")
+
+
+def test_connect_upstream_refused(make_proxy):
+    holder, port = origins.unused_port()
+    try:
+        p = make_proxy(tunnel_config(port))
+        data = f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        resp, _ = raw_exchange(p.port, data, method="CONNECT")
+        assert_error_response(resp, 502, "upstream_connect_failed")
+    finally:
+        holder.close()
+    assert_error_summary(p.only_summary(), 502, "upstream_connect_failed", kind="tunnel",
+                         method="CONNECT", url=f"127.0.0.1:{port}")
+
+
+def test_connect_upstream_timeout(make_proxy):
+    hole = origins.BlackholeOrigin()
+    try:
+        p = make_proxy({**tunnel_config(hole.port), "timeouts": {"upstream_connect": 1}})
+        data = f"CONNECT {hole.authority} HTTP/1.1\r\nHost: {hole.authority}\r\n\r\n".encode()
+        resp, _ = raw_exchange(p.port, data, method="CONNECT")
+        assert_error_response(resp, 504, "upstream_connect_timeout")
+        assert_error_summary(p.only_summary(), 504, "upstream_connect_timeout", kind="tunnel",
+                             method="CONNECT", url=hole.authority)
+    finally:
+        hole.stop()
