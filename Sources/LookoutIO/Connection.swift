@@ -267,6 +267,7 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
         delegate = nil
         lingerTimer?.invalidate()
         lingerTimer = nil
+        defer { keepAliveWhileLingering = nil }
         pending = []
         pendingOffset = 0
         if abortive { Socket.abortiveClose(fd) }
@@ -297,6 +298,8 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
         guard !isClosed else { return }
         lingering = true
         delegate = nil
+        // Nobody else holds a connection that is only finishing its close.
+        keepAliveWhileLingering = self
         if !didReadEOF { resumeReading() }
         let timer = LoopTimer(loop: loop)
         lingerTimer = timer
@@ -310,6 +313,7 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
     }
 
     private var lingering = false
+    private var keepAliveWhileLingering: Connection?
     private var lingerTimer: LoopTimer?
 
     deinit {

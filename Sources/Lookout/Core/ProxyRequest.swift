@@ -4,7 +4,7 @@ import LookoutIO
 
 /// One forwarded HTTP exchange: the client's request, the upstream task(s) that serve it, and the
 /// response relayed back. Owns the framing decisions for both directions (RFC 9112 §6, §7).
-final class ProxyRequest: @unchecked Sendable {  // confined to the client connection's loop queue
+final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confined to the client connection's loop queue
     static let idHeader = HTTPField.Name("X-Lookout-Id")!
     /// HTTPTypes models Host as the :authority pseudo-field; on the HTTP/1.1 wire it is a plain field.
     static let hostHeader = HTTPField.Name("Host")!

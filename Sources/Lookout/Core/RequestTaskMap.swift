@@ -1,17 +1,22 @@
+/// Something the request-task map can key by id.
+protocol TaskMapIdentifiable: AnyObject {
+    var id: UInt64 { get }
+}
+
 /// Two-way map between client exchanges and their current upstream task, like Alamofire's.
 ///
 /// An entry goes away only once the task has both completed and delivered its metrics, so no
 /// upstream callback can arrive for an exchange the map has forgotten. Inconsistent use traps:
 /// limping on with a wrong map would send one client's bytes to another.
-final class RequestTaskMap {  // confined to one event loop's queue
-    private var tasksByRequest: [UInt64: UpstreamTask] = [:]
-    private var requestsByTask: [UInt64: ProxyRequest] = [:]
+final class RequestTaskMap<Request: TaskMapIdentifiable, Task: TaskMapIdentifiable> {  // confined to one event loop's queue
+    private var tasksByRequest: [UInt64: Task] = [:]
+    private var requestsByTask: [UInt64: Request] = [:]
     private var progress: [UInt64: (completed: Bool, metricsGathered: Bool)] = [:]
 
     var count: Int { requestsByTask.count }
     var isEmpty: Bool { requestsByTask.isEmpty }
 
-    func add(_ task: UpstreamTask, for request: ProxyRequest) {
+    func add(_ task: Task, for request: Request) {
         precondition(requestsByTask[task.id] == nil, "task \(task.id) is already mapped")
         precondition(tasksByRequest[request.id] == nil, "request \(request.id) already has a task")
         tasksByRequest[request.id] = task
@@ -19,12 +24,12 @@ final class RequestTaskMap {  // confined to one event loop's queue
         progress[task.id] = (false, false)
     }
 
-    func request(forTask taskID: UInt64) -> ProxyRequest? { requestsByTask[taskID] }
-    func task(forRequest requestID: UInt64) -> UpstreamTask? { tasksByRequest[requestID] }
+    func request(forTask taskID: UInt64) -> Request? { requestsByTask[taskID] }
+    func task(forRequest requestID: UInt64) -> Task? { tasksByRequest[requestID] }
 
     /// Records the task's completion; returns true when the entry was removed.
     @discardableResult
-    func disassociateIfNecessaryAfterCompleting(_ task: UpstreamTask) -> Bool {
+    func disassociateIfNecessaryAfterCompleting(_ task: Task) -> Bool {
         guard var state = progress[task.id] else {
             preconditionFailure("completed task \(task.id) is not in the map")
         }
@@ -35,7 +40,7 @@ final class RequestTaskMap {  // confined to one event loop's queue
 
     /// Records the task's metrics; returns true when the entry was removed.
     @discardableResult
-    func disassociateIfNecessaryAfterGatheringMetrics(_ task: UpstreamTask) -> Bool {
+    func disassociateIfNecessaryAfterGatheringMetrics(_ task: Task) -> Bool {
         guard var state = progress[task.id] else {
             preconditionFailure("metrics for task \(task.id), which is not in the map")
         }
@@ -44,7 +49,7 @@ final class RequestTaskMap {  // confined to one event loop's queue
         return store(state, for: task)
     }
 
-    private func store(_ state: (completed: Bool, metricsGathered: Bool), for task: UpstreamTask) -> Bool {
+    private func store(_ state: (completed: Bool, metricsGathered: Bool), for task: Task) -> Bool {
         guard state.completed && state.metricsGathered else {
             progress[task.id] = state
             return false

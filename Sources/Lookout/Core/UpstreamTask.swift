@@ -4,7 +4,7 @@ import LookoutIO
 
 /// One upstream attempt for a `ProxyRequest`: get a connection (pooled or new), send the request,
 /// parse and relay the response. Every step is reported through `SessionDelegate`.
-final class UpstreamTask: @unchecked Sendable {  // confined to `loop.queue`
+final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confined to `loop.queue`
     let id: UInt64
     let attempt: Int
     unowned let request: ProxyRequest

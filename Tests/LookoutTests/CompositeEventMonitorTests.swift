@@ -1,0 +1,58 @@
+import Dispatch
+import Synchronization
+import Testing
+@testable import Lookout
+
+private final class Recorder: @unchecked Sendable {
+    let names = Mutex<[String]>([])
+}
+
+@Suite struct CompositeEventMonitorTests {
+    private func event(_ n: UInt64) -> LookoutEvent {
+        .didCreateTask(EventContext(connectionID: n), origin: "o:\(n)", attempt: 1)
+    }
+
+    @Test func deliversInOrderToEachMonitorOnItsQueue() {
+        let a = Recorder(), b = Recorder()
+        let queueA = DispatchQueue(label: "a"), queueB = DispatchQueue(label: "b")
+        let monitorA = ClosureEventMonitor(queue: queueA) { event in
+            dispatchPrecondition(condition: .onQueue(queueA))
+            a.names.withLock { $0.append(event.context.connectionID.description) }
+        }
+        let monitorB = ClosureEventMonitor(queue: queueB) { event in
+            b.names.withLock { $0.append(event.context.connectionID.description) }
+        }
+        let composite = CompositeEventMonitor(monitors: [monitorA, monitorB])
+        for n in 0..<1000 { composite.post(event(UInt64(n))) }
+        composite.flush()
+        let expected = (0..<1000).map(String.init)
+        #expect(a.names.withLock { $0 } == expected)
+        #expect(b.names.withLock { $0 } == expected)
+        #expect(composite.droppedEventCount == 0)
+    }
+
+    @Test func aStalledMonitorIsBoundedAndCountedWithoutBlocking() {
+        let stalledQueue = DispatchQueue(label: "stalled")
+        let gate = DispatchSemaphore(value: 0)
+        stalledQueue.async { gate.wait() }
+        let seen = Recorder()
+        let monitor = ClosureEventMonitor(queue: stalledQueue) { event in
+            seen.names.withLock { $0.append(event.name) }
+        }
+        let composite = CompositeEventMonitor(monitors: [monitor], mailboxLimit: 100)
+        for n in 0..<250 { composite.post(event(UInt64(n))) }  // returns although the monitor is stuck
+        #expect(composite.droppedEventCount == 150)
+        gate.signal()
+        composite.flush()
+        #expect(seen.names.withLock { $0.count } == 100)
+    }
+
+    @Test func lifecycleEventsAreNotBuiltForSummaryOnlyMonitors() {
+        let monitor = ClosureEventMonitor(interest: .summaries)
+        let composite = CompositeEventMonitor(monitors: [monitor])
+        #expect(composite.wants(.summaries))
+        #expect(!composite.wants(.lifecycle))
+        let verbose = CompositeEventMonitor(monitors: [monitor, ClosureEventMonitor(interest: .all)])
+        #expect(verbose.wants(.lifecycle))
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+@testable import Lookout
+import LookoutHTTP
+
+@Suite struct ProxyErrorTests {
+    /// The table in the README: every reason has one code and one status.
+    @Test(arguments: [
+        (ProxyError.requestRejected(reason: .malformedRequest("x")), "malformed_request", 400),
+        (.requestRejected(reason: .conflictingFraming), "conflicting_framing", 400),
+        (.requestRejected(reason: .invalidContentLength), "invalid_content_length", 400),
+        (.requestRejected(reason: .invalidChunkedEncoding), "invalid_chunked_encoding", 400),
+        (.requestRejected(reason: .notAProxyRequest(path: "/x")), "not_a_proxy_request", 400),
+        (.requestRejected(reason: .missingHost("x")), "missing_host", 400),
+        (.requestRejected(reason: .unsupportedScheme("https")), "unsupported_scheme", 400),
+        (.requestRejected(reason: .connectPortNotAllowed(port: 80)), "connect_port_not_allowed", 403),
+        (.requestRejected(reason: .requestBodyTooLarge(limit: 1)), "request_body_too_large", 413),
+        (.requestRejected(reason: .requestLineTooLong), "request_line_too_long", 414),
+        (.requestRejected(reason: .requestHeaderTooLarge), "request_header_too_large", 431),
+        (.requestRejected(reason: .unsupportedTransferCoding), "unsupported_transfer_coding", 501),
+        (.clientFailed(reason: .headerTimedOut(after: 1)), "client_header_timeout", 408),
+        (.upstreamFailed(reason: .dnsFailed(host: "h", message: "m")), "upstream_dns_failed", 502),
+        (.upstreamFailed(reason: .connectFailed("x")), "upstream_connect_failed", 502),
+        (.upstreamFailed(reason: .malformedResponse("x")), "upstream_malformed_response", 502),
+        (.upstreamFailed(reason: .closed("x")), "upstream_closed", 502),
+        (.upstreamFailed(reason: .connectTimedOut(after: 1)), "upstream_connect_timeout", 504),
+        (.upstreamFailed(reason: .firstByteTimedOut(after: 1)), "upstream_first_byte_timeout", 504),
+        (.upstreamFailed(reason: .idleTimedOut(after: 1)), "upstream_idle_timeout", 504),
+        (.sessionUnavailable(reason: .tooManyConnections(limit: 1)), "too_many_connections", 503),
+        (.sessionUnavailable(reason: .shuttingDown), "shutting_down", 503),
+    ] as [(ProxyError, String, Int)])
+    func mapsToOneCodeAndStatus(error: ProxyError, code: String, status: Int) {
+        #expect(error.code == code)
+        #expect(error.status == status)
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test func clientCloseSendsNoResponse() {
+        #expect(ProxyError.clientFailed(reason: .closed("reset")).status == nil)
+        #expect(ProxyError.clientFailed(reason: .closed("reset")).code == "client_closed")
+    }
+
+    @Test func parseErrorsMapToTheirCodes() {
+        #expect(ProxyError(requestParseError: .requestLineTooLong).code == "request_line_too_long")
+        #expect(ProxyError(requestParseError: .tooManyHeaders).code == "request_header_too_large")
+        #expect(ProxyError(requestParseError: .obsoleteLineFolding).code == "malformed_request")
+        #expect(ProxyError(requestParseError: .conflictingFraming).code == "conflicting_framing")
+        #expect(ProxyError(responseParseError: .unexpectedEndOfStream).code == "upstream_closed")
+        #expect(ProxyError(responseParseError: .invalidStatusLine).code == "upstream_malformed_response")
+    }
+
+    @Test func errorResponseCarriesCodeAndStatus() {
+        let bytes = ErrorResponse.bytes(for: .requestRejected(reason: .connectPortNotAllowed(port: 25)), closeConnection: true)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
+        #expect(text.contains("X-Lookout-Error: connect_port_not_allowed\r\n"))
+        #expect(text.contains("Connection: close\r\n"))
+        #expect(text.hasSuffix("\r\n\r\nlookout: connect_port_not_allowed: CONNECT to port 25 is not allowed (connect.allowed_ports)\n"))
+    }
+}
