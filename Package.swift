@@ -47,6 +47,7 @@ let package = Package(
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP"]),
         .testTarget(name: "LookoutConfigTests", dependencies: ["LookoutConfig"]),
         .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutMonitors", "LookoutIO"]),
+        .testTarget(name: "LookoutMonitorsTests", dependencies: ["LookoutMonitors", "Lookout"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
     ]
 )

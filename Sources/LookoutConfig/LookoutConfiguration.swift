@@ -130,12 +130,12 @@ public struct LookoutConfiguration: Sendable, Equatable {
 
     /// `pool`: idle upstream connections kept for reuse.
     public struct Pool: Sendable, Equatable {
-        /// `max_idle_per_origin`: 0 = no connection is kept for reuse.
+        /// `max_idle_per_origin`: per event loop; 0 = no connection is kept for reuse.
         public var maxIdlePerOrigin: Int
         /// `idle_timeout`: seconds an idle pooled connection is kept.
         public var idleTimeout: Double
 
-        public init(maxIdlePerOrigin: Int = 8, idleTimeout: Double = 30) {
+        public init(maxIdlePerOrigin: Int = 64, idleTimeout: Double = 30) {
             self.maxIdlePerOrigin = maxIdlePerOrigin
             self.idleTimeout = idleTimeout
         }

@@ -40,13 +40,12 @@ struct RunCommand: ParsableCommand {
 }
 
 extension ListenAddress {
-    /// Parses a `--listen` value the same way the config file's `listen:` entries are parsed.
+    /// Parses a `--listen` value exactly as the config file's `listen:` entries are parsed.
     static func parse(_ text: String) throws -> ListenAddress {
         do {
-            let yaml = "listen: [\"\(text)\"]"
-            return try ConfigurationLoader.load(yaml: yaml, file: "--listen").listen[0]
+            return try ListenAddress(parsing: text)
         } catch {
-            throw ValidationError("--listen \(text): \(error.errors.map(\.message).joined(separator: "; "))")
+            throw ValidationError("--listen \(text): \(error.message)")
         }
     }
 }

@@ -23,7 +23,7 @@ public struct SessionConfiguration: Sendable {
     public var maxRequestBodyBytes: UInt64 = 0
     public var timeouts = Timeouts()
     public var allowedConnectPorts: Set<Int> = [443]
-    public var maxIdleConnectionsPerOrigin = 8
+    public var maxIdleConnectionsPerOrigin = 64
     public var poolIdleTimeout: Double = 30
     public var dnsCacheTTL: Double = 30
     /// Adds `Via: 1.1 lookout` both ways (RFC 9110 §7.6.3).
