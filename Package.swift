@@ -36,7 +36,8 @@ let package = Package(
                 dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")]),
-        .target(name: "LookoutMonitors", dependencies: ["Lookout"]),
+        .target(name: "LookoutMonitors",
+                dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "LookoutConfig", dependencies: ["Yams"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig",
@@ -47,7 +48,8 @@ let package = Package(
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP"]),
         .testTarget(name: "LookoutConfigTests", dependencies: ["LookoutConfig"]),
         .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutMonitors", "LookoutIO"]),
-        .testTarget(name: "LookoutMonitorsTests", dependencies: ["LookoutMonitors", "Lookout"]),
+        .testTarget(name: "LookoutMonitorsTests",
+                    dependencies: ["LookoutMonitors", "Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
     ]
 )

@@ -35,6 +35,12 @@ struct BodyDecoder: Sendable {
 
     var bufferedBytes: Int { lineBuffer.count + trailerAccumulator.buffer.count }
 
+    /// All body bytes were delivered and only `.end` remains (Content-Length reached).
+    var isComplete: Bool {
+        if case .contentLength(0) = state { return true }
+        return false
+    }
+
     /// Processes `input[pos...]`. Returns the new position and at most one event. When the event is nil,
     /// all of the input was consumed.
     mutating func decode(_ input: Bytes, from start: Int, limits: HTTPParserLimits) throws(HTTPParseError) -> (Int, Event?) {

@@ -24,28 +24,31 @@ enum CharClass {
     static let qdtext: UInt8 = 1 << 6
 }
 
-/// Global table, allocated once and never freed.
-nonisolated(unsafe) let charTable: UnsafePointer<UInt8> = {
-    let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-    table.initialize(repeating: 0, count: 256)
-    for b in 0..<256 {
-        var f: UInt8 = 0
-        let isAlpha = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-        let isDigit = b >= 0x30 && b <= 0x39
-        let isVChar = b >= 0x21 && b <= 0x7E
-        if isAlpha || isDigit || "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b)) { f |= CharClass.token }
-        if isVChar || b >= 0x80 || b == 0x20 || b == 0x09 { f |= CharClass.fieldValue }
-        if isVChar && b != 0x23 { f |= CharClass.target }
-        if isDigit || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) { f |= CharClass.hex }
-        if isAlpha || isDigit || "-._~!$&'()*+,;=%".utf8.contains(UInt8(b)) { f |= CharClass.regName }
-        if isAlpha || isDigit || "+-.".utf8.contains(UInt8(b)) { f |= CharClass.scheme }
-        if b == 0x09 || b == 0x20 || b == 0x21 || (b >= 0x23 && b <= 0x5B) || (b >= 0x5D && b <= 0x7E) || b >= 0x80 {
-            f |= CharClass.qdtext
-        }
-        table[b] = f
-    }
-    return UnsafePointer(table)
-}()
+/// The class bits of every byte value, as a compile-time constant (no lazy global initialisation on the
+/// hot path). Every entry is < 0x80 so the literal is plain ASCII. `CharacterClassTests` re-derives the
+/// table from the RFC definitions and compares.
+@inline(__always)
+var charTable: UnsafePointer<UInt8> {
+    let table: StaticString = """
+\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{42}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\
+\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\u{00}\
+\u{42}\u{57}\u{06}\u{43}\u{57}\u{57}\u{57}\u{57}\u{56}\u{56}\u{57}\u{77}\u{56}\u{77}\u{77}\u{46}\
+\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{46}\u{56}\u{46}\u{56}\u{46}\u{46}\
+\u{46}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\
+\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{46}\u{06}\u{46}\u{47}\u{57}\
+\u{47}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\
+\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{46}\u{47}\u{46}\u{57}\u{00}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
+\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}
+"""
+    return table.utf8Start
+}
 
 enum ASCII {
     static let cr: UInt8 = 0x0D
@@ -119,6 +122,66 @@ struct Bytes {
     @inline(__always)
     func raw(_ from: Int, _ to: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base.map { UnsafeRawPointer($0 + from) }, count: to - from)
+    }
+
+    @inline(__always)
+    func containsUppercase(_ from: Int, _ to: Int) -> Bool {
+        var i = from
+        while i < to {
+            let b = self[i]
+            if b >= 0x41 && b <= 0x5A { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Checks field-value bytes (HTAB / SP / VCHAR / obs-text) eight at a time. Returns (valid, isASCII).
+    @inline(__always)
+    func validateFieldValue(_ from: Int, _ to: Int) -> (Bool, Bool) {
+        guard to > from, let base else { return (true, true) }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var i = from
+        var high: UInt64 = 0
+        let raw = UnsafeRawPointer(base)
+        while i + 8 <= to {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // A byte < 0x20 (CTL, or HTAB) or == 0x7F (DEL) needs the exact per-byte check.
+            let lt20 = (x &- ones &* 0x20) & ~x & highs
+            let y = x ^ (ones &* 0x7F)
+            let is7F = (y &- ones) & ~y & highs
+            if lt20 | is7F != 0 {
+                var k = i
+                while k < i + 8 {
+                    if charTable[Int(self[k])] & CharClass.fieldValue == 0 { return (false, false) }
+                    k += 1
+                }
+            }
+            high |= x
+            i += 8
+        }
+        var tail: UInt8 = 0
+        while i < to {
+            let b = self[i]
+            if charTable[Int(b)] & CharClass.fieldValue == 0 { return (false, false) }
+            tail |= b
+            i += 1
+        }
+        return (true, high & highs == 0 && tail < 0x80)
+    }
+
+    /// ASCII-lowercased string of `from..<to` (bytes other than A-Z unchanged).
+    func lowercasedString(_ from: Int, _ to: Int) -> String {
+        if !containsUppercase(from, to) { return string(from, to) }
+        return String(unsafeUninitializedCapacity: to - from) { out in
+            var i = 0
+            while i < to - from {
+                let b = self[from + i]
+                out[i] = (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b
+                i += 1
+            }
+            return to - from
+        }
     }
 
     func string(_ from: Int, _ to: Int) -> String {

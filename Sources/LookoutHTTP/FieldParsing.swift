@@ -62,12 +62,19 @@ enum FieldParsing {
         var ve = end
         while vs < ve && isOWS(h[vs]) { vs += 1 }
         while ve > vs && isOWS(h[ve - 1]) { ve -= 1 }
-        if !h.all(CharClass.fieldValue, from: vs, to: ve) { throw .invalidHeaderValue }
+        // Validate the value and note whether it is pure ASCII in the same pass.
+        let (valid, ascii) = h.validateFieldValue(vs, ve)
+        if !valid { throw .invalidHeaderValue }
 
         if collectFacts {
             try collect(h, start, colon, vs, ve, &facts)
         }
         let name = fieldName(h, start, colon)
+        if ascii {
+            // ASCII: the String initialiser from a buffer of UTF-8 is the fast, non-generic path.
+            return HTTPField(name: name, value: h.string(vs, ve))
+        }
+        // obs-text: keep the raw bytes (HTTPField stores non-UTF-8 values as bytes).
         return HTTPField(name: name, value: h.raw(vs, ve))
     }
 
@@ -103,8 +110,13 @@ enum FieldParsing {
         default:
             break
         }
-        // The bytes were validated as a token above, so this cannot fail.
-        return HTTPField.Name(h.string(start, end))!
+        // The bytes were validated as a token above, so neither initialiser can fail. An already
+        // lowercase name skips the lowercasing copy.
+        let string = h.string(start, end)
+        if !h.containsUppercase(start, end), let name = HTTPField.Name(parsed: string) {
+            return name
+        }
+        return HTTPField.Name(string)!
     }
 
     /// Records framing-relevant fields.

@@ -16,6 +16,16 @@ import HTTPTypes
 /// A nil event means all of `input` was consumed, except when `isUpgraded` is true (then nothing is consumed
 /// and the remaining bytes belong to the tunnel / new protocol). `.end` is often delivered by a call that
 /// consumes 0 bytes (e.g. right after the head of a GET), so looping only `while offset < count` would miss it.
+///
+/// - Body ranges point into the buffer passed to that call; a chunk or Content-Length body that spans reads
+///   arrives as one `.body` per read. Body bytes are never copied or buffered by the parser.
+/// - Only partial heads, chunk-size lines and trailer sections are buffered (bounded by `limits`).
+/// - After `.end` the parser is ready for the next pipelined request. A CONNECT request gets its `.end` and
+///   then the parser stops (`isUpgraded`, nothing more is consumed: the rest is tunnel data); call `resume()`
+///   if the tunnel was refused and the connection stays HTTP. A request with `upgrade` set does NOT stop the
+///   parser (a client sends nothing after it until it has the 101, e.g. RFC 6455 §4.1): a caller that
+///   relays the upgrade stops feeding the parser when the 101 arrives.
+/// - After a thrown error the parser is in an unspecified state: answer the error and close the connection.
 public struct HTTPRequestParser: Sendable {
     enum State: Sendable {
         /// Between messages: skipping up to two empty lines, or accumulating a head.
@@ -23,7 +33,7 @@ public struct HTTPRequestParser: Sendable {
         case body(BodyDecoder)
         /// The message (head, no body) is complete; `.end` is delivered next.
         case endPending
-        /// Stopped after a CONNECT request or a request with Upgrade.
+        /// Stopped after a CONNECT request.
         case upgraded
     }
 
@@ -32,7 +42,7 @@ public struct HTTPRequestParser: Sendable {
     var accumulator = SectionAccumulator()
     var leadingEmptyLines = 0
     var pendingLeadingCR = false
-    /// The current message switches protocols after its end (CONNECT / Upgrade).
+    /// The current message is a CONNECT: the parser stops after its end.
     var upgradeAfterEnd = false
 
     /// At most this many empty lines are skipped before a request line (RFC 9112 §2.2).
@@ -54,15 +64,13 @@ public struct HTTPRequestParser: Sendable {
         return 0
     }
 
-    /// True after the `.end` of a CONNECT request or of a request with `upgrade`: the parser consumes nothing
-    /// more until `resume()`.
+    /// True after the `.end` of a CONNECT request: the parser consumes nothing more until `resume()`.
     public var isUpgraded: Bool {
         if case .upgraded = state { return true }
         return false
     }
 
-    /// Resume HTTP parsing after a CONNECT or Upgrade request whose protocol switch did not happen
-    /// (e.g. the upstream refused the upgrade).
+    /// Resume HTTP parsing after a CONNECT request whose tunnel was refused while the connection is kept.
     public mutating func resume() {
         if case .upgraded = state { state = .head }
     }
@@ -73,8 +81,8 @@ public struct HTTPRequestParser: Sendable {
         switch state {
         case .head:
             if !accumulator.isEmpty || pendingLeadingCR { throw .unexpectedEndOfStream }
-        case .body:
-            throw .unexpectedEndOfStream
+        case .body(let decoder):
+            if !decoder.isComplete { throw .unexpectedEndOfStream }
         case .endPending, .upgraded:
             break
         }
@@ -166,7 +174,7 @@ public struct HTTPRequestParser: Sendable {
         }
         accumulator.reset()
         leadingEmptyLines = 0
-        upgradeAfterEnd = head.method == .connect || head.upgrade != nil
+        upgradeAfterEnd = head.method == .connect
         switch head.framing {
         case .none, .contentLength(0):
             state = .endPending
@@ -186,7 +194,7 @@ public struct HTTPRequestParser: Sendable {
         else { throw .invalidRequestLine }
         guard let (major, minor) = FieldParsing.parseVersion(h, sp2 + 1, lineEnd) else { throw .invalidRequestLine }
         guard major == 1 && (minor == 0 || minor == 1) else { throw .unsupportedVersion }
-        let version = minor == 1 ? HTTPVersion.http1_1 : HTTPVersion.http1_0
+        let version = HTTPVersion(major: 1, minor: minor)
         guard h.all(CharClass.token, from: 0, to: sp1) else { throw .invalidRequestLine }
         let ts = sp1 + 1
         let te = sp2
@@ -199,14 +207,14 @@ public struct HTTPRequestParser: Sendable {
         var facts = FieldFacts()
         let fields = try FieldParsing.parseFields(h, from: next, expectedCount: lines - 1, facts: &facts, collectFacts: true)
 
-        if version == .http1_1 && facts.hostCount != 1 { throw .missingHost }
+        if minor == 1 && facts.hostCount != 1 { throw .missingHost }
         if facts.hostCount > 1 { throw .missingHost }
 
         // RFC 9112 §6.1 / §6.3
         if facts.hasTransferEncoding && facts.contentLength != nil { throw .conflictingFraming }
         var framing: BodyFraming
         if facts.hasTransferEncoding {
-            if version == .http1_0 { throw .unsupportedTransferCoding }
+            if minor == 0 { throw .unsupportedTransferCoding }
             guard FieldParsing.transferEncodingIsValidChunked(facts) else { throw .unsupportedTransferCoding }
             framing = .chunked
         } else if let cl = facts.contentLength {
@@ -217,15 +225,16 @@ public struct HTTPRequestParser: Sendable {
         if method == .connect { framing = .none }  // CONNECT has no content (RFC 9110 §9.3.6)
 
         let keepAlive: Bool
-        if version == .http1_1 {
+        if minor == 1 {
             keepAlive = !facts.connectionClose
         } else {
             keepAlive = facts.connectionKeepAlive && !facts.connectionClose
         }
-        let upgrade = (facts.connectionUpgrade && method != .connect) ? facts.upgrade : nil
+        // Upgrade is ignored on HTTP/1.0 requests (RFC 9110 §7.8) and meaningless on CONNECT.
+        let upgrade = (facts.connectionUpgrade && method != .connect && minor == 1) ? facts.upgrade : nil
         return RequestHead(
             method: method, rawTarget: rawTarget, target: target, version: version, headerFields: fields,
-            framing: framing, keepAlive: keepAlive, expectsContinue: facts.expectContinue && version == .http1_1,
+            framing: framing, keepAlive: keepAlive, expectsContinue: facts.expectContinue && minor == 1,
             upgrade: upgrade, headLength: h.count)
     }
 

@@ -64,6 +64,11 @@ public struct HTTPResponseParser: Sendable {
                 state = .head
                 return .end(trailers: nil)
             }
+            if decoder.isComplete {
+                // The whole body was delivered but the caller had not asked for `.end` yet.
+                state = .head
+                return .end(trailers: nil)
+            }
             throw .unexpectedEndOfStream
         case .endPending:
             state = .head
@@ -157,7 +162,7 @@ public struct HTTPResponseParser: Sendable {
             throw .invalidStatusLine
         }
         guard major == 1 && (minor == 0 || minor == 1) else { throw .unsupportedVersion }
-        let version = minor == 1 ? HTTPVersion.http1_1 : HTTPVersion.http1_0
+        let version = HTTPVersion(major: 1, minor: minor)
         var status = 0
         for k in 9..<12 {
             let d = h[k]
@@ -183,7 +188,7 @@ public struct HTTPResponseParser: Sendable {
         if method == .head || status < 200 || status == 204 || status == 304 || isTunnel {
             framing = .none
         } else if facts.hasTransferEncoding {
-            if version == .http1_0 { throw .unsupportedTransferCoding }
+            if minor == 0 { throw .unsupportedTransferCoding }
             guard FieldParsing.transferEncodingIsValidChunked(facts) else { throw .unsupportedTransferCoding }
             framing = .chunked
         } else if let cl = facts.contentLength {
@@ -193,7 +198,7 @@ public struct HTTPResponseParser: Sendable {
         }
 
         var keepAlive: Bool
-        if version == .http1_1 {
+        if minor == 1 {
             keepAlive = !facts.connectionClose
         } else {
             keepAlive = facts.connectionKeepAlive && !facts.connectionClose

@@ -28,7 +28,7 @@ enum RequestTargetParsing {
         guard i + 3 <= e, h[i] == ASCII.colon, h[i + 1] == ASCII.slash, h[i + 2] == ASCII.slash else {
             throw .invalidRequestLine
         }
-        let scheme = h.string(s, i).lowercased()
+        let scheme = h.lowercasedString(s, i)
         let authStart = i + 3
         var authEnd = authStart
         while authEnd < e {
@@ -105,7 +105,7 @@ enum RequestTargetParsing {
             port = v
         }
         if requirePort && port == nil { throw .invalidRequestLine }
-        let host = h.string(hostStart, hostEnd).lowercased()
+        let host = h.lowercasedString(hostStart, hostEnd)
         return (host, port)
     }
 }

@@ -65,7 +65,7 @@ public enum RequestTarget: Sendable, Equatable {
     case asterisk
 }
 
-public struct RequestHead: Sendable {
+public struct RequestHead: Sendable, Equatable {
     public var method: HTTPRequest.Method
     public var rawTarget: String
     public var target: RequestTarget
@@ -79,7 +79,7 @@ public struct RequestHead: Sendable {
     public var keepAlive: Bool
     /// "Expect: 100-continue" (case-insensitive) on an HTTP/1.1 request (ignored for HTTP/1.0, RFC 9110 §10.1.1).
     public var expectsContinue: Bool
-    /// The Upgrade header value when Connection lists "upgrade".
+    /// The Upgrade header value when Connection lists "upgrade" (HTTP/1.1 only, never for CONNECT).
     public var upgrade: String?
     /// Bytes of the head on the wire including the final CRLF (leading empty lines not counted).
     public var headLength: Int
@@ -102,7 +102,7 @@ public struct RequestHead: Sendable {
     }
 }
 
-public struct ResponseHead: Sendable {
+public struct ResponseHead: Sendable, Equatable {
     public var status: Int
     public var reasonPhrase: String
     public var version: HTTPVersion
@@ -154,3 +154,5 @@ public enum HTTPParseEvent<Head: Sendable>: Sendable {
     /// Message complete.
     case end(trailers: HTTPFields?)
 }
+
+extension HTTPParseEvent: Equatable where Head: Equatable {}

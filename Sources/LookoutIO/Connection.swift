@@ -91,28 +91,39 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
         readSource?.suspend()
     }
 
+    /// Reads until the kernel has nothing more (or a bound is hit). Reading on after a short read
+    /// is required, not an optimisation: when data and FIN arrive together, Dispatch reports one
+    /// readiness event and never reports the FIN separately, so stopping after the data would miss
+    /// the end of the stream.
     private func handleReadable() {
         loop.runBatch {
-            guard !isClosed, !isReadingPaused else { return }
             let buffer = loop.readBuffer
-            let n = read(fd, buffer.baseAddress, buffer.count)
-            if n > 0 {
-                bytesRead += UInt64(n)
-                delegate?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            } else if n == 0 {
-                didReadEOF = true
-                isReadingPaused = true
-                readSource?.suspend()
-                if lingering && pendingByteCount == 0 {
-                    close()
+            for _ in 0..<Connection.readsPerEvent {
+                guard !isClosed, !isReadingPaused else { return }
+                let n = read(fd, buffer.baseAddress, buffer.count)
+                if n > 0 {
+                    bytesRead += UInt64(n)
+                    delegate?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                } else if n == 0 {
+                    didReadEOF = true
+                    isReadingPaused = true
+                    readSource?.suspend()
+                    if lingering && pendingByteCount == 0 {
+                        close()
+                        return
+                    }
+                    delegate?.connectionDidReadEOF(self)
+                    return
+                } else {
+                    if errno != EAGAIN && errno != EINTR { fail(SocketError("read")) }
                     return
                 }
-                delegate?.connectionDidReadEOF(self)
-            } else if errno != EAGAIN && errno != EINTR {
-                fail(SocketError("read"))
             }
         }
     }
+
+    /// Bounds the reads of one event so one busy peer cannot starve the loop's other connections.
+    private static let readsPerEvent = 8
 
     // MARK: - Writing
 

@@ -4,71 +4,135 @@
 /// `beginArray`/`element`/`endArray`; commas are inserted automatically. Keys are static ASCII
 /// (they are ours and need no escaping); dynamic keys (header names) go through `key(dynamic:)`.
 /// Strings are escaped per RFC 8259; valid UTF-8 (every Swift `String`) passes through unchanged.
-struct JSONBuffer {
-    var bytes: [UInt8] = []
+struct JSONBuffer: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    /// Bytes written so far.
+    private(set) var count = 0
+    private var capacity: Int
+    private let initialCapacity: Int
     /// True right after `{` or `[`: the next member needs no comma.
     private var atStart = true
 
-    init(capacity: Int = 0) {
-        bytes.reserveCapacity(capacity)
+    init(capacity: Int = 256) {
+        initialCapacity = max(capacity, 64)
+        self.capacity = initialCapacity
+        base = .allocate(capacity: initialCapacity)
     }
 
-    var count: Int { bytes.count }
+    deinit {
+        base.deallocate()
+    }
 
+    /// The bytes written so far (valid until the next mutation).
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// A copy of the bytes written so far.
+    var contents: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Empties the buffer; memory grown for an unusually large batch is given back.
     mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
         atStart = true
+        if capacity > 4 * initialCapacity {
+            base.deallocate()
+            capacity = initialCapacity
+            base = .allocate(capacity: capacity)
+        }
+    }
+
+    @inline(__always) private mutating func reserve(_ extra: Int) {
+        if count &+ extra > capacity { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = max(capacity * 2, count + extra)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always) private mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count &+= 1
+    }
+
+    @inline(__always) private mutating func append(_ a: UInt8, _ b: UInt8) {
+        reserve(2)
+        base[count] = a
+        base[count &+ 1] = b
+        count &+= 2
+    }
+
+    @inline(__always) private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count &+= bytes.count
+    }
+
+    /// Appends ASCII we know needs no escaping.
+    @inline(__always) private mutating func raw(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     // MARK: Structure
 
     mutating func beginObject() {
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         atStart = true
     }
 
     mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
         atStart = false
     }
 
     mutating func beginArray() {
-        bytes.append(UInt8(ascii: "["))
+        append(UInt8(ascii: "["))
         atStart = true
     }
 
     mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
         atStart = false
     }
 
     /// Starts an array element (writes the separating comma if needed).
     mutating func element() {
-        if !atStart { bytes.append(UInt8(ascii: ",")) }
+        if !atStart { append(UInt8(ascii: ",")) }
         atStart = false
     }
 
     /// Writes `"name":` (with a leading comma when needed). `name` must not need escaping.
     mutating func key(_ name: StaticString) {
-        if !atStart { bytes.append(UInt8(ascii: ",")) }
+        let length = name.utf8CodeUnitCount
+        reserve(length &+ 4)
+        if !atStart {
+            base[count] = UInt8(ascii: ",")
+            count &+= 1
+        }
         atStart = false
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        base[count] = UInt8(ascii: "\"")
+        (base + (count &+ 1)).update(from: name.utf8Start, count: length)
+        base[count &+ 1 &+ length] = UInt8(ascii: "\"")
+        base[count &+ 2 &+ length] = UInt8(ascii: ":")
+        count &+= length &+ 3
     }
 
     /// Writes an escaped dynamic key.
     mutating func key(dynamic name: String) {
-        if !atStart { bytes.append(UInt8(ascii: ",")) }
+        if !atStart { append(UInt8(ascii: ",")) }
         atStart = false
         string(name)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 
     /// Appends a newline; the buffer is then ready for the next record.
     mutating func endLine() {
-        bytes.append(UInt8(ascii: "\n"))
+        append(UInt8(ascii: "\n"))
         atStart = true
     }
 
@@ -76,15 +140,15 @@ struct JSONBuffer {
 
     mutating func bool(_ value: Bool) {
         if value {
-            bytes.append(contentsOf: [0x74, 0x72, 0x75, 0x65])  // true
+            raw("true")
         } else {
-            bytes.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65])  // false
+            raw("false")
         }
     }
 
     mutating func int<T: BinaryInteger>(_ value: T) {
         if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            append(UInt8(ascii: "-"))
             // magnitude of the most negative Int64 still fits in UInt64
             uint(UInt64(value.magnitude))
         } else {
@@ -94,65 +158,72 @@ struct JSONBuffer {
 
     mutating func uint(_ value: UInt64) {
         if value < 10 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var v = value
-            var i = 20
-            while v > 0 {
-                i -= 1
-                digits[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-                v /= 10
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i..<20]))
+        var width = 1
+        var probe = value
+        while probe >= 10 {
+            probe /= 10
+            width &+= 1
         }
+        reserve(width)
+        var v = value
+        var i = count &+ width
+        while v > 0 {
+            i &-= 1
+            base[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+            v /= 10
+        }
+        count &+= width
     }
 
     /// A duration in milliseconds rounded to 3 decimals, without exponent and without trailing
     /// zeros (`1.4`, `0.05`, `12`); non-finite or absurd values are written as `-1`.
     mutating func milliseconds(_ value: Double) {
         guard value.isFinite else {
-            bytes.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "1")])
+            raw("-1")
             return
         }
         let scaled = (value * 1000).rounded()
         guard scaled.magnitude < 9.0e18 else {
-            bytes.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "1")])
+            raw("-1")
             return
         }
         var n = Int64(scaled)
         if n < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            append(UInt8(ascii: "-"))
             n = -n
         }
         uint(UInt64(n / 1000))
         let frac = Int(n % 1000)
         if frac != 0 {
-            bytes.append(UInt8(ascii: "."))
+            append(UInt8(ascii: "."))
             let d1 = frac / 100, d2 = frac / 10 % 10, d3 = frac % 10
-            bytes.append(UInt8(ascii: "0") &+ UInt8(d1))
-            if d2 != 0 || d3 != 0 { bytes.append(UInt8(ascii: "0") &+ UInt8(d2)) }
-            if d3 != 0 { bytes.append(UInt8(ascii: "0") &+ UInt8(d3)) }
+            append(UInt8(ascii: "0") &+ UInt8(d1))
+            if d2 != 0 || d3 != 0 { append(UInt8(ascii: "0") &+ UInt8(d2)) }
+            if d3 != 0 { append(UInt8(ascii: "0") &+ UInt8(d3)) }
         }
     }
 
     /// A quoted, escaped string.
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { appendEscaped($0) }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 
     /// A quoted string that is known to need no escaping (our own constants).
     mutating func string(_ value: StaticString) {
-        bytes.append(UInt8(ascii: "\""))
-        value.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
+        value.withUTF8Buffer { append($0) }
+        append(UInt8(ascii: "\""))
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    @inline(__always) private func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
+    }
 
     private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
@@ -166,24 +237,25 @@ struct JSONBuffer {
                 continue
             }
             if runStart < i {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
             }
-            bytes.append(UInt8(ascii: "\\"))
+            append(UInt8(ascii: "\\"))
             switch b {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
-            case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
-            case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
+            case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "\n"): append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): append(UInt8(ascii: "t"))
             default:
-                bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          Self.hex[Int(b >> 4)], Self.hex[Int(b & 0xF)]])
+                append(UInt8(ascii: "u"), UInt8(ascii: "0"))
+                append(UInt8(ascii: "0"), hexDigit(b >> 4))
+                append(hexDigit(b & 0xF))
             }
             i += 1
             runStart = i
         }
         if runStart < n {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<n]))
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<n]))
         }
     }
 
@@ -194,27 +266,27 @@ struct JSONBuffer {
         let (seconds, fraction) = Self.floorDivMod(micros, 1_000_000)
         let (days, secondOfDay) = Self.floorDivMod(seconds, 86_400)
         let (year, month, day) = Self.civil(fromDays: days)
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         if year < 0 || year > 9999 {
             int(year)  // outside RFC 3339's range; never happens with a sane clock
         } else {
             digits(Int(year), width: 4)
         }
-        bytes.append(UInt8(ascii: "-"))
+        append(UInt8(ascii: "-"))
         digits(month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
+        append(UInt8(ascii: "-"))
         digits(day, width: 2)
-        bytes.append(UInt8(ascii: "T"))
+        append(UInt8(ascii: "T"))
         let sod = Int(secondOfDay)
         digits(sod / 3600, width: 2)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         digits(sod / 60 % 60, width: 2)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         digits(sod % 60, width: 2)
-        bytes.append(UInt8(ascii: "."))
+        append(UInt8(ascii: "."))
         digits(Int(fraction), width: 6)
-        bytes.append(UInt8(ascii: "Z"))
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "Z"))
+        append(UInt8(ascii: "\""))
     }
 
     private mutating func digits(_ value: Int, width: Int) {
@@ -222,7 +294,7 @@ struct JSONBuffer {
         for _ in 1..<width { divisor *= 10 }
         var v = value
         while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor))
+            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor))
             v %= divisor
             divisor /= 10
         }

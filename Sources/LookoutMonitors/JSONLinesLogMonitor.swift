@@ -184,12 +184,10 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
         let newFD: Int32
         do {
             newFD = try Self.openLog(path)
-        } catch let error as JSONLinesLogError {
+        } catch {
             errors.add(1, ordering: .relaxed)
             onError?(error)
             return .failure(error)
-        } catch {
-            fatalError("unexpected error \(error)")
         }
         _ = close(fd)
         fd = newFD
@@ -203,7 +201,7 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
 
     // MARK: Writing
 
-    private static func openLog(_ path: String) throws -> Int32 {
+    private static func openLog(_ path: String) throws(JSONLinesLogError) -> Int32 {
         while true {
             let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
             if fd >= 0 { return fd }
@@ -232,15 +230,16 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
             let (n, _) = withUnsafeBytes(of: &newline) { writeFully($0) }
             if n == 1 { midLine = false }
         }
-        let (count, code) = buffer.bytes.withUnsafeBytes { writeFully($0) }
+        let (count, code) = writeFully(buffer.bytes)
         if count == buffer.count {
             written.add(UInt64(records), ordering: .relaxed)
             failing = false
             return
         }
         // Failed part-way: lines fully written count as written; the rest are dropped.
-        let complete = count == 0 ? 0 : buffer.bytes[..<count].reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-        if count > 0 && buffer.bytes[count - 1] != UInt8(ascii: "\n") { midLine = true }
+        let done = buffer.bytes[..<count]
+        let complete = done.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        if let last = done.last, last != UInt8(ascii: "\n") { midLine = true }
         written.add(UInt64(complete), ordering: .relaxed)
         dropped.add(UInt64(records - complete), ordering: .relaxed)
         errors.add(1, ordering: .relaxed)

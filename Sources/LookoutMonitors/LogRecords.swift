@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import Lookout
 
@@ -296,8 +301,12 @@ func redactingURL(_ url: String, options: LogRecordOptions) -> String {
 }
 
 func redactingURLPassword(_ url: String) -> String {
+    let hasAt = url.utf8.withContiguousStorageIfAvailable {
+        guard let start = $0.baseAddress else { return false }
+        return memchr(start, Int32(UInt8(ascii: "@")), $0.count) != nil
+    } ?? url.utf8.contains(UInt8(ascii: "@"))
+    guard hasAt else { return url }
     let bytes = Array(url.utf8)
-    guard bytes.contains(UInt8(ascii: "@")) else { return url }
     // Where the authority starts.
     var start = 0
     if let schemeEnd = schemeSeparator(in: bytes) {

@@ -22,7 +22,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
         logMonitor = try JSONLinesLogMonitor(destination: destination, verbose: file.log.verbose,
                                              revealSecrets: file.log.revealSecrets,
-                                             includeHeaders: file.log.includeHeaders)
+                                             includeHeaders: file.log.includeHeaders,
+                                             onError: { [logger] error in logger.error("traffic log: \(error)") })
         session = Session(configuration: SessionConfiguration(file), monitors: [logMonitor], logger: logger)
     }
 

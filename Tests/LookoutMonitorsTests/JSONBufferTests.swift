@@ -6,7 +6,7 @@ import Testing
     private func text(_ build: (inout JSONBuffer) -> Void) -> String {
         var buffer = JSONBuffer()
         build(&buffer)
-        return String(decoding: buffer.bytes, as: UTF8.self)
+        return String(decoding: buffer.contents, as: UTF8.self)
     }
 
     @Test(arguments: [

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Testing
 @testable import Lookout
 @testable import LookoutMonitors
 
@@ -27,10 +28,17 @@ extension Instant {
     func subtracting(nanoseconds delta: UInt64) -> Instant { Instant(nanoseconds: nanoseconds - delta) }
 }
 
-/// A fresh path under the temporary directory (the file does not exist yet).
-func temporaryLogPath(_ name: String = #function) -> String {
-    let safe = name.filter { $0.isLetter || $0.isNumber }
-    return NSTemporaryDirectory() + "lookout-monitors-\(safe)-\(UUID().uuidString).jsonl"
+/// This test process's scratch directory, removed when the process exits.
+let testDirectory: String = {
+    let path = NSTemporaryDirectory() + "lookout-monitors-tests-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: testDirectory) }
+    return path
+}()
+
+/// A fresh path in `testDirectory` (the file does not exist yet).
+func temporaryLogPath() -> String {
+    testDirectory + "/\(UUID().uuidString).jsonl"
 }
 
 func readLines(_ path: String) throws -> [String] {

@@ -270,6 +270,16 @@ def test_origin_error_status_passes_through(proxy, origin, code):
 
 # MARK: - headers
 
+def test_host_is_replaced_by_the_absolute_form_authority(proxy, origin):
+    """RFC 9112 §3.2.2: a proxy ignores a disagreeing Host and sends the target's authority."""
+    url = origin.url("/echo?host=1")
+    resp, _ = raw_exchange(proxy.port, request_bytes("GET", url, host="other.example:8080"))
+    assert resp.status == 200
+    info = json.loads(resp.body)
+    assert header_values(info, "Host") == [origin.authority]
+    assert_http_summary(proxy.only_summary(), method="GET", url=url, status=200, response_body=len(resp.body))
+
+
 def test_hop_by_hop_request_headers_removed_and_via_host_set(proxy, origin):
     url = origin.url("/echo?h=1")
     data = request_bytes("GET", url, [

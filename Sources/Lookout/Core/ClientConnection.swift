@@ -97,14 +97,19 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
 
     private func consume(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
+        // Where the current message began in this read, so a rejected head can still be logged
+        // with the method and target the client sent.
+        var messageStart: Int? = nil
         while canParse {
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             let consumed: Int
             let event: HTTPParseEvent<RequestHead>?
+            if exchange == nil && parser.isIdle { messageStart = offset }
             do {
                 (consumed, event) = try parser.parse(slice)
             } catch {
-                rejectInput(ProxyError(requestParseError: error))
+                let startLine = messageStart.flatMap { RequestLineSketch(UnsafeRawBufferPointer(rebasing: bytes[$0...])) }
+                rejectInput(ProxyError(requestParseError: error), startLine: startLine)
                 return
             }
             offset += consumed
@@ -167,7 +172,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         case .origin(let path):
             answerAdmin(head, requestID: requestID, path: path)
         case .asterisk:
-            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")))
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")), kind: .admin)
         }
     }
 
@@ -185,7 +190,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     private func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
         let keepAlive = head.keepAlive && !closeWhenIdle
         guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive) else {
-            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)))
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
         }
         let start = Instant.now()
@@ -207,14 +212,14 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     }
 
     /// Refuses a request whose head parsed but which cannot be served.
-    private func reject(_ head: RequestHead, requestID: UInt64, error: ProxyError) {
+    private func reject(_ head: RequestHead, requestID: UInt64, error: ProxyError, kind: ExchangeSummary.Kind? = nil) {
         let start = Instant.now()
         let url = head.rawTarget
         emitCreated(head, requestID: requestID, url: url)
         session.emit(.lifecycle) { .didRejectClient(EventContext(connectionID: id, requestID: requestID), error: error) }
         connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
         var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
-                                      kind: head.method == .connect ? .tunnel : .http, method: head.method.rawValue,
+                                      kind: kind ?? (head.method == .connect ? .tunnel : .http), method: head.method.rawValue,
                                       url: url, httpVersion: head.version.description, start: start)
         summary.status = error.status
         summary.error = error
@@ -223,22 +228,24 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     }
 
     /// The head could not be parsed: answer the error, record it, close.
-    private func rejectInput(_ error: ProxyError) {
+    private func rejectInput(_ error: ProxyError, startLine: RequestLineSketch?) {
         if let exchange {
             // The body was malformed mid-exchange.
             exchange.clientSentInvalidBody(error)
             return
         }
-        recordFailedRequest(error, sendResponse: true)
+        recordFailedRequest(error, sendResponse: true, startLine: startLine)
         closeAfterResponse()
     }
 
-    private func recordFailedRequest(_ error: ProxyError, sendResponse: Bool) {
+    private func recordFailedRequest(_ error: ProxyError, sendResponse: Bool, startLine: RequestLineSketch? = nil) {
         let requestID = session.makeRequestID()
         let start = Instant.now()
         session.emit(.lifecycle) { .didFailToCreateRequest(EventContext(connectionID: id, requestID: requestID), error: error) }
-        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .http,
-                                      method: "", url: "", httpVersion: "", start: start)
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
+                                      kind: startLine?.method == "CONNECT" ? .tunnel : .http,
+                                      method: startLine?.method ?? "", url: startLine?.target ?? "",
+                                      httpVersion: startLine?.version ?? "", start: start)
         if sendResponse, error.status != nil {
             connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
             summary.status = error.status
@@ -280,9 +287,12 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         resumeInput()
     }
 
+    /// The tunnel is over: deliver what is still queued for the client (the origin's last bytes,
+    /// or an error response), then close.
     func tunnelDidFinish() {
         tunnel = nil
-        close(reason: "tunnel_closed")
+        closeReason = "tunnel_closed"
+        closeAfterResponse()
     }
 
     // MARK: - Timers
@@ -339,7 +349,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     private func closeAfterResponse() {
         guard !isClosed else { return }
         isClosed = true
-        closeReason = closeReason == "closed" ? "server_closed" : closeReason
+        if closeReason == "closed" { closeReason = "server_closed" }
         timer.invalidate()
         connection.delegate = nil
         connection.closeAfterFlush()

@@ -129,7 +129,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidContentLength: return "invalid or conflicting Content-Length"
             case .invalidChunkedEncoding: return "invalid chunked encoding in the request body"
             case .notAProxyRequest(let path):
-                return "\(path) is not served here; use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/)"
+                return "use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/); \(path) is not served here"
             case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
             case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests; use CONNECT for https"
             case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"

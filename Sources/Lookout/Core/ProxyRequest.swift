@@ -75,7 +75,8 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         upstream.headerFields[ProxyRequest.hostHeader] = hostHeaderValue()
         HopByHopHeaders.remove(from: &upstream.headerFields)
         if head.framing == .chunked {
-            upstream.headerFields[.transferEncoding] = "chunked"
+            // Re-chunked hop by hop, but codings before "chunked" (e.g. gzip) describe the body itself.
+            upstream.headerFields[.transferEncoding] = Self.transferCodings(head.headerFields)
             upstreamBodyIsChunked = true
         }
         for adapter in session.adapters { adapter.adapt(&upstream) }
@@ -87,6 +88,11 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
                                                   version: .http1_1, headerFields: upstream.headerFields)
         if head.framing == .none { requestEnded = true }
         startTask(attempt: 1)
+    }
+
+    /// The Transfer-Encoding value as received, ending in "chunked" (the parser guarantees it).
+    private static func transferCodings(_ fields: HTTPFields) -> String {
+        fields[values: .transferEncoding].joined(separator: ", ")
     }
 
     private func hostHeaderValue() -> String {
@@ -202,7 +208,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
             clientFraming = .contentLength
         case .chunked where head.version == .http1_1:
             clientFraming = .chunked
-            fields[.transferEncoding] = "chunked"
+            fields[.transferEncoding] = Self.transferCodings(response.headerFields)
         case .chunked, .untilClose:
             // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
             clientFraming = .untilClose

@@ -22,6 +22,14 @@ public struct RequestDescription: Sendable {
     public var httpVersion: String
     public var headerFields: HTTPFields
     public var client: String
+
+    public init(method: String, url: String, httpVersion: String, headerFields: HTTPFields, client: String) {
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.headerFields = headerFields
+        self.client = client
+    }
 }
 
 /// One step in the life of a connection, exchange, upstream task, tunnel or the session.

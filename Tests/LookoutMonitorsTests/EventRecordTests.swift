@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+@testable import Lookout
+import LookoutMonitors
+import Testing
+
+@Suite struct EventRecordTests {
+    /// One exchange's lifecycle on connection 3: request 7, upstream task 9.
+    private func exchangeEvents() -> [LookoutEvent] {
+        let summary = httpSummary()
+        let t0 = summary.start
+        let conn = EventContext(time: t0, connectionID: 3)
+        let request = EventContext(time: t0, connectionID: 3, requestID: 7)
+        let task = EventContext(time: t0.adding(nanoseconds: 10_000), connectionID: 3, requestID: 7, taskID: 9)
+        var metrics = TaskMetrics(taskStart: t0)
+        metrics.transactions = [summary.upstream!]
+        metrics.taskEnd = summary.end
+        return [
+            .connectionDidOpen(conn, client: "127.0.0.1:51234", listener: "127.0.0.1:8080"),
+            .didCreateInitialRequest(request, RequestDescription(
+                method: "GET", url: "http://u:pw@127.0.0.1:9000/x", httpVersion: "HTTP/1.1",
+                headerFields: fields([("Host", "127.0.0.1:9000"), ("Proxy-Authorization", "Basic eDp5")]),
+                client: "127.0.0.1:51234")),
+            .didAdaptRequest(request, upstreamTarget: "/x", headerFields: fields([("Host", "127.0.0.1:9000"), ("Via", "1.1 lookout")])),
+            .didCreateTask(task, origin: "http://127.0.0.1:9000", attempt: 1),
+            .didResolve(task, host: "127.0.0.1", addresses: ["127.0.0.1"], milliseconds: 0.05, cached: false),
+            .didConnect(task, address: "127.0.0.1:9000", milliseconds: 0.12),
+            .didSendBodyData(task, bytesSent: 0, totalBytesSent: 0),
+            .didReceiveResponse(task, status: 200, reasonPhrase: "OK",
+                                headerFields: fields([("Content-Length", "1024"), ("Set-Cookie", "sid=1")])),
+            .didReceiveData(task, bytes: 1024, totalBytes: 1024),
+            .didGatherMetrics(task, metrics),
+            .didCompleteTask(task, error: nil),
+            .requestDidFinish(EventContext(time: summary.end, connectionID: 3, requestID: 7), summary),
+            .connectionDidClose(conn, reason: "client closed", requests: 1, bytesReceived: 80, bytesSent: 1200),
+        ]
+    }
+
+    @Test func verboseLifecycleOfOneExchange() throws {
+        let (monitor, path) = try makeMonitor(verbose: true)
+        let lines = try deliver(exchangeEvents(), to: monitor, path: path)
+        let records = try lines.map(parseJSON)
+        #expect(records.map { $0["event"] as? String } == [
+            "connection.didOpen", "request.didCreateInitialRequest", "request.didAdaptRequest", "task.didCreateTask",
+            "task.didResolve", "task.didConnect", "task.didSendBodyData", "task.didReceiveResponse",
+            "task.didReceiveData", "task.didGatherMetrics", "task.didComplete", "request.didFinish", "exchange",
+            "connection.didClose",
+        ])
+        #expect(monitor.recordsWritten == 14)
+        for record in records {
+            #expect(record["v"] as? Int == 1)
+            #expect(record["conn"] as? Int == 3)
+            #expect((record["ts"] as? String)?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z/) != nil)
+        }
+        // ids: none on connection events, request id from request.* on, task id only on task.*
+        #expect(records.map { $0["id"] as? Int } == [nil, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, nil])
+        #expect(records.map { $0["task"] as? Int } == [nil, nil, nil, 9, 9, 9, 9, 9, 9, 9, 9, nil, nil, nil])
+
+        let common: Set<String> = ["v", "ts", "event", "id", "task", "conn"]
+        let payloadKeys = records.map { Set($0.keys).subtracting(common) }
+        #expect(payloadKeys == [
+            ["client", "listener"],
+            ["method", "url", "http_version", "client", "headers"],
+            ["upstream_target", "headers"],
+            ["origin", "attempt"],
+            ["host", "addresses", "ms", "cached"],
+            ["address", "ms"],
+            ["bytes_sent", "total_bytes_sent"],
+            ["status", "reason", "headers"],
+            ["bytes", "total_bytes"],
+            ["metrics"],
+            [],
+            ["status", "ms"],
+            ["client", "kind", "method", "url", "http_version", "status", "upstream", "timings_ms", "bytes",
+             "attempts", "redirects"],
+            ["reason", "requests", "bytes_received", "bytes_sent"],
+        ])
+
+        // Exact text of a few.
+        #expect(lines[4] == #"{"v":1,"ts":"2031-03-04T05:06:07.888733Z","event":"task.didResolve","id":7,"task":9,"conn":3,"#
+            + #""host":"127.0.0.1","addresses":["127.0.0.1"],"ms":0.05,"cached":false}"#)
+        #expect(lines[1].hasSuffix(#""method":"GET","url":"http://u:[redacted]@127.0.0.1:9000/x","http_version":"HTTP/1.1","#
+            + #""client":"127.0.0.1:51234","headers":{"host":"127.0.0.1:9000","proxy-authorization":"[redacted]"}}"#))
+        #expect(lines[7].hasSuffix(#""status":200,"reason":"OK","headers":{"content-length":"1024","set-cookie":"[redacted]"}}"#))
+        #expect(lines[9].hasSuffix(#""metrics":{"transactions":[{"address":"127.0.0.1:9000","protocol":"http/1.1","#
+            + #""reused":false,"status":200,"#
+            + #""timings_ms":{"dns":0.05,"connect":0.12,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.28},"#
+            + #""bytes":{"request_headers":120,"request_body":0,"response_headers":150,"response_body":1024}}],"#
+            + #""redirects":0,"total_ms":1.4}}"#))
+        #expect(lines[10].hasSuffix(#""event":"task.didComplete","id":7,"task":9,"conn":3}"#))
+        #expect(lines[11].hasSuffix(#""event":"request.didFinish","id":7,"conn":3,"status":200,"ms":1.4}"#))
+    }
+
+    @Test func verboseRevealsSecretsOnRequest() throws {
+        let (monitor, path) = try makeMonitor(verbose: true, revealSecrets: true)
+        let lines = try deliver(exchangeEvents(), to: monitor, path: path)
+        #expect(lines[1].hasSuffix(#""url":"http://u:pw@127.0.0.1:9000/x","http_version":"HTTP/1.1","#
+            + #""client":"127.0.0.1:51234","headers":{"host":"127.0.0.1:9000","proxy-authorization":"Basic eDp5"}}"#))
+        #expect(lines[7].contains(#""set-cookie":"sid=1""#))
+    }
+
+    @Test func defaultModeWritesOnlySummariesAndSession() throws {
+        let (monitor, path) = try makeMonitor()
+        let session = EventContext(connectionID: 0)
+        let events = [.sessionDidStart(session, listeners: ["127.0.0.1:8080", "[::1]:8080"])] + exchangeEvents() + [
+            .sessionWillInvalidate(session, inFlight: 2),
+            .sessionDidBecomeInvalid(session, droppedEvents: 5),
+        ]
+        let lines = try deliver(events, to: monitor, path: path)
+        let records = try lines.map(parseJSON)
+        #expect(records.map { $0["event"] as? String } ==
+                ["session.didStart", "exchange", "session.willInvalidate", "session.didBecomeInvalid"])
+        #expect(lines[0].hasSuffix(#""event":"session.didStart","conn":0,"listeners":["127.0.0.1:8080","[::1]:8080"]}"#))
+        #expect(lines[2].hasSuffix(#""event":"session.willInvalidate","conn":0,"in_flight":2}"#))
+        #expect(lines[3].hasSuffix(#""event":"session.didBecomeInvalid","conn":0,"dropped_events":5}"#))
+    }
+
+    @Test func everyOtherEventHasItsPayload() throws {
+        let (monitor, path) = try makeMonitor(verbose: true)
+        let c = EventContext(connectionID: 2, requestID: 4, taskID: 6)
+        let error = ProxyError.upstreamFailed(reason: .firstByteTimedOut(after: 60))
+        let cases: [(LookoutEvent, Set<String>)] = [
+            (.connectionWasRejected(c, client: "127.0.0.1:1", error: .sessionUnavailable(reason: .tooManyConnections(limit: 4))),
+             ["client", "error"]),
+            (.didFailToCreateRequest(c, error: .requestRejected(reason: .requestLineTooLong)), ["error"]),
+            (.didAuthorize(c), []),
+            (.didRejectClient(c, error: .requestRejected(reason: .connectPortNotAllowed(port: 25))), ["error"]),
+            (.didLookUpCache(c, result: "miss"), ["result"]),
+            (.requestIsRetrying(c, attempt: 2, reason: "upstream_closed"), ["attempt", "reason"]),
+            (.didReuseConnection(c, address: "127.0.0.1:9000", upstreamConnectionID: 11), ["address", "upstream_conn"]),
+            (.willPerformRedirect(c, status: 301, location: "http://a:b@h/", decision: "follow"),
+             ["status", "location", "decision"]),
+            (.didSuspendTask(c), []),
+            (.didResumeTask(c), []),
+            (.willCacheResponse(c, decision: "store"), ["decision"]),
+            (.didCompleteTask(c, error: error), ["error"]),
+            (.tunnelDidOpen(c, target: "h:443", address: "127.0.0.1:443"), ["target", "address"]),
+            (.tunnelDidClose(c, clientToUpstream: 1, upstreamToClient: 2, milliseconds: 3.5, error: nil),
+             ["client_to_upstream", "upstream_to_client", "ms"]),
+            (.tunnelDidClose(c, clientToUpstream: 1, upstreamToClient: 2, milliseconds: .nan, error: error),
+             ["client_to_upstream", "upstream_to_client", "ms", "error"]),
+        ]
+        let lines = try deliver(cases.map(\.0), to: monitor, path: path)
+        #expect(lines.count == cases.count)
+        for ((event, keys), line) in zip(cases, lines) {
+            let record = try parseJSON(line)
+            #expect(record["event"] as? String == event.name)
+            #expect(record["id"] as? Int == 4 && record["task"] as? Int == 6 && record["conn"] as? Int == 2)
+            #expect(Set(record.keys).subtracting(["v", "ts", "event", "id", "task", "conn"]) == keys, "\(line)")
+        }
+        #expect(lines[0].hasSuffix(#""client":"127.0.0.1:1","error":{"code":"too_many_connections","message":"connection limit (4) reached"}}"#))
+        #expect(lines[7].contains(#""location":"http://a:[redacted]@h/""#))
+        #expect(lines[11].hasSuffix(#""error":{"code":"upstream_first_byte_timeout","message":"upstream sent no response within 60 s"}}"#))
+        #expect(lines[14].contains(#""ms":-1,"error""#))
+    }
+
+    @Test func interestFollowsVerbosity() throws {
+        let (quiet, _) = try makeMonitor()
+        let (verbose, _) = try makeMonitor(verbose: true)
+        #expect(quiet.interest == .summaries)
+        #expect(verbose.interest == .all)
+        #expect(CompositeEventMonitor(monitors: [quiet]).wants(.lifecycle) == false)
+        #expect(CompositeEventMonitor(monitors: [quiet]).wants(.summaries) == true)
+        #expect(CompositeEventMonitor(monitors: [verbose]).wants(.lifecycle) == true)
+        let stdout = try JSONLinesLogMonitor(destination: LogDestination(configPath: "-"), verbose: false,
+                                             revealSecrets: false, includeHeaders: false)
+        #expect(stdout.destination == .standardOutput)
+        #expect(stdout.interest == .summaries)
+        #expect(LogDestination(configPath: "/var/log/x.jsonl") == .file(path: "/var/log/x.jsonl"))
+    }
+}
