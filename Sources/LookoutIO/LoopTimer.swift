@@ -19,7 +19,9 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
     public init(loop: EventLoop) {
         self.loop = loop
         source = DispatchSource.makeTimerSource(queue: loop.queue)
-        source.setEventHandler { [unowned self] in fire() }
+        // Weak: an armed Dispatch source outlives its owner unless cancelled, and must never
+        // call into a released timer.
+        source.setEventHandler { [weak self] in self?.fire() }
         source.schedule(deadline: .distantFuture)
         source.activate()
     }
@@ -43,9 +45,13 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
         deadline = nil
     }
 
-    /// Stops the timer for good; call before dropping the owner.
+    /// Stops the timer for good (also done when the timer is released).
     public func invalidate() {
         cancel()
+        source.cancel()
+    }
+
+    deinit {
         source.cancel()
     }
 

@@ -46,6 +46,11 @@ public final class Resolver: Sendable {
             return
         }
         let key = host.lowercased()
+        if let special = Resolver.specialUseName(key, port: port) {
+            completion(special.map { Resolution(addresses: $0, fromCache: true, duration: 0) }
+                .mapError { ResolveError(host: host, message: $0.message) })
+            return
+        }
         let now = DispatchTime.now().uptimeNanoseconds
         if cacheTTL > 0, let entry = cache.withLock({ $0[key] }), entry.expires > now {
             let addresses = entry.ips.compactMap { SocketAddress(ip: $0, port: port) }
@@ -76,6 +81,19 @@ public final class Resolver: Sendable {
 
     private struct LookupFailure: Error {
         var message: String
+    }
+
+    /// RFC 6761 special-use names, answered without asking any DNS server: `localhost` names are
+    /// loopback (§6.3) and `invalid` names never resolve (§6.4).
+    private static func specialUseName(_ name: String, port: Int) -> Result<[SocketAddress], LookupFailure>? {
+        let bare = name.hasSuffix(".") ? String(name.dropLast()) : name
+        if bare == "localhost" || bare.hasSuffix(".localhost") {
+            return .success([SocketAddress(ip: "127.0.0.1", port: port)!, SocketAddress(ip: "::1", port: port)!])
+        }
+        if bare == "invalid" || bare.hasSuffix(".invalid") {
+            return .failure(LookupFailure(message: "\".invalid\" names never resolve (RFC 6761)"))
+        }
+        return nil
     }
 
     private static func getAddresses(host: String) -> Result<[String], LookupFailure> {

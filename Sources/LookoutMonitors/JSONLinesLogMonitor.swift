@@ -42,7 +42,8 @@ public enum JSONLinesLogError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 /// Writes the JSON-lines traffic log (EVENTS.md): one `"exchange"` summary per finished exchange,
-/// `session.*` records, and in verbose mode one record per lifecycle event as well.
+/// `session.*` and `connection.wasRejected` records, and in verbose mode one record per
+/// lifecycle event as well.
 ///
 /// Records are encoded by hand into a reusable buffer. Everything received while the monitor's
 /// `queue` is busy (one `CompositeEventMonitor` mailbox drain) is written with one `write(2)`
@@ -137,6 +138,10 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
             pendingRecords += 1
             writePending()  // rare, and at shutdown there may be no later turn of the queue
             return
+        case .connectionWasRejected:
+            // Not an exchange, but an operator must see refusals in the default log too.
+            buffer.appendEventRecord(event, options: options)
+            pendingRecords += 1
         default:
             guard verbose else { return }
             buffer.appendEventRecord(event, options: options)

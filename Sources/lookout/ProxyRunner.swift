@@ -29,20 +29,33 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
 
     func start() throws {
         signal(SIGPIPE, SIG_IGN)
-        let addresses = try session.start()
-        for address in addresses {
-            logger.info("listening on \(address)")
-        }
+        // Handlers first: a signal sent as soon as "listening" is printed must not be lost.
         watch(SIGTERM) { [unowned self] in stop(signal: "SIGTERM") }
         watch(SIGINT) { [unowned self] in stop(signal: "SIGINT") }
         watch(SIGHUP) { [unowned self] in
             logger.info("SIGHUP: reopening the log file")
             logMonitor.reopen()
         }
+        let addresses = try session.start()
+        for address in addresses {
+            logger.info("listening on \(address)")
+        }
+    }
+
+    static let controlSignals = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Blocks the control signals in the calling thread, and so in every thread started after it.
+    /// Dispatch receives signals through a signalfd that is registered asynchronously; a blocked
+    /// signal stays pending until then, where an ignored one would be lost and a default one would
+    /// kill the process. Call first thing, before any thread exists.
+    static func blockControlSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in controlSignals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     private func watch(_ number: Int32, _ handler: @escaping () -> Void) {
-        signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
         source.setEventHandler(handler: handler)
         source.activate()

@@ -25,6 +25,7 @@ struct RunCommand: ParsableCommand {
     var verboseEvents = false
 
     func run() throws {
+        ProxyRunner.blockControlSignals()
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "lookout")
         var file = LoadedConfiguration.load(path: config, logger: logger)

@@ -140,6 +140,9 @@ import Testing
                     if thread == 0 && (i == 800 || i == 1600) {
                         // Rotate while the other threads keep posting.
                         let rotated = rotations[i / 800 - 1]
+                        // The composite batches deliveries; let what was posted so far reach the old file.
+                        composite.flush()
+                        monitor.flush()
                         do { try FileManager.default.moveItem(atPath: path, toPath: rotated) } catch {
                             Issue.record(error)
                         }

@@ -33,6 +33,7 @@ BULK = os.path.join(HERE, "connect_bulk.py")
 LOOPBACK = "127.0.0.1"
 
 PROCS = []  # started Procs, stopped in reverse order at exit
+PIDFILE = None  # process-group ids for run.sh's trap, emptied once everything is stopped
 
 
 def log(msg):
@@ -70,7 +71,9 @@ class Proc:
         self.pid = self.popen.pid
         PROCS.append(self)
         # Let run.sh's trap kill the process group even if we die hard.
-        with open(os.path.join(workdir, "pids"), "a") as f:
+        global PIDFILE
+        PIDFILE = os.path.join(workdir, "pids")
+        with open(PIDFILE, "a") as f:
             f.write(f"{self.pid}\n")
 
     def stop(self):
@@ -98,6 +101,8 @@ class Proc:
 def stop_all():
     while PROCS:
         PROCS.pop().stop()
+    if PIDFILE:  # all stopped and reaped: their ids may be reused, so the trap must not use them
+        open(PIDFILE, "w").close()
 
 
 def run(cmd, **kw):
@@ -303,6 +308,73 @@ def start_lookout(name, lookout, work, https_port, log_yaml):
     raise RuntimeError(f"{name} did not report 'listening on 127.0.0.1:PORT':\n{proc.tail()}")
 
 
+# --------------------------------------------------------------------------- CPU interference
+
+def _stat_ticks(pid):
+    """utime+stime+cutime+cstime of one process (clock ticks)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+        v = data[data.rfind(")") + 2:].split()
+        return int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _ours_ticks():
+    """CPU used by this script (plus reaped children: wrk, curl, helpers) and by the servers."""
+    total = _stat_ticks("self")
+    pids = {p.pid for p in PROCS}
+    kids = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    data = f.read().decode("ascii", "replace")
+                kids.setdefault(int(data[data.rfind(")") + 2:].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    todo, seen = list(pids), set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        total += _stat_ticks(pid)
+        todo.extend(kids.get(pid, []))
+    return total
+
+
+def _system_ticks():
+    """(all CPU ticks, ticks busy in user/nice/system/steal) from /proc/stat; irq/softirq left out
+    because loopback traffic is processed there on behalf of the benchmark."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return sum(v), v[0] + v[1] + v[2] + v[7]
+
+
+class CpuWatch:
+    """Fraction of the machine's CPU used by processes other than ours during a measurement."""
+
+    def __init__(self):
+        try:
+            self.sys0, self.ours0 = _system_ticks(), _ours_ticks()
+        except OSError:
+            self.sys0 = None
+
+    def foreign(self):
+        if self.sys0 is None:
+            return None
+        try:
+            (tot1, busy1), ours1 = _system_ticks(), _ours_ticks()
+        except OSError:
+            return None
+        tot0, busy0 = self.sys0
+        if tot1 <= tot0:
+            return None
+        return max(0.0, ((busy1 - busy0) - (ours1 - self.ours0)) / (tot1 - tot0))
+
+
 # --------------------------------------------------------------------------- measurements
 
 class Target:
@@ -449,7 +521,9 @@ def main():
                     wrk(t, http_port, path, conns, min(2, D))
                     log_records(t)
                 log(f"wrk {tag} ({path}, c{conns}{', Connection: close' if hdrs else ''}, {D}s): {t.label}")
+                cw = CpuWatch()
                 r = wrk(t, http_port, path, conns, D, latency=lat, headers=hdrs, work=work, tag=tag)
+                r["foreign_cpu"] = cw.foreign()
                 n = log_records(t)
                 if n is not None:
                     r["log_records"] = n
@@ -463,6 +537,7 @@ def main():
                    "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
             if t.proxied:
                 cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
+            cw = CpuWatch()
             try:
                 p = run(cmd, timeout=D + 300)
                 r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
@@ -471,13 +546,23 @@ def main():
             n = log_records(t)
             if n is not None:
                 r["log_records"] = n
+            r["foreign_cpu"] = cw.foreign()
             t.results["bulk"] = r
             time.sleep(1)
 
         # Still alive after all that?
         for t, pr in [(t, next((p for p in PROCS if p.pid == t.pid), None)) for t in targets]:
             if pr is not None and pr.popen.poll() is not None:
-                t.notes.append(f"process exited during the run (rc={pr.popen.returncode})")
+                rc = pr.popen.returncode
+                how = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+                saved = os.path.join(os.path.dirname(os.path.abspath(args.out)), f"{pr.name}.stderr")
+                try:
+                    shutil.copyfile(pr.stderr_path, saved)
+                except OSError:
+                    saved = pr.stderr_path
+                t.notes.append(f"**process died during the run ({how})**; its stderr: `{saved}`")
+                notes.append(f"**{t.label} died during the run ({how})**: stderr saved to `{saved}`; "
+                             "its later measurements are missing.")
     finally:
         log("stopping servers")
         stop_all()
@@ -652,6 +737,8 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 lines.append(f"{name}: FAILED: {r['failed']}")
                 continue
             s = f"{name}: {r['requests']:,} requests"
+            if (r.get("foreign_cpu") or 0) > 0.05:
+                s += f" (other work: {r['foreign_cpu']:.0%} CPU)"
             if r.get("errors"):
                 s += f", errors {r['errors']}"
             if "log_records" in r:
@@ -668,6 +755,8 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                     s += f", {r['failures']} failed: {r['errors']}"
                 if "log_records" in r:
                     s += f", {r['log_records']} log records"
+                if (r.get("foreign_cpu") or 0) > 0.05:
+                    s += f" (other work: {r['foreign_cpu']:.0%} CPU)"
                 lines.append(s)
         r = t.results.get("idle")
         if r:
@@ -693,6 +782,17 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         out.append(f"- **{t.label}**: " + "; ".join(lines))
     out.append("")
     out.append("## Notes\n")
+    foreign = [(t.label, tag, t.results[tag].get("foreign_cpu")) for t in targets
+               for tag in ("k1", "m1", "close", "bulk") if isinstance(t.results.get(tag), dict)]
+    foreign = [(a, b, c) for a, b, c in foreign if c is not None]
+    if foreign:
+        worst = max(foreign, key=lambda x: x[2])
+        if worst[2] > 0.05:
+            notes.append(f"**Other work on the machine used up to {worst[2]:.0%} of all CPU during a "
+                         f"measurement** ({worst[0]}, {worst[1]}): these figures are disturbed; rerun on an "
+                         "idle machine. Per-run shares are in the details.")
+        else:
+            notes.append(f"Other processes used at most {worst[2]:.1%} of the CPU during any measurement.")
     for n in notes + [
         "Direct idle RSS is the whole nginx tree (master + workers); proxies are one process each.",
         "tinyproxy and Squid: default settings apart from ports/ACLs; Squid with `cache deny all`, "

@@ -56,10 +56,20 @@ say "ulimit -n = $(ulimit -n)"
 # --- work dir and teardown -----------------------------------------------------------
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/lookout-bench.XXXXXX")"
 chmod 755 "$WORK"   # squid/tinyproxy drop to nobody when started as root
-RESULTS="${BENCH_RESULTS:-$(mktemp -d "${TMPDIR:-/tmp}/lookout-bench-results.XXXXXX")/latest.md}"
+if [[ -n "${BENCH_RESULTS:-}" ]]; then
+  RESULTS="$BENCH_RESULTS"; RESULTS_TMPDIR=""
+else
+  RESULTS_TMPDIR="$(mktemp -d "${TMPDIR:-/tmp}/lookout-bench-results.XXXXXX")"
+  RESULTS="$RESULTS_TMPDIR/latest.md"
+fi
 
+BENCH_PID=""
 cleanup() {
   local rc=$?
+  if [[ -n "$BENCH_PID" ]] && kill -0 "$BENCH_PID" 2>/dev/null; then
+    kill -TERM "$BENCH_PID" 2>/dev/null || true   # bench.py stops its servers on SIGTERM
+    wait "$BENCH_PID" 2>/dev/null || true
+  fi
   if [[ -f "$WORK/pids" ]]; then
     while read -r pid; do
       [[ -n "$pid" ]] || continue
@@ -71,6 +81,7 @@ cleanup() {
       kill -KILL -- "-$pid" 2>/dev/null || true
     done <"$WORK/pids"
   fi
+  [[ -z "$RESULTS_TMPDIR" ]] || rmdir "$RESULTS_TMPDIR" 2>/dev/null || true   # only if nothing was written
   if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
     say "work directory kept: $WORK"
   else
@@ -112,7 +123,12 @@ fi
 
 # --- measure ------------------------------------------------------------------------
 say "running (BENCH_DURATION=${DURATION}s per phase); work dir $WORK"
+# In the background + `wait`, so that INT/TERM reach the trap at once (bash defers traps
+# while a foreground child runs); the trap then stops bench.py, which stops the servers.
 timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
   python3 "$HERE/bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
-    --lookout "$LOOKOUT" --lookout-missing "$LOOKOUT_MISSING"
+    --lookout "$LOOKOUT" --lookout-missing "$LOOKOUT_MISSING" &
+BENCH_PID=$!
+wait "$BENCH_PID"
+BENCH_PID=""
 say "report: $RESULTS"

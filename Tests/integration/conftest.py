@@ -215,6 +215,8 @@ class Proxy:
 
     def send_signal(self, sig: int):
         assert self.proc is not None
+        if sig in (signal.SIGTERM, signal.SIGINT):
+            self._terminating = True
         self.proc.send_signal(sig)
 
     def wait_exit(self, timeout: float) -> int:
@@ -223,14 +225,16 @@ class Proxy:
             self.returncode = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            self.returncode = self.proc.wait()
+            self.expected_exit = self.returncode  # reported here, not again at teardown
             raise AssertionError(f"lookout did not exit within {timeout}s; stderr:\n{self.stderr}")
         self._stderr_done.wait(2)
         return self.returncode
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float | None = None) -> int:
-        """Signal (SIGTERM by default) and wait; return the exit code."""
-        if self.running():
+        """Signal (SIGTERM by default, unless a test already sent one: a second one means
+        "exit now") and wait; return the exit code."""
+        if self.running() and not getattr(self, "_terminating", False):
             self.send_signal(sig)
         if timeout is None:
             timeout = float(self.config.get("timeouts", {}).get("shutdown_grace", 10)) + 10
@@ -302,17 +306,19 @@ class Proxy:
                     f"{json.dumps(self.read_log(path), indent=1)[:4000]}\nstderr:\n{self.stderr[-3000:]}")
             time.sleep(0.03)
 
-    def summaries(self, expected: int | None = None, timeout: float = 5.0, **match) -> list[dict]:
-        """Summary ("exchange") records whose top-level fields equal ``match``."""
-        def where(r):
-            return r.get("event") == "exchange" and all(r.get(k) == v for k, v in match.items())
-        return self.log_records(expected, where, timeout)
+    def summaries(self, expected: int | None = None, timeout: float = 5.0, where=None,
+                  **match) -> list[dict]:
+        """Summary ("exchange") records whose top-level fields equal ``match`` (and ``where``)."""
+        def pred(r):
+            return (r.get("event") == "exchange" and all(r.get(k) == v for k, v in match.items())
+                    and (where is None or where(r)))
+        return self.log_records(expected, pred, timeout)
 
-    def only_summary(self, timeout: float = 5.0, settle: float = 0.2, **match) -> dict:
-        """Wait for a summary record (matching ``match``) and check it stays the only one."""
-        self.summaries(1, timeout, **match)
+    def only_summary(self, timeout: float = 5.0, settle: float = 0.2, where=None, **match) -> dict:
+        """Wait for a summary record (matching ``match``/``where``) and check it stays the only one."""
+        self.summaries(1, timeout, where, **match)
         time.sleep(settle)
-        recs = self.summaries(**match)
+        recs = self.summaries(where=where, **match)
         assert len(recs) == 1, f"expected exactly one summary record, got:\n{json.dumps(recs, indent=1)}"
         return recs[0]
 
@@ -653,8 +659,8 @@ def assert_error_response(resp, status: int, code: str, keep_alive: bool = False
 def assert_error_summary(rec: dict, status: int | None, code: str, *, kind: str | None = None,
                          method: str | None = None, url: str | None = None, required: bool = True):
     """A failed exchange's summary. kind/method/url must equal the given values; with
-    ``required=False`` they are only checked when the record has them (e.g. when the request
-    line itself could not be parsed)."""
+    ``required=False`` they are only checked when the record has them, non-empty (e.g. when the
+    request line itself could not be read)."""
     assert_envelope(rec)
     assert rec["event"] == "exchange", rec
     if status is None:
@@ -666,7 +672,7 @@ def assert_error_summary(rec: dict, status: int | None, code: str, *, kind: str 
     assert err.get("code") == code, rec
     assert isinstance(err.get("message"), str) and err["message"], rec
     for key, want in (("kind", kind), ("method", method), ("url", url)):
-        if want is not None and (required or key in rec):
+        if want is not None and (required or rec.get(key) not in (None, "")):
             assert rec.get(key) == want, f"{key}: {rec.get(key)!r} != {want!r} in {rec}"
     assert type(rec.get("id")) is int and type(rec.get("conn")) is int, rec
 

@@ -6,10 +6,12 @@ import LookoutIO
 final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
     let connection: Connection
     let origin: Origin
-    /// Shared by the tasks that use this connection (first byte / idle) and by the pool (idle expiry).
+    /// The tasks' timeouts (first byte, idle) on this connection.
     let timer: LoopTimer
     var task: UpstreamTask?
     weak var pool: UpstreamConnectionPool?
+    /// When the connection last went back to the pool.
+    var idleSince = Instant.now()
     private(set) var requestsServed = 0
 
     init(connection: Connection, origin: Origin) {

@@ -2,16 +2,21 @@ import LookoutIO
 
 /// Idle upstream connections of one event loop, by origin. Bounded per origin; each idle
 /// connection expires after `idleTimeout`. Per loop, so taking and returning need no locks.
+///
+/// Expiry is one sweeping timer per pool, not a timer per release: re-arming a Dispatch timer on
+/// every returned connection costs a wake-up of Dispatch's manager thread per request.
 final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.queue`
     private let loop: EventLoop
     private let maxIdlePerOrigin: Int
     private let idleTimeout: Double
     private var idle: [Origin: [UpstreamConnection]] = [:]
+    private let sweeper: LoopTimer
 
     init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
         self.loop = loop
         self.maxIdlePerOrigin = maxIdlePerOrigin
         self.idleTimeout = idleTimeout
+        self.sweeper = LoopTimer(loop: loop)
     }
 
     /// The most recently used idle connection to `origin`, if any.
@@ -37,13 +42,36 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
             connection.close()
             return
         }
+        connection.idleSince = .now()
         list.append(connection)
         idle[connection.origin] = list
         connection.pool = self
-        connection.timer.schedule(after: idleTimeout) { [weak self, unowned connection] in
-            self?.remove(connection)
-            connection.close()
+        if !sweeper.isArmed { scheduleSweep(after: idleTimeout) }
+    }
+
+    private func scheduleSweep(after seconds: Double) {
+        sweeper.schedule(after: seconds) { [unowned self] in sweep() }
+    }
+
+    /// Closes the connections idle for `idleTimeout`; comes back for the next one to expire.
+    private func sweep() {
+        let now = Instant.now()
+        var nextExpiry: Double?
+        for (origin, list) in idle {
+            var kept: [UpstreamConnection] = []
+            for connection in list {
+                let idleFor = now.milliseconds(since: connection.idleSince) / 1000
+                if idleFor + 0.001 >= idleTimeout {
+                    connection.pool = nil
+                    connection.close()
+                } else {
+                    kept.append(connection)
+                    nextExpiry = min(nextExpiry ?? .infinity, idleTimeout - idleFor)
+                }
+            }
+            idle[origin] = kept.isEmpty ? nil : kept
         }
+        if let nextExpiry { scheduleSweep(after: nextExpiry) }
     }
 
     func remove(_ connection: UpstreamConnection) {
@@ -56,6 +84,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     func closeAll() {
         for list in idle.values { list.forEach { $0.close() } }
         idle.removeAll()
+        sweeper.cancel()
     }
 
     var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }

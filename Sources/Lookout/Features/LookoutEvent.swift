@@ -125,7 +125,7 @@ public enum LookoutEvent: Sendable {
     /// Which interest a monitor must declare to receive this event.
     public var interest: EventInterest {
         switch self {
-        case .requestDidFinish, .sessionDidStart, .sessionWillInvalidate, .sessionDidBecomeInvalid:
+        case .requestDidFinish, .connectionWasRejected, .sessionDidStart, .sessionWillInvalidate, .sessionDidBecomeInvalid:
             return .summaries
         default:
             return .lifecycle
@@ -139,7 +139,7 @@ public struct EventInterest: OptionSet, Sendable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    /// `request.didFinish` and `session.*`.
+    /// `request.didFinish`, `connection.wasRejected` (refusals are not exchanges but must be seen) and `session.*`.
     public static let summaries = EventInterest(rawValue: 1)
     /// Every other event.
     public static let lifecycle = EventInterest(rawValue: 2)
