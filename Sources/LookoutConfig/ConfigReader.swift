@@ -16,7 +16,7 @@ enum Schema {
         "pool": ["max_idle_per_origin", "idle_timeout"],
         "dns": ["cache_ttl"],
         "headers": ["via"],
-        "log": ["path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
+        "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
     ]
 
     /// Every key path, top-level keys first.
@@ -152,6 +152,9 @@ final class ConfigReader {
     }
 
     private func readLog(_ section: [String: Node], into log: inout LookoutConfiguration.Log) {
+        if let node = section["enabled"] {
+            log.enabled = boolean(node, "log.enabled") ?? log.enabled
+        }
         if let node = section["path"], let path = path(node, "log.path", expected: "a file path or \"-\" (stdout)") {
             log.path = path
         }

@@ -163,6 +163,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
 
     /// `log`: the JSON-lines event log.
     public struct Log: Sendable, Equatable {
+        /// `enabled`: false = no traffic log at all (operational messages still go to stderr).
+        public var enabled: Bool
         /// `path`: "-" = stdout, else a file appended to. A leading `~` has been expanded.
         public var path: String
         /// `verbose`: true = every lifecycle event, false = one summary per exchange.
@@ -175,12 +177,14 @@ public struct LookoutConfiguration: Sendable, Equatable {
         public var queueLimit: Int
 
         public init(
+            enabled: Bool = true,
             path: String = "-",
             verbose: Bool = false,
             revealSecrets: Bool = false,
             includeHeaders: Bool = false,
             queueLimit: Int = 65536
         ) {
+            self.enabled = enabled
             self.path = path
             self.verbose = verbose
             self.revealSecrets = revealSecrets

@@ -11,7 +11,8 @@ import Glibc
 /// Signal handlers live in this class, not in top-level code (see FACTS.md on Swift 6 isolation).
 final class ProxyRunner: @unchecked Sendable {  // signal sources and state confined to `signalQueue`
     private let session: Session
-    private let logMonitor: JSONLinesLogMonitor
+    /// Nil when `log.enabled` is false.
+    private let logMonitor: JSONLinesLogMonitor?
     private let logger: Logger
     private let signalQueue = DispatchQueue(label: "lookout.signals")
     private var signalSources: [DispatchSourceSignal] = []
@@ -19,12 +20,17 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
 
     init(configuration file: LookoutConfiguration, logger: Logger) throws {
         self.logger = logger
-        let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
-        logMonitor = try JSONLinesLogMonitor(destination: destination, verbose: file.log.verbose,
-                                             revealSecrets: file.log.revealSecrets,
-                                             includeHeaders: file.log.includeHeaders,
-                                             onError: { [logger] error in logger.error("traffic log: \(error)") })
-        session = Session(configuration: SessionConfiguration(file), monitors: [logMonitor], logger: logger)
+        if file.log.enabled {
+            let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
+            logMonitor = try JSONLinesLogMonitor(destination: destination, verbose: file.log.verbose,
+                                                 revealSecrets: file.log.revealSecrets,
+                                                 includeHeaders: file.log.includeHeaders,
+                                                 onError: { [logger] error in logger.error("traffic log: \(error)") })
+        } else {
+            logMonitor = nil
+            logger.notice("traffic log disabled (log.enabled: false)")
+        }
+        session = Session(configuration: SessionConfiguration(file), monitors: logMonitor.map { [$0] } ?? [], logger: logger)
     }
 
     func start() throws {
@@ -34,7 +40,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         watch(SIGINT) { [unowned self] in stop(signal: "SIGINT") }
         watch(SIGHUP) { [unowned self] in
             logger.info("SIGHUP: reopening the log file")
-            logMonitor.reopen()
+            logMonitor?.reopen()
         }
         let addresses = try session.start()
         for address in addresses {
@@ -73,7 +79,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         let logMonitor = self.logMonitor
         let logger = self.logger
         session.shutdown {
-            logMonitor.flush()
+            logMonitor?.flush()
             logger.info("stopped")
             exit(0)
         }

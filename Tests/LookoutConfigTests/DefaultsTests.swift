@@ -29,6 +29,7 @@ struct DefaultsTests {
         #expect(configuration.log.path == "-")
         #expect(configuration.log.isStandardOutput)
         #expect(configuration.log.verbose == false)
+        #expect(configuration.log.enabled == true)
         #expect(configuration.log.revealSecrets == false)
         #expect(configuration.log.includeHeaders == false)
         #expect(configuration.log.queueLimit == 65536)

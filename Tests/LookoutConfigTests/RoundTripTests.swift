@@ -21,7 +21,7 @@ func everyValueChanged() -> LookoutConfiguration {
     c.pool = .init(maxIdlePerOrigin: 0, idleTimeout: 12.5)
     c.dns = .init(cacheTTL: 0)
     c.headers = .init(via: false)
-    c.log = .init(path: "/var/log/lookout.jsonl", verbose: true, revealSecrets: true,
+    c.log = .init(enabled: false, path: "/var/log/lookout.jsonl", verbose: true, revealSecrets: true,
                   includeHeaders: true, queueLimit: 1)
     return c
 }
@@ -59,6 +59,7 @@ func yaml(for c: LookoutConfiguration) -> String {
         headers:
           via: \(c.headers.via)
         log:
+          enabled: \(c.log.enabled)
           path: "\(c.log.path)"
           verbose: \(c.log.verbose)
           reveal_secrets: \(c.log.revealSecrets)
@@ -110,6 +111,7 @@ struct RoundTripTests {
             headers:
               via: false
             log:
+              enabled: false
               path: /var/log/lookout.jsonl
               verbose: true
               reveal_secrets: True
@@ -151,7 +153,7 @@ struct RoundTripTests {
                         upstream_idle: 5.75, shutdown_grace: 0.001},
              connect: {allowed_ports: [443, 8443, 1, 65535]}, pool: {max_idle_per_origin: 0, idle_timeout: 12.5},
              dns: {cache_ttl: 0}, headers: {via: false},
-             log: {path: /var/log/lookout.jsonl, verbose: true, reveal_secrets: true, include_headers: true,
+             log: {enabled: false, path: /var/log/lookout.jsonl, verbose: true, reveal_secrets: true, include_headers: true,
                    queue_limit: 1}}
             """
         #expect(try load(yaml) == everyValueChanged())
@@ -179,6 +181,7 @@ struct RoundTripTests {
         ("log: {verbose: true}", changed { c in c.log.verbose = true }),
         ("log: {reveal_secrets: true}", changed { c in c.log.revealSecrets = true }),
         ("log: {include_headers: true}", changed { c in c.log.includeHeaders = true }),
+        ("log: {enabled: false}", changed { c in c.log.enabled = false }),
         ("log: {queue_limit: 14}", changed { c in c.log.queueLimit = 14 }),
         ("state_dir: relative/state", changed { c in c.stateDirectory = "relative/state" }),
         ("listen: [\"127.0.0.1:0\"]", changed { c in c.listen = [.init(host: "127.0.0.1", port: 0)] }),

@@ -169,6 +169,15 @@ def test_default_mode_writes_only_summaries(proxy, origin):
     assert events == ["exchange", "exchange"], events
 
 
+def test_log_disabled_writes_nothing(make_proxy, origin):
+    p = make_proxy({"log": {"enabled": False}})
+    r = curl(p, origin.url("/fixed/5"))
+    assert r.rc == 0 and r.status == 200 and len(r.body) == 5
+    p.stop()
+    assert not p.log_path.exists() or p.log_path.read_bytes() == b"", "log.enabled: false must write no traffic log"
+    assert "traffic log disabled" in p.stderr
+
+
 def test_sighup_reopens_the_log(proxy, origin):
     u1, u2 = origin.url("/fixed/1?before"), origin.url("/fixed/1?after")
     assert curl(proxy, u1).rc == 0
