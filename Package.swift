@@ -51,5 +51,6 @@ let package = Package(
         .testTarget(name: "LookoutMonitorsTests",
                     dependencies: ["LookoutMonitors", "Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
+        .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
     ]
 )

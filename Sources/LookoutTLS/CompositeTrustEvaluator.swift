@@ -1,0 +1,40 @@
+/// Requires every member evaluator to pass.
+///
+/// All members are run, not only up to the first failure, and the error reported is the
+/// first failure that is not a pin mismatch when there is one. So a pin mismatch never hides
+/// a more basic failure such as an expired or untrusted chain — which matters because a pin
+/// mismatch may go unenforced (expired pin sets), while the other failures are enforced.
+public struct CompositeTrustEvaluator: ServerTrustEvaluator {
+    /// The member evaluators, in order.
+    public let evaluators: [any ServerTrustEvaluator]
+
+    /// A composite of `evaluators`; an empty composite passes everything.
+    public init(_ evaluators: [any ServerTrustEvaluator]) {
+        self.evaluators = evaluators
+    }
+
+    /// "composite(default, public-keys)".
+    public var name: String {
+        "composite(\(evaluators.map(\.name).joined(separator: ", ")))"
+    }
+
+    /// Passes when every member passes.
+    public func evaluate(_ chain: [Certificate], host: String, now: Int64) throws(TrustEvaluationError) {
+        var failures: [TrustEvaluationError] = []
+        for evaluator in evaluators {
+            do {
+                try evaluator.evaluate(chain, host: host, now: now)
+            } catch {
+                failures.append(error)
+            }
+        }
+        guard let first = failures.first(where: { $0.reason != .pinMismatch }) ?? failures.first else { return }
+        let others = failures.filter { $0 != first }
+        guard !others.isEmpty else { throw first }
+        throw TrustEvaluationError(
+            reason: first.reason,
+            message: first.message + "; also " + others.map(\.description).joined(separator: "; "),
+            verifyErrorCode: first.verifyErrorCode,
+            evaluator: first.evaluator)
+    }
+}

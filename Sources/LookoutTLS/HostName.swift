@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Host-name normalisation and IP-literal detection shared by certificate issuance, trust
+/// evaluation and rule matching.
+enum HostName {
+    /// Lower-cases ASCII, strips IPv6 brackets ("[::1]" → "::1") and one trailing dot
+    /// ("example.com." → "example.com", RFC 1034 §3.1 absolute names).
+    static func normalize(_ host: String) -> String {
+        var text = host
+        if text.hasPrefix("["), text.hasSuffix("]") {
+            text = String(text.dropFirst().dropLast())
+        }
+        if text.hasSuffix("."), text.count > 1 {
+            text.removeLast()
+        }
+        return text.lowercased()
+    }
+
+    /// The network-order bytes of an IPv4 (4 bytes) or IPv6 (16 bytes) literal, or nil when
+    /// `host` is a name. Brackets are accepted around IPv6.
+    static func ipAddressBytes(_ host: String) -> [UInt8]? {
+        var text = host
+        if text.hasPrefix("["), text.hasSuffix("]") {
+            text = String(text.dropFirst().dropLast())
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { Array($0) }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { Array($0) }
+        }
+        return nil
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 literal.
+    static func isIPAddress(_ host: String) -> Bool {
+        ipAddressBytes(host) != nil
+    }
+
+    /// The canonical text of a 4- or 16-byte address ("192.0.2.1", "2001:db8::1").
+    static func formatIPAddress(_ bytes: [UInt8]) -> String? {
+        let family: Int32
+        switch bytes.count {
+        case 4: family = AF_INET
+        case 16: family = AF_INET6
+        default: return nil
+        }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let ok = bytes.withUnsafeBytes { raw in
+            buffer.withUnsafeMutableBufferPointer { out in
+                inet_ntop(family, raw.baseAddress, out.baseAddress, socklen_t(out.count)) != nil
+            }
+        }
+        guard ok else { return nil }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// Whether `host` is acceptable as a DNS name in a certificate: 1–253 characters of
+    /// letters, digits, '-', '_' and '.', no empty labels, no label over 63 characters
+    /// (RFC 1035 §2.3.4). Underscores are tolerated because real hosts use them.
+    static func isValidDNSName(_ host: String) -> Bool {
+        let bytes = Array(host.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
+        var labelLength = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                labelLength += 1
+                guard labelLength <= 63 else { return false }
+            default:
+                return false
+            }
+        }
+        return labelLength > 0
+    }
+}

@@ -1,0 +1,22 @@
+/// Decides whether a server's presented certificate chain is acceptable for a host, modelled
+/// on Alamofire's `ServerTrustEvaluating`.
+///
+/// Evaluators see the chain exactly as the server sent it (leaf first) and the host the
+/// client asked for; they are pure functions of those and of `now`, so they can be tested
+/// with fixed clocks and shared freely between threads.
+public protocol ServerTrustEvaluator: Sendable {
+    /// The evaluator's configuration name: "default", "public-keys", "pinned-certificates",
+    /// "composite(…)" or "disabled".
+    var name: String { get }
+
+    /// Throws when `chain` must not be trusted for `host` at time `now` (Unix seconds).
+    /// `host` is a DNS name or an IPv4/IPv6 literal (IPv6 with or without brackets).
+    func evaluate(_ chain: [Certificate], host: String, now: Int64) throws(TrustEvaluationError)
+}
+
+extension ServerTrustEvaluator {
+    /// Evaluates at the current time.
+    public func evaluate(_ chain: [Certificate], host: String) throws(TrustEvaluationError) {
+        try evaluate(chain, host: host, now: UnixTime.now())
+    }
+}

@@ -1,0 +1,74 @@
+/// Chooses the trust rule for a host and evaluates presented chains with it.
+///
+/// Rules are matched most-specific first: an exact host, then `*.domain` (one label), then
+/// `**.domain` (any depth ≥ 1), then `**`, and finally the default rule. Among patterns of
+/// the same kind a longer domain wins (`**.api.example.com` before `**.example.com`); ties go
+/// to the earlier rule. Immutable and thread-safe.
+public final class ServerTrustManager: Sendable {
+    /// The rules, as given.
+    public let rules: [TrustRule]
+    /// The rule for hosts no pattern matches.
+    public let defaultRule: TrustRule
+    private let patterns: [(pattern: HostPattern, ruleIndex: Int)]
+
+    /// A manager for `rules` falling back to `defaultRule`; throws `invalid_host` for a
+    /// malformed pattern.
+    public init(rules: [TrustRule], defaultRule: TrustRule) throws(CertificateError) {
+        var patterns: [(pattern: HostPattern, ruleIndex: Int)] = []
+        for (index, rule) in rules.enumerated() {
+            for host in rule.hosts {
+                patterns.append((try HostPattern(host), index))
+            }
+        }
+        // Most specific first; the sort is stable on rule order for ties.
+        self.patterns = patterns.enumerated().sorted { lhs, rhs in
+            let (a, b) = (lhs.element.pattern, rhs.element.pattern)
+            if a.kind != b.kind { return a.kind < b.kind }
+            if a.domainLabelCount != b.domainLabelCount { return a.domainLabelCount > b.domainLabelCount }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+        self.rules = rules
+        self.defaultRule = defaultRule
+    }
+
+    /// The rule for `host`.
+    public func rule(for host: String) -> TrustRuleMatch {
+        for entry in patterns where entry.pattern.matches(host) {
+            return TrustRuleMatch(index: entry.ruleIndex, pattern: entry.pattern, rule: rules[entry.ruleIndex])
+        }
+        return TrustRuleMatch(index: nil, pattern: nil, rule: defaultRule)
+    }
+
+    /// Evaluates `chain` (leaf first) for `host` at `now` (Unix seconds) with the matching rule.
+    public func evaluate(_ chain: [Certificate], host: String, now: Int64) -> ServerTrustEvaluationResult {
+        let match = rule(for: host)
+        let rule = match.rule
+        var failure: TrustEvaluationError?
+        do {
+            try rule.evaluator.evaluate(chain, host: host, now: now)
+        } catch {
+            failure = error
+        }
+        let pinsExpired = rule.pinsExpire.map { now >= $0 } ?? false
+        var enforced = rule.mode == .enforce
+        if let failure, failure.reason == .pinMismatch, pinsExpired {
+            enforced = false
+        }
+        return ServerTrustEvaluationResult(
+            ruleIndex: match.index,
+            ruleName: match.ruleName,
+            matchedPattern: match.pattern?.text,
+            evaluatorName: rule.evaluator.name,
+            passed: failure == nil,
+            error: failure,
+            presentedPins: chain.map(\.spkiSHA256Pin),
+            enforced: enforced,
+            mode: rule.mode,
+            pinsExpired: pinsExpired)
+    }
+
+    /// Evaluates at the current time.
+    public func evaluate(_ chain: [Certificate], host: String) -> ServerTrustEvaluationResult {
+        evaluate(chain, host: host, now: UnixTime.now())
+    }
+}

@@ -1,0 +1,62 @@
+import CLookoutSSL
+
+/// A set of trust anchors as an OpenSSL `X509_STORE`: the system CA bundle plus any extra
+/// CA files or certificates.
+///
+/// Immutable after creation and safe to share: OpenSSL locks the store internally while
+/// `X509_verify_cert` looks issuers up, so one store serves concurrent evaluations.
+public final class TrustStore: @unchecked Sendable {
+    /// Debian's system CA bundle, maintained by `update-ca-certificates`.
+    public static let systemBundlePath = "/etc/ssl/certs/ca-certificates.crt"
+
+    /// The wrapped `X509_STORE*`; owned by this object.
+    let store: OpaquePointer
+    /// Every trust anchor in the store, in load order.
+    public let anchors: [Certificate]
+
+    /// Whether certificates that are not self-signed roots (an intermediate, a pinned leaf)
+    /// count as trust anchors (`X509_V_FLAG_PARTIAL_CHAIN`).
+    public let allowsPartialChains: Bool
+
+    /// A store with the certificates of `systemBundle` (nil for none), of each file in
+    /// `additionalCAFiles` (PEM bundles or single DER certificates), and `additionalCertificates`.
+    /// With `allowsPartialChains`, a path may end at any anchor, not only at a self-signed root.
+    public init(systemBundle: String? = TrustStore.systemBundlePath, additionalCAFiles: [String] = [],
+                additionalCertificates: [Certificate] = [], allowsPartialChains: Bool = false) throws(CertificateError) {
+        var anchors: [Certificate] = []
+        if let systemBundle {
+            anchors += try Certificate.loadAll(pemFile: systemBundle)
+        }
+        for file in additionalCAFiles {
+            anchors += try Certificate.loadAll(pemFile: file)
+        }
+        anchors += additionalCertificates
+        OpenSSLErrorQueue.clear()
+        guard let store = X509_STORE_new() else {
+            throw CertificateError.openSSL(.generationFailed, "X509_STORE_new failed")
+        }
+        for anchor in anchors {
+            // X509_STORE_add_cert takes its own reference; duplicates are accepted.
+            guard X509_STORE_add_cert(store, anchor.x509) == 1 else {
+                X509_STORE_free(store)
+                throw CertificateError.openSSL(.generationFailed, "X509_STORE_add_cert failed for \(anchor.subject)")
+            }
+        }
+        if allowsPartialChains {
+            _ = X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        }
+        self.store = store
+        self.anchors = anchors
+        self.allowsPartialChains = allowsPartialChains
+    }
+
+    /// A store with only the given anchors (no system bundle); convenient for tests and
+    /// private PKIs.
+    public convenience init(anchors: [Certificate], allowsPartialChains: Bool = false) throws(CertificateError) {
+        try self.init(systemBundle: nil, additionalCertificates: anchors, allowsPartialChains: allowsPartialChains)
+    }
+
+    deinit {
+        X509_STORE_free(store)
+    }
+}

@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Wall-clock time in whole seconds since the Unix epoch, the time unit of this library.
+enum UnixTime {
+    /// The current time.
+    static func now() -> Int64 {
+        Int64(time(nil))
+    }
+
+    /// Seconds in one day.
+    static let day: Int64 = 86_400
+}
