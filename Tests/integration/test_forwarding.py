@@ -434,3 +434,28 @@ def test_client_abort_before_response_is_logged(make_proxy, raw_origin):
     rec = p.summaries(1, timeout=12)[0]
     assert_error_summary(rec, None, "client_closed", kind="http", method="GET", url=url)
     assert time.monotonic() - t0 < 7, "client abort only noticed at the upstream timeout"
+
+
+def test_clients_resetting_mid_body_leave_the_proxy_serving(proxy, origin):
+    """Clients that reset while a large body is being relayed make the proxy's write fail inside
+    the upstream read handler; the exchange must end cleanly (client_closed) and the proxy live on.
+    (This once crashed the proxy on a released exchange.)"""
+    n = 64 * 1024 * 1024
+    url = origin.url(f"/huge/{n}")
+    for _ in range(12):
+        s = connect(proxy.port)
+        s.sendall(request_bytes("GET", url))
+        got = 0
+        while got < 200_000:
+            chunk = s.recv(65536)
+            assert chunk, "proxy closed early"
+            got += len(chunk)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # RST with most of the body still to come
+    r = curl(proxy, origin.url("/fixed/10"))
+    assert r.rc == 0 and r.status == 200 and len(r.body) == 10
+    assert proxy.proc.poll() is None, "the proxy died"
+    closed = proxy.summaries(13, where=lambda rec: rec.get("error", {}).get("code") == "client_closed"
+                             or rec.get("status") == 200, timeout=10)
+    codes = [rec.get("error", {}).get("code") for rec in closed]
+    assert codes.count("client_closed") == 12, codes

@@ -19,6 +19,8 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     let session: Session
     let head: RequestHead
     let origin: Origin
+    /// The origin-form target sent upstream.
+    private let upstreamPath: String
     private(set) var summary: ExchangeSummary
     private var context: LoopContext { client.context }
 
@@ -55,8 +57,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.taskMetrics = TaskMetrics(taskStart: start)
         self.upstreamPath = path
     }
-
-    private let upstreamPath: String
 
     // MARK: - Start
 
@@ -133,8 +133,8 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     }
 
     func clientFinishedBody(trailers: HTTPFields?) {
-        guard !finished, !requestEnded || head.framing == .none else { return }
-        if head.framing == .none { return }  // already treated as complete at the head
+        // A bodiless request was already complete at its head.
+        guard !finished, head.framing != .none else { return }
         requestEnded = true
         requestTrailers = trailers
         if taskTakesBody, let task { task.finishBody(trailers: trailers) }
@@ -174,9 +174,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
             earlyBody = []
             body.withUnsafeBytes { _ = task.sendBody($0) }
         }
-        if requestEnded {
-            if head.framing != .none { task.finishBody(trailers: requestTrailers) } else { task.finishBody(trailers: nil) }
-        }
+        if requestEnded { task.finishBody(trailers: requestTrailers) }
         bodyPausedForUpstream = false
         client.resumeInput()
     }

@@ -19,7 +19,7 @@ final class SessionDelegate: @unchecked Sendable {  // methods run on the callin
     }
 
     private func context(_ task: UpstreamTask) -> EventContext {
-        EventContext(connectionID: task.request.client.id, requestID: task.request.id, taskID: task.id)
+        EventContext(connectionID: task.connectionID, requestID: task.requestID, taskID: task.id)
     }
 
     // MARK: - Connection

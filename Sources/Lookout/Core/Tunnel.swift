@@ -12,7 +12,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     let head: RequestHead
     let origin: Origin
     private let taskID: UInt64
-    private var session: Session { client.session }
+    /// Held directly: the client connection may be gone by the time the last event is emitted.
+    private let session: Session
     private var summary: ExchangeSummary
     private var upstream: Connection?
     private var opening: OpenHandle?
@@ -29,6 +30,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         self.client = client
         self.head = head
         self.origin = origin
+        self.session = client.session
         self.taskID = client.session.makeTaskID()
         let start = Instant.now()
         self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
@@ -39,7 +41,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     }
 
     private var eventContext: EventContext {
-        EventContext(connectionID: client.id, requestID: id, taskID: taskID)
+        EventContext(connectionID: summary.connectionID, requestID: id, taskID: taskID)
     }
 
     func start() {

@@ -7,9 +7,14 @@ import LookoutIO
 final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confined to `loop.queue`
     let id: UInt64
     let attempt: Int
+    /// Only touched while the task is not done: a finished exchange may already be gone.
     unowned let request: ProxyRequest
     let loop: EventLoop
-    private var session: Session { request.session }
+    // Copied from the request so that events and timers never reach through `request`.
+    let session: Session
+    let origin: Origin
+    let requestID: UInt64
+    let connectionID: UInt64
     private var delegate: SessionDelegate { session.delegate }
 
     private var upstream: UpstreamConnection?
@@ -30,11 +35,13 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.attempt = attempt
         self.request = request
         self.loop = loop
+        self.session = request.session
+        self.origin = request.origin
+        self.requestID = request.id
+        self.connectionID = request.client.id
         self.parser = HTTPResponseParser(limits: request.session.configuration.parserLimits)
         self.metrics = TransactionMetrics(fetchStart: .now())
     }
-
-    var origin: Origin { request.origin }
 
     // MARK: - Connection
 
@@ -109,6 +116,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     }
 
     func upstreamDidDrain() {
+        guard !isDone else { return }
         request.upstreamDidDrain()
     }
 
@@ -160,7 +168,10 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             let bytes = UnsafeRawBufferPointer(rebasing: slice[range])
             bodyBytesReceived += UInt64(bytes.count)
             metrics.responseBodyBytes = bodyBytesReceived
-            if !delegate.task(self, didReceiveData: bytes, total: bodyBytesReceived) && !readingPaused {
+            let clientKeepsUp = delegate.task(self, didReceiveData: bytes, total: bodyBytesReceived)
+            // Relaying can fail the client connection and end the exchange under our feet.
+            if isDone { return }
+            if !clientKeepsUp && !readingPaused {
                 readingPaused = true
                 upstream?.connection.pauseReading()
                 delegate.taskDidSuspend(self)
@@ -169,6 +180,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             metrics.responseEnd = .now()
             responseComplete = true
             delegate.task(self, didFinishResponseWith: trailers)
+            if isDone { return }
             // An origin that answered before the whole request body was sent cannot be reused:
             // the rest of the body would be read as the next request.
             if !requestBodySent { reuseAllowed = false }
