@@ -18,6 +18,12 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Connections that wrote during the current event and must flush before it ends.
     private var connectionsToFlush: [Connection] = []
+    /// Armed timers, unretained: a timer leaves the list before it is released (see `LoopTimer`).
+    private var timers: [Unmanaged<LoopTimer>] = []
+    private var tickSource: DispatchSourceTimer?
+    private var isTicking = false
+    /// How often armed timers are checked; timers fire up to this late.
+    public static let timerTick = DispatchTimeInterval.milliseconds(50)
 
     init(index: Int, readBufferSize: Int) {
         self.index = index
@@ -25,7 +31,13 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit {
+        readBuffer.deallocate()
+        if let tickSource {
+            if !isTicking { tickSource.resume() }
+            tickSource.cancel()
+        }
+    }
 
     /// True while an event is being handled; writes made then are flushed together at its end.
     private var inBatch = false
@@ -61,6 +73,62 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         #endif
     }
 
+    // MARK: - Timers
+
+    func register(_ timer: LoopTimer) {
+        timer.slot = timers.count
+        timers.append(Unmanaged.passUnretained(timer))
+        if !isTicking { startTicking() }
+    }
+
+    func unregister(_ timer: LoopTimer) {
+        let slot = timer.slot
+        let last = timers.count - 1
+        if slot != last {
+            timers[slot] = timers[last]
+            timers[slot].takeUnretainedValue().slot = slot
+        }
+        timers.removeLast()
+        timer.slot = -1
+    }
+
+    private func startTicking() {
+        isTicking = true
+        if let tickSource {
+            tickSource.resume()
+            return
+        }
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + EventLoop.timerTick, repeating: EventLoop.timerTick, leeway: .milliseconds(10))
+        source.setEventHandler { [unowned self] in tick() }
+        tickSource = source
+        source.activate()
+    }
+
+    /// Fires the timers whose deadline has passed. Handlers may arm, cancel or release other
+    /// timers, so due timers are held weakly and re-checked one by one.
+    private func tick() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var due: [WeakTimer] = []
+        for entry in timers {
+            let timer = entry.takeUnretainedValue()
+            if timer.deadline <= now { due.append(WeakTimer(timer: timer)) }
+        }
+        if !due.isEmpty {
+            runBatch {
+                for entry in due {
+                    guard let timer = entry.timer, timer.slot >= 0, timer.deadline <= now else { continue }
+                    unregister(timer)
+                    timer.fire()
+                }
+            }
+        }
+        if timers.isEmpty && isTicking {
+            isTicking = false
+            tickSource?.suspend()
+        }
+    }
+
     // MARK: - Write batching
 
     func needsFlush(_ connection: Connection) {
@@ -76,6 +144,10 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         }
         connectionsToFlush.removeAll(keepingCapacity: true)
     }
+}
+
+private struct WeakTimer {
+    weak var timer: LoopTimer?
 }
 
 /// A fixed set of event loops; connections are spread over them round-robin.
