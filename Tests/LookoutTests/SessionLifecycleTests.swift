@@ -8,6 +8,12 @@ private final class EventLog: @unchecked Sendable {
     func names(forRequest id: UInt64) -> [String] {
         events.withLock { $0.filter { $0.context.requestID == id }.map(\.name) }
     }
+
+    var summaries: [ExchangeSummary] {
+        events.withLock { $0.compactMap { event -> ExchangeSummary? in
+            if case .requestDidFinish(_, let summary) = event { return summary } else { return nil }
+        } }
+    }
 }
 
 @Suite(.serialized) struct SessionLifecycleTests {
@@ -37,9 +43,7 @@ private final class EventLog: @unchecked Sendable {
         #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(response.hasSuffix("\r\n\r\nhello"))
         #expect(response.contains("Via: 1.1 lookout\r\n"))
-        let finished = log.events.withLock { $0.compactMap { event -> ExchangeSummary? in
-            if case .requestDidFinish(_, let summary) = event { return summary } else { return nil }
-        } }
+        let finished = log.summaries
         #expect(finished.count == 1)
         let summary = try #require(finished.first)
         #expect(summary.status == 200)
@@ -68,9 +72,7 @@ private final class EventLog: @unchecked Sendable {
         }
         #expect(response.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n"))
         #expect(response.contains("X-Lookout-Error: upstream_connect_failed\r\n"))
-        let summary = try #require(log.events.withLock { $0.compactMap { event -> ExchangeSummary? in
-            if case .requestDidFinish(_, let summary) = event { return summary } else { return nil }
-        } }.first)
+        let summary = try #require(log.summaries.first)
         #expect(summary.error?.code == "upstream_connect_failed")
         let names = log.names(forRequest: summary.requestID)
         #expect(names.first == "request.didCreateInitialRequest")
