@@ -443,6 +443,15 @@ def behave_garbage_head(conn, origin):
     conn.close()
 
 
+def behave_unrequested_switch(conn, origin):
+    """Answers 101 Switching Protocols although no upgrade was asked for, then talks non-HTTP
+    and keeps the connection open."""
+    origin.record(read_head(conn))
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x05hello")
+    _wait_for_peer_close(conn, origin)
+    conn.close()
+
+
 def behave_never_answers(conn, origin):
     """Accepts, reads the request, never says anything."""
     origin.record(read_head(conn))
@@ -613,6 +622,7 @@ class RawOrigin:
 BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
     "garbage_head": behave_garbage_head,
+    "unrequested_switch": behave_unrequested_switch,
     "never_answers": behave_never_answers,
     "close_without_response": behave_close_without_response,
     "conflicting_framing": behave_conflicting_framing,

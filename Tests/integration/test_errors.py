@@ -329,6 +329,19 @@ def test_upstream_garbage_head(proxy, raw_origin):
                          method="GET", url=url)
 
 
+def test_upstream_switching_protocols_unasked(proxy, raw_origin):
+    """Lookout strips Upgrade, so a 101 from the origin is a broken response: fail at once."""
+    o = raw_origin("unrequested_switch")
+    url = o.url("/ws")
+    t0 = time.monotonic()
+    r = curl(proxy, url, "-H", "Upgrade: websocket", "-H", "Connection: Upgrade")
+    assert time.monotonic() - t0 < 5
+    assert_error_response(r, 502, "upstream_malformed_response")
+    assert_error_summary(proxy.only_summary(), 502, "upstream_malformed_response", kind="http",
+                         method="GET", url=url)
+    assert b"upgrade" not in o.received[0].lower(), "Upgrade must not be forwarded"
+
+
 def test_upstream_closes_without_response(proxy, raw_origin):
     o = raw_origin("close_without_response")
     url = o.url("/closed")

@@ -156,6 +156,12 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         switch event {
         case .head(let head):
             metrics.responseHeaderBytes += UInt64(head.headLength)
+            if head.status == 101 {
+                // Lookout removes Upgrade from requests, so a switch was never asked for
+                // (RFC 9110 §15.2.2); the bytes that follow would not be HTTP.
+                complete(.upstreamFailed(reason: .malformedResponse("101 Switching Protocols without an Upgrade request")))
+                return
+            }
             if head.status < 200 {
                 delegate.task(self, didReceiveInformational: head)
                 return
