@@ -4,7 +4,7 @@ import Yams
 enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
-        "limits", "timeouts", "connect", "pool", "dns", "headers", "log",
+        "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -16,6 +16,7 @@ enum Schema {
         "pool": ["max_idle_per_origin", "idle_timeout"],
         "dns": ["cache_ttl"],
         "headers": ["via"],
+        "auth": ["users"],
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
     ]
 
@@ -108,6 +109,11 @@ final class ConfigReader {
         if let node = top["headers"], let section = fields(of: node, path: "headers") {
             if let node = section["via"] {
                 config.headers.via = boolean(node, "headers.via") ?? config.headers.via
+            }
+        }
+        if let node = top["auth"], let section = fields(of: node, path: "auth") {
+            if let node = section["users"] {
+                config.auth.users = credentials(node, path: "auth.users") ?? config.auth.users
             }
         }
         if let node = top["log"], let section = fields(of: node, path: "log") {
@@ -217,6 +223,40 @@ final class ConfigReader {
             addresses.append(address)
         }
         return ok ? addresses : nil
+    }
+
+    /// "name:password" strings (RFC 7617: the name cannot contain a colon; the password may).
+    private func credentials(_ node: Node, path: String) -> [String]? {
+        let expected = "expected a list of \"name:password\" strings"
+        guard case .sequence(let sequence) = node else {
+            fail(node, path, "\(expected), \(got(node))")
+            return nil
+        }
+        var users: [String] = []
+        var firstLine: [Substring: Int] = [:]
+        var ok = true
+        for (index, element) in sequence.enumerated() {
+            let elementPath = "\(path)[\(index)]"
+            guard case .text(let text, _) = scalarValue(element) else {
+                fail(element, elementPath, "expected a \"name:password\" string, \(got(element))")
+                ok = false
+                continue
+            }
+            guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+                fail(element, elementPath, "expected \"name:password\" with a non-empty name")
+                ok = false
+                continue
+            }
+            let name = text[..<colon]
+            if let line = firstLine[name] {
+                fail(element, elementPath, "user '\(name)' is listed twice (first on line \(line))")
+                ok = false
+                continue
+            }
+            firstLine[name] = element.mark?.line ?? 0
+            users.append(text)
+        }
+        return ok ? users : nil
     }
 
     private func ports(_ node: Node, path: String) -> [Int]? {

@@ -29,6 +29,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var dns: DNS
     /// `headers`
     public var headers: Headers
+    /// `auth`
+    public var auth: Auth
     /// `log`
     public var log: Log
 
@@ -56,6 +58,7 @@ public struct LookoutConfiguration: Sendable, Equatable {
         pool = Pool()
         dns = DNS()
         headers = Headers()
+        auth = Auth()
         log = Log()
     }
 
@@ -148,6 +151,16 @@ public struct LookoutConfiguration: Sendable, Equatable {
 
         public init(cacheTTL: Double = 30) {
             self.cacheTTL = cacheTTL
+        }
+    }
+
+    /// `auth`: proxy authentication of clients.
+    public struct Auth: Sendable, Equatable {
+        /// `users`: "name:password" pairs accepted in `Proxy-Authorization: Basic`; empty = no authentication.
+        public var users: [String]
+
+        public init(users: [String] = []) {
+            self.users = users
         }
     }
 

@@ -2,9 +2,9 @@ import CLookoutSSL
 
 /// Standard base64 (RFC 4648 §4, with padding) through OpenSSL's EVP block coder, so the
 /// library needs no Foundation.
-enum Base64 {
+public enum Base64 {
     /// Encodes `bytes` with padding.
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         if bytes.isEmpty { return "" }
         let outputLength = 4 * ((bytes.count + 2) / 3)
         var output = [UInt8](repeating: 0, count: outputLength + 1)
@@ -18,7 +18,7 @@ enum Base64 {
 
     /// Decodes padded standard base64; unpadded input is padded first. Returns nil for any
     /// character outside the alphabet or a malformed length.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         var input = Array(text.utf8)
         if input.isEmpty { return [] }
         switch input.count % 4 {

@@ -24,6 +24,7 @@ extension SessionConfiguration {
         poolIdleTimeout = file.pool.idleTimeout
         dnsCacheTTL = file.dns.cacheTTL
         addVia = file.headers.via
+        proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
     }
 }

@@ -13,6 +13,7 @@ import LookoutHTTP
         (.requestRejected(reason: .missingHost("x")), "missing_host", 400),
         (.requestRejected(reason: .unsupportedScheme("https")), "unsupported_scheme", 400),
         (.requestRejected(reason: .connectPortNotAllowed(port: 80)), "connect_port_not_allowed", 403),
+        (.requestRejected(reason: .proxyAuthenticationRequired), "proxy_authentication_required", 407),
         (.requestRejected(reason: .requestBodyTooLarge(limit: 1)), "request_body_too_large", 413),
         (.requestRejected(reason: .requestLineTooLong), "request_line_too_long", 414),
         (.requestRejected(reason: .requestHeaderTooLarge), "request_header_too_large", 431),
@@ -46,6 +47,13 @@ import LookoutHTTP
         #expect(ProxyError(requestParseError: .conflictingFraming).code == "conflicting_framing")
         #expect(ProxyError(responseParseError: .unexpectedEndOfStream).code == "upstream_closed")
         #expect(ProxyError(responseParseError: .invalidStatusLine).code == "upstream_malformed_response")
+    }
+
+    @Test func proxyAuthenticationChallengesWithBasic() {
+        let text = String(decoding: ErrorResponse.bytes(for: .requestRejected(reason: .proxyAuthenticationRequired),
+                                                        closeConnection: true), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 407 Proxy Authentication Required\r\n"))
+        #expect(text.contains("Proxy-Authenticate: Basic realm=\"lookout\", charset=\"UTF-8\"\r\n"))
     }
 
     @Test func errorResponseCarriesCodeAndStatus() {

@@ -157,6 +157,11 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         headTimerArmed = false
         requestsServed += 1
         let requestID = session.makeRequestID()
+        if let authenticator = session.authenticator, head.target.isProxied,
+           !authenticator.accepts(head.headerFields) {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
+            return
+        }
         switch head.target {
         case .authority(let host, let port):
             beginTunnel(head, requestID: requestID, host: host, port: port)

@@ -14,6 +14,7 @@ enum ErrorResponse {
         fields[.contentLength] = String(body.count)
         fields[errorHeader] = error.code
         if let requestID { fields[ProxyRequest.idHeader] = String(requestID) }
+        if status == 407 { fields[.proxyAuthenticate] = ProxyAuthenticator.challenge }
         if closeConnection { fields[.connection] = "close" }
         fields[.via] = ViaHeaderAdapter.value
         var bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase(for: status),

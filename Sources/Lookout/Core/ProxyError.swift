@@ -22,6 +22,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case missingHost(String)
         case unsupportedScheme(String)
         case connectPortNotAllowed(port: Int)
+        case proxyAuthenticationRequired
         case requestLineTooLong
         case requestHeaderTooLarge
         case requestBodyTooLarge(limit: UInt64)
@@ -64,6 +65,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .missingHost: return "missing_host"
             case .unsupportedScheme: return "unsupported_scheme"
             case .connectPortNotAllowed: return "connect_port_not_allowed"
+            case .proxyAuthenticationRequired: return "proxy_authentication_required"
             case .requestLineTooLong: return "request_line_too_long"
             case .requestHeaderTooLarge: return "request_header_too_large"
             case .requestBodyTooLarge: return "request_body_too_large"
@@ -98,6 +100,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .requestRejected(let reason):
             switch reason {
             case .connectPortNotAllowed: return 403
+            case .proxyAuthenticationRequired: return 407
             case .requestBodyTooLarge: return 413
             case .requestLineTooLong: return 414
             case .requestHeaderTooLarge: return 431
@@ -133,6 +136,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
             case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests; use CONNECT for https"
             case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"
+            case .proxyAuthenticationRequired: return "send Proxy-Authorization: Basic credentials listed in auth.users"
             case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
             case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
             case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"

@@ -18,6 +18,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let cachedResponseHandler: CachedResponseHandler?
     public let retrier: RequestRetrier
     public let adapters: [RequestAdapter]
+    /// Nil when no credentials are configured.
+    let authenticator: ProxyAuthenticator?
     let logger: Logger
 
     let group: EventLoopGroup
@@ -48,6 +50,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.cachedResponseHandler = cachedResponseHandler
         self.retrier = retrier
         self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
+        self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount)
         self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }

@@ -28,6 +28,8 @@ public struct SessionConfiguration: Sendable {
     public var dnsCacheTTL: Double = 30
     /// Adds `Via: 1.1 lookout` both ways (RFC 9110 §7.6.3).
     public var addVia = true
+    /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
+    public var proxyCredentials: [String] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.
     public var monitorQueueLimit = 65536
 
