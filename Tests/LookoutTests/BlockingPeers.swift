@@ -30,7 +30,12 @@ final class BlockingOrigin: @unchecked Sendable {  // `fd` is written once in in
         DispatchQueue.global().async {
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    // Closed here, not in stop(): the number must not be reused while this
+                    // thread may still call accept on it.
+                    close(fd)
+                    return
+                }
                 _ = readHead(client)
                 _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(client)
@@ -38,10 +43,27 @@ final class BlockingOrigin: @unchecked Sendable {  // `fd` is written once in in
         }
     }
 
+    /// Wakes the accept loop, which then closes the socket.
     func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
     }
+}
+
+/// A loopback port nobody listens on (bound, read, closed at once).
+func unusedLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa -> Int32 in
+            bind(fd, sa, length)
+            return getsockname(fd, sa, &length)
+        }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// Reads until the end of an HTTP head (or EOF).

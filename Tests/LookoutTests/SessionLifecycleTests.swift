@@ -61,12 +61,10 @@ private final class EventLog: @unchecked Sendable {
     }
 
     @Test func aRefusedUpstreamFailsWithAGatewayErrorAndAFullLifecycle() async throws {
-        // A port nobody listens on: bind, read the number, close.
-        let origin = try BlockingOrigin(response: "")
-        let deadPort = origin.port
-        origin.stop()
         var response = ""
         let log = try await runSession { _, port in
+            // Chosen once the proxy listens, so the proxy cannot be handed this port itself.
+            let deadPort = unusedLoopbackPort()
             response = blockingExchange(port: port, request:
                 "GET http://127.0.0.1:\(deadPort)/ HTTP/1.1\r\nHost: 127.0.0.1:\(deadPort)\r\n\r\n")
         }
