@@ -452,6 +452,18 @@ def behave_unrequested_switch(conn, origin):
     conn.close()
 
 
+def behave_one_per_connection(conn, origin):
+    """Answers the first request of a keep-alive connection without announcing a close, then
+    reads the next request and closes without answering: what a proxy sees when it reuses a
+    pooled connection the origin has just dropped."""
+    origin.record(read_head(conn))
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+    second = read_head(conn)
+    if second:
+        origin.record(second)
+    conn.close()
+
+
 def behave_never_answers(conn, origin):
     """Accepts, reads the request, never says anything."""
     origin.record(read_head(conn))
@@ -623,6 +635,7 @@ BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
     "garbage_head": behave_garbage_head,
     "unrequested_switch": behave_unrequested_switch,
+    "one_per_connection": behave_one_per_connection,
     "never_answers": behave_never_answers,
     "close_without_response": behave_close_without_response,
     "conflicting_framing": behave_conflicting_framing,

@@ -252,6 +252,47 @@ def test_keep_alive_reuses_client_and_upstream_connections(proxy, origin):
     assert second["ts"] >= first["ts"]
 
 
+def test_stale_pooled_connection_is_retried_once_for_idempotent_requests(make_proxy, raw_origin):
+    """The origin drops its keep-alive connection as the second request arrives: Lookout retries
+    that GET once on a new connection (RFC 9112 §9.3.1), and the log shows two attempts."""
+    o = raw_origin("one_per_connection")
+    p = make_proxy({}, verbose_events=True)
+    c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=20)
+    u1, u2 = o.url("/first"), o.url("/second")
+    for url in (u1, u2):
+        c.request("GET", url)
+        r = c.getresponse()
+        assert r.status == 200 and r.read() == b"fresh"
+        time.sleep(0.1)  # let the upstream connection go back to the pool
+    c.close()
+    recs = sorted(p.summaries(2), key=lambda x: x["id"])
+    assert recs[0]["attempts"] == 1 and "error" not in recs[0]
+    assert recs[1]["attempts"] == 2 and "error" not in recs[1], recs[1]
+    assert recs[1]["upstream"]["reused"] is False, "the successful attempt used a new connection"
+    retries = p.log_records(where=lambda rec: rec["event"] == "request.isRetrying")
+    assert len(retries) == 1 and retries[0]["id"] == recs[1]["id"]
+    assert len(o.received) == 3, "first, second on the stale connection, second again"
+
+
+def test_post_on_a_stale_pooled_connection_is_not_retried(make_proxy, raw_origin):
+    """A request with a body is not replayed: the client gets 502 upstream_closed."""
+    o = raw_origin("one_per_connection")
+    p = make_proxy({})
+    c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=20)
+    c.request("GET", o.url("/first"))
+    r = c.getresponse()
+    assert r.status == 200 and r.read() == b"fresh"
+    time.sleep(0.1)
+    url = o.url("/post")
+    c.request("POST", url, body=b"payload")
+    r = c.getresponse()
+    assert r.status == 502 and r.getheader("X-Lookout-Error") == "upstream_closed"
+    r.read()
+    c.close()
+    assert_error_summary(p.only_summary(where=lambda rec: rec.get("method") == "POST"), 502, "upstream_closed",
+                         kind="http", method="POST", url=url)
+
+
 def test_pipelined_requests_are_answered_in_order(proxy, origin):
     s = connect(proxy.port)
     s.sendall(request_bytes("GET", origin.url("/fixed/11")) + request_bytes("GET", origin.url("/fixed/12")))

@@ -7,7 +7,6 @@ final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     let taskMap = RequestTaskMap<ProxyRequest, UpstreamTask>()
     /// Open client connections by id, for shutdown and the status page.
     var clients: [UInt64: ClientConnection] = [:]
-    var isShuttingDown = false
 
     init(loop: EventLoop, configuration: SessionConfiguration) {
         self.loop = loop

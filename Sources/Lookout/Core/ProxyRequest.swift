@@ -28,7 +28,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     private(set) var upstreamHead: [UInt8] = []
     private(set) var upstreamBodyIsChunked = false
     private var task: UpstreamTask?
-    private var taskMetrics: TaskMetrics
 
     // Request body, client → upstream.
     private var requestEnded = false
@@ -54,7 +53,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
                                        kind: .http, method: head.method.rawValue, url: head.rawTarget,
                                        httpVersion: head.version.description, start: start)
-        self.taskMetrics = TaskMetrics(taskStart: start)
         self.upstreamPath = path
     }
 
@@ -257,7 +255,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     /// The task is over (metrics and completion delivered). Retry, finish, or fail.
     func taskDidComplete(_ task: UpstreamTask, metrics: TransactionMetrics, error: ProxyError?) {
-        taskMetrics.transactions.append(metrics)
         summary.upstream = metrics
         self.task = nil
         guard let error else {
@@ -302,7 +299,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         finished = true
         summary.error = error
         summary.end = .now()
-        taskMetrics.taskEnd = summary.end
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         session.exchangesFinished.add(1, ordering: .relaxed)
         let summary = self.summary

@@ -147,7 +147,6 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         emit(.summaries) { .sessionWillInvalidate(EventContext(connectionID: 0), inFlight: inFlight) }
         for context in contexts {
             context.loop.execute {
-                context.isShuttingDown = true
                 for client in Array(context.clients.values) { client.beginShutdown() }
                 context.pool.closeAll()
             }

@@ -12,7 +12,6 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
     weak var pool: UpstreamConnectionPool?
     /// When the connection last went back to the pool.
     var idleSince = Instant.now()
-    private(set) var requestsServed = 0
 
     init(connection: Connection, origin: Origin) {
         self.connection = connection
@@ -25,7 +24,6 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
 
     func attach(_ task: UpstreamTask) {
         self.task = task
-        requestsServed += 1
         timer.cancel()
         connection.resumeReading()
     }

@@ -86,6 +86,4 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
         idle.removeAll()
         sweeper.cancel()
     }
-
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
 }
