@@ -100,7 +100,9 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         }
         let source = DispatchSource.makeTimerSource(queue: queue)
         source.schedule(deadline: .now() + EventLoop.timerTick, repeating: EventLoop.timerTick, leeway: .milliseconds(10))
-        source.setEventHandler { [unowned self] in tick() }
+        // Weak, not unowned: the last reference to a loop may go on another thread while a tick is
+        // already on its way, and an unowned load of a deinitialising object traps.
+        source.setEventHandler { [weak self] in self?.tick() }
         tickSource = source
         source.activate()
     }
