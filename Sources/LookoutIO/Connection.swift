@@ -7,13 +7,13 @@ import Glibc
 public protocol ConnectionDelegate: AnyObject {
     /// Bytes arrived. They live in the loop's shared buffer and are valid only during this call:
     /// forward them or copy what must be kept.
-    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer)
-    /// The peer finished sending (FIN). Writing is still possible.
-    func connectionDidReadEOF(_ connection: Connection)
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer)
+    /// The peer finished sending (FIN, or TLS close_notify). Writing is still possible.
+    func connectionDidReadEOF(_ connection: ByteStream)
     /// Everything queued was written after an earlier `write` returned false: send more.
-    func connectionDidDrain(_ connection: Connection)
-    /// A read or write failed (reset, broken pipe). The connection is already closed.
-    func connection(_ connection: Connection, didFailWith error: SocketError)
+    func connectionDidDrain(_ connection: ByteStream)
+    /// A read or write failed (reset, broken pipe, TLS error). The stream is already closed.
+    func connection(_ connection: ByteStream, didFailWith error: SocketError)
 }
 
 /// A nonblocking TCP socket driven by Dispatch read/write sources on one event loop.
@@ -22,7 +22,7 @@ public protocol ConnectionDelegate: AnyObject {
 /// the queue passes `highWaterMark`, telling the caller to stop reading from wherever the bytes
 /// come from until `connectionDidDrain`. The queue is therefore bounded by the high-water mark
 /// plus one read.
-public final class Connection: @unchecked Sendable {  // all state confined to `loop.queue`
+public final class Connection: ByteStream, @unchecked Sendable {  // all state confined to `loop.queue`
     public let fd: Int32
     public let loop: EventLoop
     /// Process-unique number, for logs and events.
@@ -148,11 +148,6 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
         return admitMore()
     }
 
-    @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { write($0) }
-    }
-
     /// Closes the sending side (FIN) once everything queued is written; reading continues.
     public func shutdownWrite() {
         loop.assertOnLoop()
@@ -272,7 +267,7 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
     }
 
     /// Closes the socket now, dropping anything queued. `abortive` sends RST instead of FIN.
-    public func close(abortive: Bool = false) {
+    public func close(abortive: Bool) {
         guard !isClosed else { return }
         isClosed = true
         delegate = nil
@@ -304,7 +299,7 @@ public final class Connection: @unchecked Sendable {  // all state confined to `
     /// seconds have passed. Reading on meanwhile (and discarding) matters: closing a socket with
     /// unread input makes the kernel send RST, which can destroy the response before the client
     /// reads it (RFC 9112 §9.6).
-    public func closeAfterFlush(linger: Double = 2) {
+    public func closeAfterFlush(linger: Double) {
         loop.assertOnLoop()
         guard !isClosed else { return }
         lingering = true

@@ -16,6 +16,8 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     public let index: Int
     /// Scratch space for reads; valid only during one read callback.
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// Scratch space for ciphertext on its way from OpenSSL to a socket (see `TLSStream`).
+    let ciphertextBuffer: UnsafeMutableRawBufferPointer
     /// Connections that wrote during the current event and must flush before it ends.
     private var connectionsToFlush: [Connection] = []
     /// Armed timers, unretained: a timer leaves the list before it is released (see `LoopTimer`).
@@ -29,10 +31,12 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         self.index = index
         self.queue = DispatchQueue(label: "lookout.loop.\(index)")
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
+        self.ciphertextBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
     deinit {
         readBuffer.deallocate()
+        ciphertextBuffer.deallocate()
         if let tickSource {
             if !isTicking { tickSource.resume() }
             tickSource.cancel()

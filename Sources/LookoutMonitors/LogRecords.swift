@@ -40,6 +40,7 @@ extension JSONBuffer {
             if let address = upstream.remoteAddress { key("address"); string(address) }
             key("protocol"); string(upstream.networkProtocolName)
             key("reused"); bool(upstream.isReusedConnection)
+            if let tls = upstream.tls { key("tls"); appendTLS(tls) }
             endObject()
         }
         key("timings_ms")
@@ -80,6 +81,34 @@ extension JSONBuffer {
         endLine()
     }
 
+    /// `{version, cipher, sni, alpn, resumed, trust: {…}}` of an upstream TLS connection.
+    private mutating func appendTLS(_ tls: UpstreamTLSDetails) {
+        beginObject()
+        key("version"); string(tls.version)
+        key("cipher"); string(tls.cipher)
+        if let sni = tls.serverName { key("sni"); string(sni) }
+        if let alpn = tls.applicationProtocol { key("alpn"); string(alpn) }
+        key("resumed"); bool(tls.resumed)
+        key("trust")
+        beginObject()
+        appendTrustFields(tls.trust)
+        endObject()
+        endObject()
+    }
+
+    /// The fields a trust decision shares between the summary and `task.didEvaluateServerTrust`.
+    private mutating func appendTrustFields(_ decision: TrustDecision) {
+        key("rule"); string(decision.rule)
+        key("evaluator"); string(decision.evaluator)
+        key("result"); string(decision.outcome.rawValue)
+        if let reason = decision.reason { key("reason"); string(reason) }
+        if let message = decision.message { key("message"); string(message) }
+        key("presented_pins")
+        beginArray()
+        for pin in decision.presentedPins { element(); string(pin) }
+        endArray()
+    }
+
     // MARK: - Event records
 
     /// One verbose event line: `{"v":1,"ts":…,"event":"<name>","id":…,"task":…,"conn":…, …payload}`.
@@ -110,6 +139,14 @@ extension JSONBuffer {
             key("bytes_sent"); uint(sent)
         case let .connectionWasRejected(_, client, error):
             key("client"); string(client)
+            key("error"); appendError(error)
+        case let .clientTLSHandshakeDidComplete(_, serverName, version, cipher, alpn):
+            if let serverName { key("sni"); string(serverName) }
+            key("version"); string(version)
+            key("cipher"); string(cipher)
+            if let alpn { key("alpn"); string(alpn) }
+        case let .clientTLSHandshakeDidFail(_, serverName, error):
+            if let serverName { key("sni"); string(serverName) }
             key("error"); appendError(error)
         // request.*
         case let .didCreateInitialRequest(_, request):
@@ -154,6 +191,14 @@ extension JSONBuffer {
         case let .didReuseConnection(_, address, upstreamConnectionID):
             key("address"); string(address)
             key("upstream_conn"); uint(upstreamConnectionID)
+        case let .didReceiveChallenge(_, host, rule, evaluator):
+            key("host"); string(host)
+            key("rule"); string(rule)
+            key("evaluator"); string(evaluator)
+        case let .didEvaluateServerTrust(_, decision):
+            key("host"); string(decision.host)
+            appendTrustFields(decision)
+            key("enforced"); bool(decision.enforced)
         case let .didSendBodyData(_, sent, total):
             key("bytes_sent"); int(sent)
             key("total_bytes_sent"); uint(total)

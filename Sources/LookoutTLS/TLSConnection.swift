@@ -320,8 +320,10 @@ public final class TLSConnection: @unchecked Sendable {
         guard role == .client, let sessionCacheKey, isHandshakeComplete,
               let session = SSL_get_session(ssl), session != lastStoredSession,
               SSL_SESSION_is_resumable(session) == 1,
-              let owned = SSL_get1_session(ssl) else { return }
-        lastStoredSession = owned
+              // A copy: OpenSSL marks the live session unresumable when this connection later
+              // ends without close_notify, which many servers do.
+              let owned = SSL_SESSION_dup(session) else { return }
+        lastStoredSession = session
         engine.storeSession(SSLSession(taking: owned), for: sessionCacheKey)
     }
 

@@ -7,12 +7,12 @@ import Darwin
 #endif
 
 /// Wall-clock time in whole seconds since the Unix epoch, the time unit of this library.
-enum UnixTime {
+public enum UnixTime {
     /// The current time.
-    static func now() -> Int64 {
+    public static func now() -> Int64 {
         Int64(time(nil))
     }
 
     /// Seconds in one day.
-    static let day: Int64 = 86_400
+    public static let day: Int64 = 86_400
 }

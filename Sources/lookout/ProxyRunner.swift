@@ -30,7 +30,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             logMonitor = nil
             logger.notice("traffic log disabled (log.enabled: false)")
         }
-        session = Session(configuration: SessionConfiguration(file), monitors: logMonitor.map { [$0] } ?? [], logger: logger)
+        session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: logMonitor.map { [$0] } ?? [], logger: logger)
     }
 
     func start() throws {

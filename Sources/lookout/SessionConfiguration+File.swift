@@ -1,10 +1,13 @@
+import Logging
 import Lookout
 import LookoutConfig
 import LookoutHTTP
+import LookoutTLS
 
 extension SessionConfiguration {
-    /// Maps the validated config file onto the session's runtime configuration.
-    init(_ file: LookoutConfiguration) {
+    /// Maps the validated config file onto the session's runtime configuration. Loads the trust
+    /// stores and pinned certificates, and (when interception is on) loads or creates the CA.
+    init(_ file: LookoutConfiguration, logger: Logger) throws {
         self.init()
         listen = file.listen.map { ($0.host, $0.port) }
         eventLoopCount = file.eventLoops

@@ -23,7 +23,7 @@ private final class EventLog: @unchecked Sendable {
         configuration.eventLoopCount = 2
         let log = EventLog()
         let monitor = ClosureEventMonitor { event in log.events.withLock { $0.append(event) } }
-        let session = Session(configuration: configuration, monitors: [monitor])
+        let session = try Session(configuration: configuration, monitors: [monitor])
         let port = try session.start()[0].port
         try body(session, port)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in

@@ -1,16 +1,20 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutTLS
 
 /// One accepted client connection: parses its requests and runs them one at a time as exchanges
 /// (`ProxyRequest`), tunnels (`Tunnel`) or answers of the proxy's own (status page, errors).
 ///
 /// Input that cannot be handled yet (pipelined requests, body bytes while the upstream connects)
 /// is kept in `stash`, and reading pauses until it is consumed, so the stash stays within one read.
+///
+/// An intercepted CONNECT swaps the socket for a `TLSStream` with a leaf from the local CA; the
+/// requests inside then run through the same parser and exchanges, toward the CONNECT's origin.
 final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
     let session: Session
     let context: LoopContext
-    let connection: Connection
+    private(set) var connection: ByteStream
     var id: UInt64 { connection.id }
     let clientAddress: String
 
@@ -25,6 +29,10 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     private var closeWhenIdle = false
     private var isClosed = false
     private var closeReason = "closed"
+    /// After an intercepted CONNECT: the https origin the requests inside go to.
+    private var interceptedOrigin: Origin?
+    /// True while an intercepted client's TLS handshake runs.
+    private var isAwaitingClientHandshake = false
 
     init(session: Session, context: LoopContext, connection: Connection) {
         self.session = session
@@ -43,7 +51,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
 
     // MARK: - ConnectionDelegate
 
-    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         lastActivity = .now()
         if let tunnel {
             tunnel.clientDidRead(bytes)
@@ -52,7 +60,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         consume(bytes)
     }
 
-    func connectionDidReadEOF(_ connection: Connection) {
+    func connectionDidReadEOF(_ connection: ByteStream) {
         if let tunnel {
             tunnel.clientDidReadEOF()
             return
@@ -68,7 +76,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         close(reason: "client_closed")
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: ByteStream) {
         if let tunnel {
             tunnel.clientDidDrain()
         } else {
@@ -76,7 +84,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         }
     }
 
-    func connection(_ connection: Connection, didFailWith error: SocketError) {
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         let failure = ProxyError.clientFailed(reason: .closed(error.description))
         if let tunnel {
             tunnel.clientDidFail(failure)
@@ -90,7 +98,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
 
     /// Whether the parser may produce the next event now.
     private var canParse: Bool {
-        if isClosed || tunnel != nil { return false }
+        if isClosed || tunnel != nil || isAwaitingClientHandshake { return false }
         if let exchange { return exchange.acceptsRequestBody }
         return !closeWhenIdle || requestsServed == 0
     }
@@ -157,7 +165,8 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         headTimerArmed = false
         requestsServed += 1
         let requestID = session.makeRequestID()
-        if let authenticator = session.authenticator, head.target.isProxied,
+        // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
+        if let authenticator = session.authenticator, head.target.isProxied, interceptedOrigin == nil,
            !authenticator.accepts(head.headerFields) {
             reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
             return
@@ -166,19 +175,30 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         case .authority(let host, let port):
             beginTunnel(head, requestID: requestID, host: host, port: port)
         case .absolute(let scheme, let host, let port, let path):
-            guard scheme == "http" else {
+            guard scheme == "http" || scheme == "https" else {
                 reject(head, requestID: requestID, error: .requestRejected(reason: .unsupportedScheme(scheme)))
                 return
             }
-            let origin = Origin(host: host, port: port ?? 80)
-            let exchange = ProxyRequest(id: requestID, client: self, head: head, origin: origin, path: path)
-            self.exchange = exchange
-            exchange.start()
+            let isSecure = scheme == "https"
+            let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure)
+            startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
         case .origin(let path):
-            answerAdmin(head, requestID: requestID, path: path)
+            if let interceptedOrigin {
+                startExchange(head, requestID: requestID, origin: interceptedOrigin, path: path,
+                              url: interceptedOrigin.url(path: path))
+            } else {
+                answerAdmin(head, requestID: requestID, path: path)
+            }
         case .asterisk:
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")), kind: .admin)
         }
+    }
+
+    private func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
+        let exchange = ProxyRequest(id: requestID, client: self, head: head, origin: origin, path: path, url: url,
+                                    kind: interceptedOrigin == nil ? .http : .intercepted)
+        self.exchange = exchange
+        exchange.start()
     }
 
     private func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int) {
@@ -186,10 +206,98 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
             reject(head, requestID: requestID, error: .requestRejected(reason: .connectPortNotAllowed(port: port)))
             return
         }
+        if let engine = session.interceptionTLS, session.configuration.tls.intercepts(host),
+           let plain = connection as? Connection {
+            beginInterception(head, requestID: requestID, origin: Origin(host: host, port: port, isSecure: true),
+                              engine: engine, plain: plain)
+            return
+        }
+        if session.configuration.tls.pinningWithoutInterception == .refuse,
+           let rule = session.trustManager.pinningRuleName(for: host) {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .pinningRequiresInterception(host: host, rule: rule)))
+            return
+        }
         let tunnel = Tunnel(id: requestID, client: self, head: head, origin: Origin(host: host, port: port))
         self.tunnel = tunnel
         connection.pauseReading()
         tunnel.start()
+    }
+
+    // MARK: - Interception
+
+    /// Answers the CONNECT, then terminates the client's TLS with a leaf for its SNI (or the
+    /// CONNECT host). The handshake starts on the next turn of the loop, once whatever arrived
+    /// behind the CONNECT head has been set aside: it is the start of the ClientHello.
+    private func beginInterception(_ head: RequestHead, requestID: UInt64, origin: Origin, engine: TLSEngine,
+                                   plain: Connection) {
+        timer.cancel()
+        plain.write(Tunnel.established)
+        plain.pauseReading()
+        isAwaitingClientHandshake = true
+        interceptedOrigin = origin
+        parser = HTTPRequestParser(limits: session.configuration.parserLimits)
+        let start = Instant.now()
+        connection.loop.execute { [weak self] in
+            guard let self, !isClosed else { return }
+            let tls: TLSConnection
+            do {
+                tls = try engine.makeServerConnection(fallbackServerName: origin.host)
+            } catch {
+                interceptionFailed(.clientFailed(reason: .tlsHandshakeFailed("\(error)")), head: head,
+                                   requestID: requestID, origin: origin, serverName: nil, start: start)
+                return
+            }
+            let stream = TLSStream(transport: plain, tls: tls)
+            connection = stream
+            let early = stash
+            stash = []
+            stream.startHandshake(timeout: session.configuration.timeouts.tlsHandshake, initialCiphertext: early) {
+                [weak self] result in
+                guard let self, !isClosed else { return }
+                isAwaitingClientHandshake = false
+                switch result {
+                case .success:
+                    stream.delegate = self
+                    let id = self.id
+                    session.emit(.lifecycle) {
+                        .clientTLSHandshakeDidComplete(EventContext(connectionID: id), serverName: tls.serverName,
+                                                       version: tls.negotiatedProtocolVersion ?? "",
+                                                       cipher: tls.cipherSuite ?? "", applicationProtocol: tls.applicationProtocol)
+                    }
+                    armIdleTimer()
+                    resumeInput()
+                case .failure(.timedOut(let after)):
+                    interceptionFailed(.clientFailed(reason: .tlsHandshakeTimedOut(after: after)), head: head,
+                                       requestID: requestID, origin: origin, serverName: tls.serverName, start: start)
+                case .failure(let failure):
+                    interceptionFailed(.clientFailed(reason: .tlsHandshakeFailed(Self.describe(failure))), head: head,
+                                       requestID: requestID, origin: origin, serverName: tls.serverName, start: start)
+                }
+            }
+        }
+    }
+
+    /// "the client sent alert: unknown ca" reads better than OpenSSL's error stack alone.
+    private static func describe(_ failure: TLSHandshakeFailure) -> String {
+        guard case .tls(let error) = failure else { return failure.description }
+        if let alert = error.alertReceived { return "the client sent alert \"\(alert)\" (\(error.reason))" }
+        return error.reason
+    }
+
+    /// The intercepted client's handshake failed: one record for the CONNECT, then close.
+    private func interceptionFailed(_ error: ProxyError, head: RequestHead, requestID: UInt64, origin: Origin,
+                                    serverName: String?, start: Instant) {
+        isAwaitingClientHandshake = false
+        let id = self.id
+        session.emit(.lifecycle) { .clientTLSHandshakeDidFail(EventContext(connectionID: id), serverName: serverName, error: error) }
+        session.emit(.lifecycle) { .didFailToCreateRequest(EventContext(connectionID: id, requestID: requestID), error: error) }
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .intercepted,
+                                      method: head.method.rawValue, url: origin.authority,
+                                      httpVersion: head.version.description, start: start)
+        summary.status = 200
+        summary.error = error
+        finishRecord(summary)
+        close(reason: "client_tls_failed")
     }
 
     private func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {

@@ -1,10 +1,30 @@
-/// Where an upstream request goes: a host and port, and the pool key for its connections.
+/// Where an upstream request goes: scheme, host and port; also the connection-pool key, so
+/// plain and TLS connections to one host:port are never mixed up.
 struct Origin: Hashable, Sendable {
     let host: String
     let port: Int
+    /// https: the connection runs TLS, and the host's trust rule judges the certificate.
+    let isSecure: Bool
 
-    /// "host:port", IPv6 in brackets; also the connection-pool key.
+    init(host: String, port: Int, isSecure: Bool = false) {
+        self.host = host
+        self.port = port
+        self.isSecure = isSecure
+    }
+
+    var scheme: String { isSecure ? "https" : "http" }
+
+    /// "host:port", IPv6 in brackets.
     var authority: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
+
+    /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
+    var hostFieldValue: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    /// "https://host[:port]" followed by `path`, as a client would have written the URL.
+    func url(path: String) -> String { "\(scheme)://\(hostFieldValue)\(path)" }
 }

@@ -1,4 +1,5 @@
 import LookoutHTTP
+import LookoutTLS
 
 /// Every way an exchange can fail. Each reason maps to one HTTP status for the client and one
 /// stable snake_case `code` used in the error response and the log.
@@ -11,6 +12,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case clientFailed(reason: ClientFailureReason)
     /// The proxy itself cannot take the work (limits, shutdown).
     case sessionUnavailable(reason: SessionUnavailableReason)
+    /// The upstream's certificate chain failed the host's trust rule (pins, roots, names, dates).
+    case serverTrustEvaluationFailed(reason: TrustEvaluationError)
 
     /// Why a request was refused.
     public enum RequestRejectionReason: Sendable, Equatable {
@@ -27,6 +30,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case requestHeaderTooLarge
         case requestBodyTooLarge(limit: UInt64)
         case unsupportedTransferCoding
+        /// A CONNECT to a host whose trust rule pins, which a blind tunnel cannot check.
+        case pinningRequiresInterception(host: String, rule: String)
     }
 
     /// Why the upstream side failed.
@@ -38,12 +43,17 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case idleTimedOut(after: Double)
         case malformedResponse(String)
         case closed(String)
+        case tlsHandshakeFailed(String)
+        case tlsHandshakeTimedOut(after: Double)
     }
 
     /// Why the client side failed.
     public enum ClientFailureReason: Sendable, Equatable {
         case headerTimedOut(after: Double)
         case closed(String)
+        /// An intercepted client's TLS handshake failed (e.g. it does not trust Lookout's CA).
+        case tlsHandshakeFailed(String)
+        case tlsHandshakeTimedOut(after: Double)
     }
 
     /// Why the proxy refused work it was otherwise able to do.
@@ -70,6 +80,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .requestHeaderTooLarge: return "request_header_too_large"
             case .requestBodyTooLarge: return "request_body_too_large"
             case .unsupportedTransferCoding: return "unsupported_transfer_coding"
+            case .pinningRequiresInterception: return "pinning_requires_interception"
             }
         case .upstreamFailed(let reason):
             switch reason {
@@ -80,17 +91,23 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .idleTimedOut: return "upstream_idle_timeout"
             case .malformedResponse: return "upstream_malformed_response"
             case .closed: return "upstream_closed"
+            case .tlsHandshakeFailed: return "upstream_tls_handshake_failed"
+            case .tlsHandshakeTimedOut: return "upstream_tls_handshake_timed_out"
             }
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut: return "client_header_timeout"
             case .closed: return "client_closed"
+            case .tlsHandshakeFailed: return "client_tls_handshake_failed"
+            case .tlsHandshakeTimedOut: return "client_tls_handshake_timed_out"
             }
         case .sessionUnavailable(let reason):
             switch reason {
             case .tooManyConnections: return "too_many_connections"
             case .shuttingDown: return "shutting_down"
             }
+        case .serverTrustEvaluationFailed:
+            return "server_trust_evaluation_failed"
         }
     }
 
@@ -99,7 +116,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .requestRejected(let reason):
             switch reason {
-            case .connectPortNotAllowed: return 403
+            case .connectPortNotAllowed, .pinningRequiresInterception: return 403
             case .proxyAuthenticationRequired: return 407
             case .requestBodyTooLarge: return 413
             case .requestLineTooLong: return 414
@@ -109,16 +126,18 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .upstreamFailed(let reason):
             switch reason {
-            case .connectTimedOut, .firstByteTimedOut, .idleTimedOut: return 504
+            case .connectTimedOut, .firstByteTimedOut, .idleTimedOut, .tlsHandshakeTimedOut: return 504
             default: return 502
             }
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut: return 408
-            case .closed: return nil
+            case .closed, .tlsHandshakeFailed, .tlsHandshakeTimedOut: return nil
             }
         case .sessionUnavailable:
             return 503
+        case .serverTrustEvaluationFailed:
+            return 502
         }
     }
 
@@ -134,13 +153,15 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .notAProxyRequest(let path):
                 return "use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/); \(path) is not served here"
             case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
-            case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests; use CONNECT for https"
+            case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests (only http and https)"
             case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"
             case .proxyAuthenticationRequired: return "send Proxy-Authorization: Basic credentials listed in auth.users"
             case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
             case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
             case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"
             case .unsupportedTransferCoding: return "only the chunked transfer coding is supported"
+            case .pinningRequiresInterception(let host, let rule):
+                return "trust rule \(rule) pins \(host), which a blind tunnel cannot check; add the host to interception.hosts or set trust.pinning_without_interception: allow"
             }
         case .upstreamFailed(let reason):
             switch reason {
@@ -151,17 +172,23 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .idleTimedOut(let after): return "upstream sent nothing for \(Self.seconds(after))"
             case .malformedResponse(let detail): return "malformed upstream response: \(detail)"
             case .closed(let detail): return "upstream closed the connection: \(detail)"
+            case .tlsHandshakeFailed(let detail): return "upstream TLS handshake failed: \(detail)"
+            case .tlsHandshakeTimedOut(let after): return "upstream TLS handshake not finished within \(Self.seconds(after))"
             }
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut(let after): return "request head not received within \(Self.seconds(after))"
             case .closed(let detail): return "client closed the connection: \(detail)"
+            case .tlsHandshakeFailed(let detail): return "client TLS handshake failed: \(detail)"
+            case .tlsHandshakeTimedOut(let after): return "client TLS handshake not finished within \(Self.seconds(after))"
             }
         case .sessionUnavailable(let reason):
             switch reason {
             case .tooManyConnections(let limit): return "connection limit (\(limit)) reached"
             case .shuttingDown: return "Lookout is shutting down"
             }
+        case .serverTrustEvaluationFailed(let error):
+            return error.description
         }
     }
 
@@ -169,8 +196,10 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// True for failures caused by the upstream.
     public var isUpstreamFailure: Bool {
-        if case .upstreamFailed = self { return true }
-        return false
+        switch self {
+        case .upstreamFailed, .serverTrustEvaluationFailed: return true
+        default: return false
+        }
     }
 
     /// True for requests refused as invalid or not allowed.
@@ -183,7 +212,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isTimeout: Bool {
         switch self {
         case .upstreamFailed(.connectTimedOut), .upstreamFailed(.firstByteTimedOut),
-             .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut):
+             .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut),
+             .upstreamFailed(.tlsHandshakeTimedOut), .clientFailed(.tlsHandshakeTimedOut):
             return true
         default:
             return false

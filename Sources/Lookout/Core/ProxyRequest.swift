@@ -43,7 +43,8 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     private var keepClientAlive = true
     private var finished = false
 
-    init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin, path: String) {
+    init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin, path: String,
+         url: String, kind: ExchangeSummary.Kind) {
         self.id = id
         self.client = client
         self.session = client.session
@@ -51,7 +52,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.origin = origin
         let start = Instant.now()
         self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
-                                       kind: .http, method: head.method.rawValue, url: head.rawTarget,
+                                       kind: kind, method: head.method.rawValue, url: url,
                                        httpVersion: head.version.description, start: start)
         self.upstreamPath = path
     }
@@ -60,7 +61,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     func start() {
         session.exchangesInFlight.add(1, ordering: .relaxed)
-        client.emitCreated(head, requestID: id, url: head.rawTarget)
+        client.emitCreated(head, requestID: id, url: summary.url)
         session.emit(.lifecycle) { .didAuthorize(EventContext(connectionID: client.id, requestID: id)) }
         let limit = session.configuration.maxRequestBodyBytes
         if limit > 0, case .contentLength(let length) = head.framing, length > limit {
@@ -70,7 +71,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         var upstream = UpstreamRequestHead(method: head.method, target: upstreamPath,
                                            authority: origin.authority, headerFields: head.headerFields)
         // RFC 9112 §3.2.2: a proxy replaces Host with the authority of the absolute-form target.
-        upstream.headerFields[ProxyRequest.hostHeader] = hostHeaderValue()
+        upstream.headerFields[ProxyRequest.hostHeader] = origin.hostFieldValue
         HopByHopHeaders.remove(from: &upstream.headerFields)
         if head.framing == .chunked {
             // Re-chunked hop by hop, but codings before "chunked" (e.g. gzip) describe the body itself.
@@ -93,10 +94,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         fields[values: .transferEncoding].joined(separator: ", ")
     }
 
-    private func hostHeaderValue() -> String {
-        let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
-        return origin.port == 80 ? host : "\(host):\(origin.port)"
-    }
 
     private func startTask(attempt: Int) {
         let task = UpstreamTask(id: session.makeTaskID(), attempt: attempt, request: self, loop: client.connection.loop)

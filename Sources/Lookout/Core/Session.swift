@@ -1,6 +1,7 @@
 import Dispatch
 import LookoutHTTP
 import LookoutIO
+import LookoutTLS
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -21,6 +22,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Nil when no credentials are configured.
     let authenticator: ProxyAuthenticator?
     let logger: Logger
+
+    /// Judges every upstream certificate chain by the host's rule.
+    let trustManager: ServerTrustManager
+    /// Originates TLS to https origins (sessions cached per origin for resumption).
+    let upstreamTLS: TLSEngine
+    /// Terminates intercepted clients' TLS with leaves from the local CA; nil without interception.
+    let interceptionTLS: TLSEngine?
 
     let group: EventLoopGroup
     let contexts: [LoopContext]
@@ -43,7 +51,27 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 redirectHandler: RedirectHandler = Redirector.passThrough,
                 cachedResponseHandler: CachedResponseHandler? = nil,
                 retrier: RequestRetrier = StaleConnectionRetryPolicy(),
-                logger: Logger = Logger(label: "lookout")) {
+                logger: Logger = Logger(label: "lookout")) throws {
+        self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
+            rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
+        // HTTP/1.1 is what Lookout speaks on both sides, so that is the one protocol it negotiates.
+        self.upstreamTLS = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
+                                                                applicationProtocols: ["http/1.1"]))
+        if !configuration.tls.interceptedHosts.isEmpty {
+            guard let authority = configuration.tls.certificateAuthority else {
+                throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
+            }
+            self.interceptionTLS = try TLSEngine(configuration: .server(
+                minimumVersion: configuration.tls.minimumVersion, applicationProtocols: ["http/1.1"],
+                certificateSelector: { name in
+                    guard let name else {
+                        throw CertificateError(.invalidHost, "the client sent no server name")
+                    }
+                    return try authority.issueLeaf(for: name)
+                }))
+        } else {
+            self.interceptionTLS = nil
+        }
         self.configuration = configuration
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         self.redirectHandler = redirectHandler

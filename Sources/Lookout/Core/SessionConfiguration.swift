@@ -1,4 +1,5 @@
 import LookoutHTTP
+import LookoutTLS
 
 /// Everything a `Session` needs to run, already validated (the config file maps onto this).
 public struct SessionConfiguration: Sendable {
@@ -10,6 +11,8 @@ public struct SessionConfiguration: Sendable {
         public var upstreamFirstByte: Double = 60
         public var upstreamIdle: Double = 60
         public var shutdownGrace: Double = 10
+        /// TLS handshakes, with intercepted clients and with https origins.
+        public var tlsHandshake: Double = 10
         public init() {}
     }
 
@@ -32,6 +35,8 @@ public struct SessionConfiguration: Sendable {
     public var proxyCredentials: [String] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.
     public var monitorQueueLimit = 65536
+    /// TLS: trust rules, interception, versions.
+    public var tls = TLSSettings()
 
     public init() {}
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import Logging
 
 /// Receives every upstream transport callback, tells the monitors first, then the policies, then
 /// the exchange, which it finds through the loop's `RequestTaskMap` (the state provider).
@@ -35,16 +36,31 @@ final class SessionDelegate: @unchecked Sendable {  // methods run on the callin
         }
     }
 
-    func task(_ task: UpstreamTask, didConnect connection: Connection, milliseconds: Double) {
+    func task(_ task: UpstreamTask, didConnect connection: ByteStream, milliseconds: Double) {
         session.emit(.lifecycle) {
             .didConnect(context(task), address: connection.peerAddress?.description ?? "", milliseconds: milliseconds)
         }
     }
 
-    func task(_ task: UpstreamTask, didReuse connection: Connection) {
+    func task(_ task: UpstreamTask, didReuse connection: ByteStream) {
         session.emit(.lifecycle) {
             .didReuseConnection(context(task), address: connection.peerAddress?.description ?? "",
                                 upstreamConnectionID: connection.id)
+        }
+    }
+
+    func task(_ task: UpstreamTask, didReceiveChallengeFor host: String, rule: String, evaluator: String) {
+        session.emit(.lifecycle) { .didReceiveChallenge(context(task), host: host, rule: rule, evaluator: evaluator) }
+    }
+
+    func task(_ task: UpstreamTask, didEvaluateServerTrust decision: TrustDecision) {
+        session.emit(.lifecycle) { .didEvaluateServerTrust(context(task), decision) }
+        if decision.evaluator.contains("disabled") {
+            session.logger.warning("trust evaluation is disabled for \(decision.host) (rule \(decision.rule)): any certificate is accepted")
+        }
+        if decision.outcome != .passed {
+            let level: Logger.Level = decision.outcome == .failed ? .warning : .notice
+            session.logger.log(level: level, "trust rule \(decision.rule) \(decision.outcome == .failed ? "refused" : "reported") \(decision.host): \(decision.reason ?? "") \(decision.message ?? "")")
         }
     }
 

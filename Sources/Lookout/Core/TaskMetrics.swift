@@ -19,6 +19,8 @@ public struct TransactionMetrics: Sendable {
     public var localAddress: String?
     public var upstreamConnectionID: UInt64?
     public var statusCode: Int?
+    /// Set for https origins, also on reused connections (whose handshake timings stay nil).
+    public var tls: UpstreamTLSDetails?
 
     public var requestHeaderBytes: UInt64 = 0
     public var requestBodyBytes: UInt64 = 0

@@ -5,7 +5,7 @@ import LookoutIO
 /// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
 /// ways with backpressure until each side has finished; half-closes are passed on.
 final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to the client connection's loop queue
-    private static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
+    static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
 
     let id: UInt64
     unowned let client: ClientConnection
@@ -121,23 +121,23 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
 
     // MARK: - Upstream side
 
-    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         guard !isDone else { return }
         upstreamToClient += UInt64(bytes.count)
         if !client.connection.write(bytes) { connection.pauseReading() }
     }
 
-    func connectionDidReadEOF(_ connection: Connection) {
+    func connectionDidReadEOF(_ connection: ByteStream) {
         upstreamFinished = true
         client.connection.shutdownWrite()
         if clientFinished { finish(error: nil) }
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: ByteStream) {
         client.connection.resumeReading()
     }
 
-    func connection(_ connection: Connection, didFailWith error: SocketError) {
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         upstream = nil
         finish(error: .upstreamFailed(reason: .closed(error.description)))
     }

@@ -4,8 +4,10 @@ import LookoutIO
 /// While a task uses it, socket callbacks go to the task; while idle in the pool, any input or
 /// close means the origin gave up on it, and it is dropped.
 final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
-    let connection: Connection
+    let connection: ByteStream
     let origin: Origin
+    /// For https origins: what the handshake negotiated and how trust was decided.
+    let tls: UpstreamTLSDetails?
     /// The tasks' timeouts (first byte, idle) on this connection.
     let timer: LoopTimer
     var task: UpstreamTask?
@@ -13,9 +15,10 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
     /// When the connection last went back to the pool.
     var idleSince = Instant.now()
 
-    init(connection: Connection, origin: Origin) {
+    init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails? = nil) {
         self.connection = connection
         self.origin = origin
+        self.tls = tls
         self.timer = LoopTimer(loop: connection.loop)
         connection.delegate = self
     }
@@ -41,7 +44,7 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
 
     // MARK: - ConnectionDelegate
 
-    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         if let task {
             task.upstreamDidRead(bytes)
         } else {
@@ -51,7 +54,7 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         }
     }
 
-    func connectionDidReadEOF(_ connection: Connection) {
+    func connectionDidReadEOF(_ connection: ByteStream) {
         if let task {
             task.upstreamDidReadEOF()
         } else {
@@ -60,11 +63,11 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         }
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: ByteStream) {
         task?.upstreamDidDrain()
     }
 
-    func connection(_ connection: Connection, didFailWith error: SocketError) {
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         if let task {
             task.upstreamDidFail(error)
         } else {

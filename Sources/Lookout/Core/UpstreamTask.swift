@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutTLS
 
 /// One upstream attempt for a `ProxyRequest`: get a connection (pooled or new), send the request,
 /// parse and relay the response. Every step is reported through `SessionDelegate`.
@@ -19,6 +20,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     private var upstream: UpstreamConnection?
     private var opening: OpenHandle?
+    /// The upstream TLS handshake in progress.
+    private var securing: TLSStream?
     private var parser: HTTPResponseParser
     private(set) var metrics: TransactionMetrics
     private(set) var receivedResponseBytes = false
@@ -64,8 +67,14 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             didConnect: { [unowned self] connection, end in
                 opening = nil
                 metrics.connectEnd = end
+                metrics.remoteAddress = connection.peerAddress?.description
+                metrics.localAddress = connection.localAddress?.description
                 delegate.task(self, didConnect: connection, milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
-                use(UpstreamConnection(connection: connection, origin: origin))
+                if origin.isSecure {
+                    secure(connection)
+                } else {
+                    use(UpstreamConnection(connection: connection, origin: origin))
+                }
             },
             didFail: { [unowned self] error in
                 opening = nil
@@ -73,8 +82,64 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             }))
     }
 
+    // MARK: - TLS
+
+    /// Runs the TLS handshake, then lets the host's trust rule judge the presented chain.
+    private func secure(_ connection: Connection) {
+        let serverName = SocketAddress(ip: origin.host, port: 0) == nil ? origin.host : nil
+        let tls: TLSConnection
+        do {
+            tls = try session.upstreamTLS.makeClientConnection(serverName: origin.host, sessionCacheKey: origin.authority)
+        } catch {
+            connection.close()
+            complete(.upstreamFailed(reason: .tlsHandshakeFailed(error.description)))
+            return
+        }
+        let stream = TLSStream(transport: connection, tls: tls)
+        securing = stream
+        metrics.secureConnectionStart = .now()
+        stream.startHandshake(timeout: session.configuration.timeouts.tlsHandshake) { [weak self] result in
+            guard let self else { return }
+            securing = nil
+            guard !isDone else {
+                stream.close()
+                return
+            }
+            switch result {
+            case .failure(.timedOut(let after)):
+                complete(.upstreamFailed(reason: .tlsHandshakeTimedOut(after: after)))
+            case .failure(let failure):
+                complete(.upstreamFailed(reason: .tlsHandshakeFailed(failure.description)))
+            case .success:
+                evaluateTrust(stream, serverName: serverName)
+            }
+        }
+    }
+
+    private func evaluateTrust(_ stream: TLSStream, serverName: String?) {
+        let host = origin.host
+        let rule = session.trustManager.rule(for: host)
+        delegate.task(self, didReceiveChallengeFor: host, rule: rule.ruleName, evaluator: rule.rule.evaluator.name)
+        let evaluation = session.trustManager.evaluate(stream.tls.peerCertificateChain, host: host)
+        let decision = TrustDecision(host: host, evaluation: evaluation)
+        delegate.task(self, didEvaluateServerTrust: decision)
+        metrics.secureConnectionEnd = .now()
+        let details = UpstreamTLSDetails(version: stream.tls.negotiatedProtocolVersion ?? "", cipher: stream.tls.cipherSuite ?? "",
+                                         serverName: serverName, applicationProtocol: stream.tls.applicationProtocol,
+                                         resumed: stream.tls.didResumeSession, trust: decision)
+        metrics.tls = details
+        if !evaluation.allowsConnection, let error = evaluation.error {
+            // Nothing was sent on this connection, and nothing will be.
+            stream.close()
+            complete(.serverTrustEvaluationFailed(reason: error))
+            return
+        }
+        use(UpstreamConnection(connection: stream, origin: origin, tls: details))
+    }
+
     private func use(_ connection: UpstreamConnection) {
         upstream = connection
+        metrics.tls = connection.tls
         connection.attach(self)
         metrics.remoteAddress = connection.connection.peerAddress?.description
         metrics.localAddress = connection.connection.localAddress?.description
@@ -272,6 +337,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         guard !isDone else { return }
         opening?.cancel()
         opening = nil
+        securing?.close()
+        securing = nil
         upstream?.close(abortive: true)
         upstream = nil
         complete(nil, reported: false)
@@ -282,6 +349,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         isDone = true
         opening?.cancel()
         opening = nil
+        securing?.close()
+        securing = nil
         if error != nil, let upstream {
             self.upstream = nil
             upstream.close(abortive: true)

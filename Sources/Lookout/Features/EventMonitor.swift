@@ -16,6 +16,9 @@ public protocol EventMonitor: AnyObject, Sendable {
     func connectionDidOpen(_ context: EventContext, client: String, listener: String)
     func connectionDidClose(_ context: EventContext, reason: String, requests: Int, bytesReceived: UInt64, bytesSent: UInt64)
     func connectionWasRejected(_ context: EventContext, client: String, error: ProxyError)
+    func connectionDidCompleteClientTLSHandshake(_ context: EventContext, serverName: String?, version: String,
+                                                 cipher: String, applicationProtocol: String?)
+    func connectionDidFailClientTLSHandshake(_ context: EventContext, serverName: String?, error: ProxyError)
     // MARK: request.*
     func requestDidCreateInitialRequest(_ context: EventContext, _ request: RequestDescription)
     func requestDidFailToCreateRequest(_ context: EventContext, error: ProxyError)
@@ -30,6 +33,8 @@ public protocol EventMonitor: AnyObject, Sendable {
     func taskDidResolve(_ context: EventContext, host: String, addresses: [String], milliseconds: Double, cached: Bool)
     func taskDidConnect(_ context: EventContext, address: String, milliseconds: Double)
     func taskDidReuseConnection(_ context: EventContext, address: String, upstreamConnectionID: UInt64)
+    func taskDidReceiveChallenge(_ context: EventContext, host: String, rule: String, evaluator: String)
+    func taskDidEvaluateServerTrust(_ context: EventContext, decision: TrustDecision)
     func taskDidSendBodyData(_ context: EventContext, bytesSent: Int, totalBytesSent: UInt64)
     func taskDidReceiveResponse(_ context: EventContext, status: Int, reasonPhrase: String, headerFields: HTTPFields)
     func taskWillPerformRedirect(_ context: EventContext, status: Int, location: String, decision: String)
@@ -72,6 +77,14 @@ extension EventMonitor {
             taskDidResolve(c, host: host, addresses: addresses, milliseconds: ms, cached: cached)
         case let .didConnect(c, address, ms): taskDidConnect(c, address: address, milliseconds: ms)
         case let .didReuseConnection(c, address, id): taskDidReuseConnection(c, address: address, upstreamConnectionID: id)
+        case let .didReceiveChallenge(c, host, rule, evaluator):
+            taskDidReceiveChallenge(c, host: host, rule: rule, evaluator: evaluator)
+        case let .didEvaluateServerTrust(c, decision): taskDidEvaluateServerTrust(c, decision: decision)
+        case let .clientTLSHandshakeDidComplete(c, serverName, version, cipher, alpn):
+            connectionDidCompleteClientTLSHandshake(c, serverName: serverName, version: version, cipher: cipher,
+                                                    applicationProtocol: alpn)
+        case let .clientTLSHandshakeDidFail(c, serverName, error):
+            connectionDidFailClientTLSHandshake(c, serverName: serverName, error: error)
         case let .didSendBodyData(c, sent, total): taskDidSendBodyData(c, bytesSent: sent, totalBytesSent: total)
         case let .didReceiveResponse(c, status, reason, fields):
             taskDidReceiveResponse(c, status: status, reasonPhrase: reason, headerFields: fields)
@@ -95,6 +108,9 @@ extension EventMonitor {
     public func connectionDidOpen(_ context: EventContext, client: String, listener: String) {}
     public func connectionDidClose(_ context: EventContext, reason: String, requests: Int, bytesReceived: UInt64, bytesSent: UInt64) {}
     public func connectionWasRejected(_ context: EventContext, client: String, error: ProxyError) {}
+    public func connectionDidCompleteClientTLSHandshake(_ context: EventContext, serverName: String?, version: String,
+                                                        cipher: String, applicationProtocol: String?) {}
+    public func connectionDidFailClientTLSHandshake(_ context: EventContext, serverName: String?, error: ProxyError) {}
     public func requestDidCreateInitialRequest(_ context: EventContext, _ request: RequestDescription) {}
     public func requestDidFailToCreateRequest(_ context: EventContext, error: ProxyError) {}
     public func requestDidAuthorize(_ context: EventContext) {}
@@ -107,6 +123,8 @@ extension EventMonitor {
     public func taskDidResolve(_ context: EventContext, host: String, addresses: [String], milliseconds: Double, cached: Bool) {}
     public func taskDidConnect(_ context: EventContext, address: String, milliseconds: Double) {}
     public func taskDidReuseConnection(_ context: EventContext, address: String, upstreamConnectionID: UInt64) {}
+    public func taskDidReceiveChallenge(_ context: EventContext, host: String, rule: String, evaluator: String) {}
+    public func taskDidEvaluateServerTrust(_ context: EventContext, decision: TrustDecision) {}
     public func taskDidSendBodyData(_ context: EventContext, bytesSent: Int, totalBytesSent: UInt64) {}
     public func taskDidReceiveResponse(_ context: EventContext, status: Int, reasonPhrase: String, headerFields: HTTPFields) {}
     public func taskWillPerformRedirect(_ context: EventContext, status: Int, location: String, decision: String) {}

@@ -39,6 +39,8 @@ public enum LookoutEvent: Sendable {
     case connectionDidOpen(EventContext, client: String, listener: String)
     case connectionDidClose(EventContext, reason: String, requests: Int, bytesReceived: UInt64, bytesSent: UInt64)
     case connectionWasRejected(EventContext, client: String, error: ProxyError)
+    case clientTLSHandshakeDidComplete(EventContext, serverName: String?, version: String, cipher: String, applicationProtocol: String?)
+    case clientTLSHandshakeDidFail(EventContext, serverName: String?, error: ProxyError)
     // request.*
     case didCreateInitialRequest(EventContext, RequestDescription)
     case didFailToCreateRequest(EventContext, error: ProxyError)
@@ -53,6 +55,8 @@ public enum LookoutEvent: Sendable {
     case didResolve(EventContext, host: String, addresses: [String], milliseconds: Double, cached: Bool)
     case didConnect(EventContext, address: String, milliseconds: Double)
     case didReuseConnection(EventContext, address: String, upstreamConnectionID: UInt64)
+    case didReceiveChallenge(EventContext, host: String, rule: String, evaluator: String)
+    case didEvaluateServerTrust(EventContext, TrustDecision)
     case didSendBodyData(EventContext, bytesSent: Int, totalBytesSent: UInt64)
     case didReceiveResponse(EventContext, status: Int, reasonPhrase: String, headerFields: HTTPFields)
     case willPerformRedirect(EventContext, status: Int, location: String, decision: String)
@@ -74,6 +78,8 @@ public enum LookoutEvent: Sendable {
     public var context: EventContext {
         switch self {
         case .connectionDidOpen(let c, _, _), .connectionDidClose(let c, _, _, _, _), .connectionWasRejected(let c, _, _),
+             .clientTLSHandshakeDidComplete(let c, _, _, _, _), .clientTLSHandshakeDidFail(let c, _, _),
+             .didReceiveChallenge(let c, _, _, _), .didEvaluateServerTrust(let c, _),
              .didCreateInitialRequest(let c, _), .didFailToCreateRequest(let c, _), .didAuthorize(let c),
              .didRejectClient(let c, _), .didAdaptRequest(let c, _, _), .didLookUpCache(let c, _),
              .requestIsRetrying(let c, _, _), .requestDidFinish(let c, _),
@@ -93,6 +99,10 @@ public enum LookoutEvent: Sendable {
         case .connectionDidOpen: return "connection.didOpen"
         case .connectionDidClose: return "connection.didClose"
         case .connectionWasRejected: return "connection.wasRejected"
+        case .clientTLSHandshakeDidComplete: return "connection.didCompleteClientTLSHandshake"
+        case .clientTLSHandshakeDidFail: return "connection.didFailClientTLSHandshake"
+        case .didReceiveChallenge: return "task.didReceiveChallenge"
+        case .didEvaluateServerTrust: return "task.didEvaluateServerTrust"
         case .didCreateInitialRequest: return "request.didCreateInitialRequest"
         case .didFailToCreateRequest: return "request.didFailToCreateRequest"
         case .didAuthorize: return "request.didAuthorize"
