@@ -275,6 +275,7 @@ extension JSONBuffer {
         key("reused"); bool(t.isReusedConnection)
         if let id = t.upstreamConnectionID { key("upstream_conn"); uint(id) }
         if let status = t.statusCode { key("status"); int(status) }
+        if let tls = t.tls { key("tls"); appendTLS(tls) }
         let phases = t.phases
         key("timings_ms")
         beginObject()

@@ -1,6 +1,7 @@
 import Testing
 @testable import Lookout
 import LookoutHTTP
+import LookoutTLS
 
 @Suite struct ProxyErrorTests {
     /// The table in the README: every reason has one code and one status.
@@ -28,6 +29,11 @@ import LookoutHTTP
         (.upstreamFailed(reason: .idleTimedOut(after: 1)), "upstream_idle_timeout", 504),
         (.sessionUnavailable(reason: .tooManyConnections(limit: 1)), "too_many_connections", 503),
         (.sessionUnavailable(reason: .shuttingDown), "shutting_down", 503),
+        (.requestRejected(reason: .pinningRequiresInterception(host: "h", rule: "r")), "pinning_requires_interception", 403),
+        (.upstreamFailed(reason: .tlsHandshakeFailed("x")), "upstream_tls_handshake_failed", 502),
+        (.upstreamFailed(reason: .tlsHandshakeTimedOut(after: 1)), "upstream_tls_handshake_timed_out", 504),
+        (.serverTrustEvaluationFailed(reason: TrustEvaluationError(reason: .pinMismatch, message: "m", evaluator: "public-keys")),
+         "server_trust_evaluation_failed", 502),
     ] as [(ProxyError, String, Int)])
     func mapsToOneCodeAndStatus(error: ProxyError, code: String, status: Int) {
         #expect(error.code == code)
@@ -38,6 +44,20 @@ import LookoutHTTP
     @Test func clientCloseSendsNoResponse() {
         #expect(ProxyError.clientFailed(reason: .closed("reset")).status == nil)
         #expect(ProxyError.clientFailed(reason: .closed("reset")).code == "client_closed")
+    }
+
+    @Test func clientTLSFailuresSendNoResponse() {
+        #expect(ProxyError.clientFailed(reason: .tlsHandshakeFailed("unknown ca")).code == "client_tls_handshake_failed")
+        #expect(ProxyError.clientFailed(reason: .tlsHandshakeFailed("unknown ca")).status == nil)
+        #expect(ProxyError.clientFailed(reason: .tlsHandshakeTimedOut(after: 1)).code == "client_tls_handshake_timed_out")
+        #expect(ProxyError.clientFailed(reason: .tlsHandshakeTimedOut(after: 1)).status == nil)
+    }
+
+    @Test func trustFailureMessageStartsWithTheReasonCode() {
+        let error = ProxyError.serverTrustEvaluationFailed(reason: TrustEvaluationError(
+            reason: .pinMismatch, message: "no pin matched", evaluator: "public-keys"))
+        #expect(error.message.hasPrefix("pin_mismatch: no pin matched"))
+        #expect(error.isUpstreamFailure)
     }
 
     @Test func parseErrorsMapToTheirCodes() {
