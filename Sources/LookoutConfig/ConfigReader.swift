@@ -5,12 +5,13 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
+        "tls", "interception", "trust",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
         "timeouts": [
             "client_header", "client_idle", "upstream_connect",
-            "upstream_first_byte", "upstream_idle", "shutdown_grace",
+            "upstream_first_byte", "upstream_idle", "shutdown_grace", "tls_handshake",
         ],
         "connect": ["allowed_ports"],
         "pool": ["max_idle_per_origin", "idle_timeout"],
@@ -18,6 +19,14 @@ enum Schema {
         "headers": ["via"],
         "auth": ["users"],
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
+        "tls": ["minimum_version"],
+        "interception": ["hosts", "leaf_cache_size"],
+        "trust": ["system_roots", "ca_files", "pinning_without_interception", "default", "rules"],
+    ]
+
+    /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
+    static let trustRule = [
+        "name", "hosts", "evaluators", "pins", "certificates", "ca_files", "crl_files", "expires", "mode",
     ]
 
     /// Every key path, top-level keys first.
@@ -119,6 +128,15 @@ final class ConfigReader {
         if let node = top["log"], let section = fields(of: node, path: "log") {
             readLog(section, into: &config.log)
         }
+        if let node = top["tls"], let section = fields(of: node, path: "tls") {
+            readTLS(section, into: &config.tls)
+        }
+        if let node = top["interception"], let section = fields(of: node, path: "interception") {
+            readInterception(section, into: &config.interception)
+        }
+        if let node = top["trust"], let section = fields(of: node, path: "trust") {
+            readTrust(section, into: &config.trust)
+        }
         return config
     }
 
@@ -149,6 +167,7 @@ final class ConfigReader {
             ("upstream_first_byte", \.upstreamFirstByte),
             ("upstream_idle", \.upstreamIdle),
             ("shutdown_grace", \.shutdownGrace),
+            ("tls_handshake", \.tlsHandshake),
         ]
         for (key, field) in fields {
             if let node = section[key], let value = seconds(node, "timeouts.\(key)") {
@@ -291,7 +310,7 @@ final class ConfigReader {
     /// The values of the known keys of a mapping. Reports unknown and duplicate
     /// keys; a null value (a section with nothing under it) is an empty mapping.
     /// Nil, after reporting it, when the node is not a mapping.
-    private func fields(of node: Node, path: String, known: [String]? = nil) -> [String: Node]? {
+    func fields(of node: Node, path: String, known: [String]? = nil) -> [String: Node]? {
         let known = known ?? Schema.sections[path] ?? []
         if isNull(node) {
             return [:]
@@ -352,7 +371,7 @@ final class ConfigReader {
         case notScalar
     }
 
-    private func scalarValue(_ node: Node) -> ScalarValue {
+    func scalarValue(_ node: Node) -> ScalarValue {
         guard case .scalar(let scalar) = node else {
             return .notScalar
         }
@@ -365,13 +384,13 @@ final class ConfigReader {
         return .text(scalar.string, plain: false)
     }
 
-    private func isNull(_ node: Node) -> Bool {
+    func isNull(_ node: Node) -> Bool {
         if case .null = scalarValue(node) { return true }
         return false
     }
 
     /// "got ..." describing a node, for messages.
-    private func got(_ node: Node) -> String {
+    func got(_ node: Node) -> String {
         switch node {
         case .mapping: return "got a mapping"
         case .sequence: return "got a list"
@@ -385,7 +404,7 @@ final class ConfigReader {
         }
     }
 
-    private func shortened(_ text: String) -> String {
+    func shortened(_ text: String) -> String {
         text.count > 40 ? text.prefix(40) + "…" : text
     }
 
@@ -417,11 +436,11 @@ final class ConfigReader {
         return value
     }
 
-    private func integer(_ node: Node, _ path: String, atLeast minimum: Int) -> Int? {
+    func integer(_ node: Node, _ path: String, atLeast minimum: Int) -> Int? {
         integer(node, path, in: minimum...Int.max, rangeMessage: "must be at least \(minimum)")
     }
 
-    private func integer(
+    func integer(
         _ node: Node, _ path: String, expected: String = "a whole number",
         in range: ClosedRange<Int>, rangeMessage: String
     ) -> Int? {
@@ -445,7 +464,7 @@ final class ConfigReader {
         return value
     }
 
-    private func boolean(_ node: Node, _ path: String) -> Bool? {
+    func boolean(_ node: Node, _ path: String) -> Bool? {
         if case .text(let text, plain: true) = scalarValue(node) {
             switch text {
             case "true", "True", "TRUE": return true
@@ -458,7 +477,7 @@ final class ConfigReader {
     }
 
     /// A non-empty path, `~` expanded.
-    private func path(_ node: Node, _ path: String, expected: String) -> String? {
+    func path(_ node: Node, _ path: String, expected: String) -> String? {
         guard case .text(let text, _) = scalarValue(node) else {
             var message = "expected \(expected), \(got(node))"
             if case .scalar(let scalar) = node, scalar.string == "~" {
@@ -487,7 +506,7 @@ final class ConfigReader {
 
     // MARK: - Errors
 
-    private func fail(_ node: Node, _ keyPath: String, _ message: String) {
+    func fail(_ node: Node, _ keyPath: String, _ message: String) {
         errors.append(ConfigurationError(
             file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0,
             keyPath: keyPath, message: message))

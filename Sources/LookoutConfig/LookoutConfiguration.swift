@@ -33,6 +33,12 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var auth: Auth
     /// `log`
     public var log: Log
+    /// `tls`
+    public var tls: TLS
+    /// `interception`
+    public var interception: Interception
+    /// `trust`
+    public var trust: Trust
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).
@@ -60,6 +66,9 @@ public struct LookoutConfiguration: Sendable, Equatable {
         headers = Headers()
         auth = Auth()
         log = Log()
+        tls = TLS()
+        interception = Interception()
+        trust = Trust()
     }
 
     /// `state_dir` as written in the defaults, before `~` is expanded.
@@ -103,6 +112,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
         public var upstreamIdle: Double
         /// `shutdown_grace`: how long in-flight exchanges may finish after SIGTERM/SIGINT.
         public var shutdownGrace: Double
+        /// `tls_handshake`: a TLS handshake (client or upstream) not finished in time fails.
+        public var tlsHandshake: Double
 
         public init(
             clientHeader: Double = 30,
@@ -110,7 +121,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
             upstreamConnect: Double = 10,
             upstreamFirstByte: Double = 60,
             upstreamIdle: Double = 60,
-            shutdownGrace: Double = 10
+            shutdownGrace: Double = 10,
+            tlsHandshake: Double = 10
         ) {
             self.clientHeader = clientHeader
             self.clientIdle = clientIdle
@@ -118,6 +130,7 @@ public struct LookoutConfiguration: Sendable, Equatable {
             self.upstreamFirstByte = upstreamFirstByte
             self.upstreamIdle = upstreamIdle
             self.shutdownGrace = shutdownGrace
+            self.tlsHandshake = tlsHandshake
         }
     }
 

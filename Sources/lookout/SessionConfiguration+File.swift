@@ -22,6 +22,7 @@ extension SessionConfiguration {
         timeouts.upstreamFirstByte = file.timeouts.upstreamFirstByte
         timeouts.upstreamIdle = file.timeouts.upstreamIdle
         timeouts.shutdownGrace = file.timeouts.shutdownGrace
+        timeouts.tlsHandshake = file.timeouts.tlsHandshake
         allowedConnectPorts = Set(file.connect.allowedPorts)
         maxIdleConnectionsPerOrigin = file.pool.maxIdlePerOrigin
         poolIdleTimeout = file.pool.idleTimeout
@@ -29,5 +30,17 @@ extension SessionConfiguration {
         addVia = file.headers.via
         proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
+
+        tls.minimumVersion = file.tls.minimumVersion
+        tls.trustManager = try ServerTrustManager(file.trust, logger: logger)
+        tls.pinningWithoutInterception = file.trust.pinningWithoutInterception == .allow ? .allow : .refuse
+        tls.interceptedHosts = file.interception.hosts
+        if file.interception.isEnabled {
+            let authority = try CertificateAuthority.loadOrCreate(directory: file.stateDirectory,
+                                                                  leafCacheCapacity: file.interception.leafCacheSize)
+            let path = file.stateDirectory + "/" + CertificateAuthority.certificateFileName
+            logger.notice("interception on for \(file.interception.hosts.map(\.text).joined(separator: ", ")); \(authority.wasCreated ? "created" : "loaded") the Lookout CA \(path) (clients must trust it)")
+            tls.certificateAuthority = authority
+        }
     }
 }

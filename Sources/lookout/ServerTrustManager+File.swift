@@ -1,0 +1,48 @@
+import Logging
+import LookoutConfig
+import LookoutTLS
+
+extension ServerTrustManager {
+    /// Builds the trust rules of the config file: one trust store per distinct set of roots
+    /// (the system bundle when `system_roots`, `trust.ca_files`, then the rule's `ca_files`),
+    /// shared by the rules that use the same set.
+    convenience init(_ trust: LookoutConfiguration.Trust, logger: Logger) throws {
+        var stores: [[String]: TrustStore] = [:]
+        func store(adding ruleFiles: [String]) throws -> TrustStore {
+            let files = trust.caFiles + ruleFiles
+            if let existing = stores[files] { return existing }
+            let created = try TrustStore(systemBundle: trust.systemRoots ? TrustStore.systemBundlePath : nil,
+                                         additionalCAFiles: files)
+            stores[files] = created
+            return created
+        }
+        func rule(_ settings: TrustRuleSettings, label: String) throws -> TrustRule {
+            var members: [any ServerTrustEvaluator] = []
+            for name in settings.evaluators {
+                switch name {
+                case .default:
+                    members.append(DefaultTrustEvaluator(trustStore: try store(adding: settings.caFiles)))
+                case .revocation:
+                    throw TLSError(kind: .invalidConfiguration, reason: "\(label): the revocation evaluator is not available in this build")
+                case .publicKeys:
+                    members.append(PublicKeysTrustEvaluator(pins: settings.pins))
+                case .pinnedCertificates:
+                    members.append(PinnedCertificatesTrustEvaluator(
+                        certificates: try settings.certificates.flatMap { file throws(CertificateError) in
+                            try Certificate.loadAll(pemFile: file)
+                        }))
+                case .disabled:
+                    logger.warning("trust: \(label) uses the disabled evaluator: upstream certificates for \(settings.hosts.isEmpty ? "every other host" : settings.hosts.map(\.text).joined(separator: ", ")) are NOT checked (development only)")
+                    members.append(DisabledTrustEvaluator())
+                }
+            }
+            let evaluator: any ServerTrustEvaluator = members.count == 1 ? members[0] : CompositeTrustEvaluator(members)
+            return TrustRule(name: settings.name, hosts: settings.hosts.map(\.text), evaluator: evaluator,
+                             mode: settings.mode, pinsExpire: settings.pinsExpire)
+        }
+        let rules = try trust.rules.enumerated().map { index, settings in
+            try rule(settings, label: settings.name ?? "trust.rules[\(index)]")
+        }
+        try self.init(rules: rules, defaultRule: try rule(trust.defaultRule, label: "trust.default"))
+    }
+}
