@@ -77,7 +77,8 @@ extension ConfigReader {
             return nil
         }
         var rules: [TrustRuleSettings] = []
-        var patternLines: [HostPattern: (rule: Int, line: Int)] = [:]
+        // Keyed by shape and normalized domain, so "A.example" and "a.example" collide.
+        var patternLines: [String: (rule: Int, line: Int)] = [:]
         var nameLines: [String: Int] = [:]
         var ok = true
         for (index, element) in sequence.enumerated() {
@@ -99,12 +100,13 @@ extension ConfigReader {
                 nameLines[name] = element.mark?.line ?? 0
             }
             for pattern in rule.hosts {
-                if let first = patternLines[pattern] {
+                let key = "\(pattern.kind.rawValue) \(pattern.domain)"
+                if let first = patternLines[key] {
                     fail(element, "\(elementPath).hosts",
                          "\"\(pattern.text)\" is already covered by \(path)[\(first.rule)] (line \(first.line)); a host belongs to one rule")
                     ok = false
                 }
-                patternLines[pattern] = (index, element.mark?.line ?? 0)
+                patternLines[key] = (index, element.mark?.line ?? 0)
             }
             rules.append(rule)
         }
@@ -163,6 +165,10 @@ extension ConfigReader {
             if !rule.certificates.isEmpty { rule.evaluators.append(.pinnedCertificates) }
             if !rule.crlFiles.isEmpty { rule.evaluators.append(.revocation) }
         }
+        if let given = section["expires"], !rule.evaluators.contains(.publicKeys),
+           !rule.evaluators.contains(.pinnedCertificates) {
+            fail(given, "\(path).expires", "expires applies to pins; this rule has no public-keys or pinned-certificates evaluator")
+        }
         return errors.count == errorsBefore ? rule : nil
     }
 
@@ -187,9 +193,6 @@ extension ConfigReader {
         }
         if uses.contains(.disabled), rule.evaluators.count > 1 {
             fail(node, "\(path).evaluators", "disabled turns evaluation off; it cannot be combined with other evaluators")
-        }
-        if let given = section["expires"], !uses.contains(.publicKeys), !uses.contains(.pinnedCertificates) {
-            fail(given, "\(path).expires", "expires applies to pins; this rule has no public-keys or pinned-certificates evaluator")
         }
     }
 
@@ -272,7 +275,7 @@ extension ConfigReader {
         for (text, element, elementPath) in texts {
             do {
                 let pattern = try HostPattern(text)
-                if patterns.contains(pattern) {
+                if patterns.contains(where: { $0.kind == pattern.kind && $0.domain == pattern.domain }) {
                     fail(element, elementPath, "\"\(text)\" is listed twice")
                     ok = false
                 } else {
