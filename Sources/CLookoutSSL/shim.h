@@ -14,6 +14,7 @@
 #include <openssl/tls1.h>
 #include <openssl/opensslv.h>
 #include <openssl/crypto.h>
+#include <openssl/ocsp.h>
 
 /*
  * Swift cannot import OpenSSL's function-like macros, its variadic functions or the
@@ -63,6 +64,19 @@ static inline int lookout_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, l
 
 static inline int lookout_SSL_get_ex_new_index(void) {
     return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+/* Ask the server to staple an OCSP response (RFC 6066 §8 status_request). */
+static inline int lookout_SSL_request_ocsp_status(SSL *ssl) {
+    return (int)SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp);
+}
+
+/* The stapled OCSP response the server sent; its length, or -1 when there is none. */
+static inline long lookout_SSL_get_ocsp_response(SSL *ssl, const unsigned char **response) {
+    unsigned char *data = NULL;
+    long length = SSL_get_tlsext_status_ocsp_resp(ssl, &data);
+    *response = data;
+    return data == NULL ? -1 : length;
 }
 
 /* ---- SSL_OP_* option bits ---- */

@@ -226,11 +226,6 @@ extension ConfigReader {
                 ok = false
                 continue
             }
-            if name == .revocation {
-                fail(element, elementPath, "the revocation evaluator is not available in this build")
-                ok = false
-                continue
-            }
             if evaluators.contains(name) {
                 fail(element, elementPath, "\(name.rawValue) is listed twice")
                 ok = false

@@ -20,10 +20,16 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluator {
 
     /// Passes when every member passes.
     public func evaluate(_ chain: [Certificate], host: String, now: Int64) throws(TrustEvaluationError) {
+        try evaluate(chain, host: host, now: now, stapledOCSPResponse: nil)
+    }
+
+    /// Passes when every member passes; the stapled response goes to each member.
+    public func evaluate(_ chain: [Certificate], host: String, now: Int64,
+                         stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) {
         var failures: [TrustEvaluationError] = []
         for evaluator in evaluators {
             do {
-                try evaluator.evaluate(chain, host: host, now: now)
+                try evaluator.evaluate(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
             } catch {
                 failures.append(error)
             }

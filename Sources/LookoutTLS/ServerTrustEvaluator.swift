@@ -12,9 +12,20 @@ public protocol ServerTrustEvaluator: Sendable {
     /// Throws when `chain` must not be trusted for `host` at time `now` (Unix seconds).
     /// `host` is a DNS name or an IPv4/IPv6 literal (IPv6 with or without brackets).
     func evaluate(_ chain: [Certificate], host: String, now: Int64) throws(TrustEvaluationError)
+
+    /// The same, also given the OCSP response the server stapled (DER), if any. Only the
+    /// revocation evaluator (and composites holding one) look at it.
+    func evaluate(_ chain: [Certificate], host: String, now: Int64,
+                  stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError)
 }
 
 extension ServerTrustEvaluator {
+    /// Evaluators that do not use the stapled response ignore it.
+    public func evaluate(_ chain: [Certificate], host: String, now: Int64,
+                         stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) {
+        try evaluate(chain, host: host, now: now)
+    }
+
     /// Evaluates at the current time.
     public func evaluate(_ chain: [Certificate], host: String) throws(TrustEvaluationError) {
         try evaluate(chain, host: host, now: UnixTime.now())

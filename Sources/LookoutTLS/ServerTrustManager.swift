@@ -40,12 +40,14 @@ public final class ServerTrustManager: Sendable {
     }
 
     /// Evaluates `chain` (leaf first) for `host` at `now` (Unix seconds) with the matching rule.
-    public func evaluate(_ chain: [Certificate], host: String, now: Int64) -> ServerTrustEvaluationResult {
+    /// `stapledOCSPResponse` is the DER response the server stapled, for revocation checks.
+    public func evaluate(_ chain: [Certificate], host: String, now: Int64,
+                         stapledOCSPResponse: [UInt8]? = nil) -> ServerTrustEvaluationResult {
         let match = rule(for: host)
         let rule = match.rule
         var failure: TrustEvaluationError?
         do {
-            try rule.evaluator.evaluate(chain, host: host, now: now)
+            try rule.evaluator.evaluate(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
         } catch {
             failure = error
         }
@@ -68,7 +70,8 @@ public final class ServerTrustManager: Sendable {
     }
 
     /// Evaluates at the current time.
-    public func evaluate(_ chain: [Certificate], host: String) -> ServerTrustEvaluationResult {
-        evaluate(chain, host: host, now: UnixTime.now())
+    public func evaluate(_ chain: [Certificate], host: String,
+                         stapledOCSPResponse: [UInt8]? = nil) -> ServerTrustEvaluationResult {
+        evaluate(chain, host: host, now: UnixTime.now(), stapledOCSPResponse: stapledOCSPResponse)
     }
 }

@@ -59,6 +59,8 @@ public final class TLSConnection: @unchecked Sendable {
                     throw TLSError(kind: .invalidConfiguration, reason: OpenSSLErrorQueue.message("cannot set SNI \"\(serverName)\""))
                 }
             }
+            // Costs the server a few bytes when it has a response; the revocation evaluator needs it.
+            _ = lookout_SSL_request_ocsp_status(ssl)
             if let sessionCacheKey, let session = engine.cachedSession(for: sessionCacheKey) {
                 // SSL_set_session takes its own reference.
                 offeredSession = SSL_set_session(ssl, session.pointer) == 1
@@ -273,6 +275,15 @@ public final class TLSConnection: @unchecked Sendable {
             }
         }
         return chain
+    }
+
+    /// Client: the DER OCSP response the server stapled to its certificate (RFC 6066 §8), or
+    /// nil when it sent none.
+    public var stapledOCSPResponse: [UInt8]? {
+        var data: UnsafePointer<UInt8>? = nil
+        let length = lookout_SSL_get_ocsp_response(ssl, &data)
+        guard length > 0, let data else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: length))
     }
 
     /// Whether the handshake resumed a cached session (abbreviated handshake).

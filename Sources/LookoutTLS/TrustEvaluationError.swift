@@ -17,6 +17,9 @@ public struct TrustEvaluationError: Error, Sendable, Equatable, CustomStringConv
         case selfSigned = "self_signed"
         /// A certificate in the chain is revoked.
         case revoked = "revoked"
+        /// The revocation evaluator got no usable answer: no stapled OCSP response and no
+        /// CRL for the issuer, or a response that is stale, unverifiable or "unknown".
+        case revocationUnavailable = "revocation_unavailable"
         /// The chain is malformed: bad signature, wrong key usage or purpose, a non-CA issuer,
         /// path length exceeded, undecodable certificate, and similar.
         case invalidChain = "invalid_chain"

@@ -23,7 +23,11 @@ extension ServerTrustManager {
                 case .default:
                     members.append(DefaultTrustEvaluator(trustStore: try store(adding: settings.caFiles)))
                 case .revocation:
-                    throw TLSError(kind: .invalidConfiguration, reason: "\(label): the revocation evaluator is not available in this build")
+                    members.append(RevocationTrustEvaluator(
+                        trustStore: try store(adding: settings.caFiles),
+                        revocationLists: try settings.crlFiles.flatMap { file throws(CertificateError) in
+                            try CertificateRevocationList.loadAll(file: file)
+                        }))
                 case .publicKeys:
                     members.append(PublicKeysTrustEvaluator(pins: settings.pins))
                 case .pinnedCertificates:

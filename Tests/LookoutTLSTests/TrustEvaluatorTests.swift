@@ -151,7 +151,7 @@ import LookoutTLS
     @Test func reasonCodesAreStable() {
         #expect(TrustEvaluationError.Reason.allCases.map(\.rawValue) == [
             "pin_mismatch", "expired", "not_yet_valid", "hostname_mismatch", "untrusted_root",
-            "self_signed", "revoked", "invalid_chain", "no_certificates",
+            "self_signed", "revoked", "revocation_unavailable", "invalid_chain", "no_certificates",
         ])
     }
 }

@@ -120,7 +120,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         let host = origin.host
         let rule = session.trustManager.rule(for: host)
         delegate.task(self, didReceiveChallengeFor: host, rule: rule.ruleName, evaluator: rule.rule.evaluator.name)
-        let evaluation = session.trustManager.evaluate(stream.tls.peerCertificateChain, host: host)
+        let evaluation = session.trustManager.evaluate(stream.tls.peerCertificateChain, host: host,
+                                                       stapledOCSPResponse: stream.tls.stapledOCSPResponse)
         let decision = TrustDecision(host: host, evaluation: evaluation)
         delegate.task(self, didEvaluateServerTrust: decision)
         metrics.secureConnectionEnd = .now()

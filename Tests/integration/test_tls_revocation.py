@@ -1,0 +1,223 @@
+"""The revocation evaluator end to end: a test CA made with `openssl ca`, OCSP responses made
+with `openssl ocsp`, a CRL made with `openssl ca -gencrl`, and `openssl s_server` origins that
+staple (or don't) -- Lookout forwarding absolute-form https:// requests to them."""
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_error_response, assert_error_summary, raw_exchange, request_bytes
+
+CA_CONFIG = """
+[ ca ]
+default_ca = test_ca
+[ test_ca ]
+dir = {dir}
+database = $dir/index.txt
+new_certs_dir = $dir/issued
+certificate = $dir/root.pem
+private_key = $dir/root.key
+serial = $dir/serial
+crlnumber = $dir/crlnumber
+default_md = sha256
+default_days = 30
+default_crl_days = 30
+policy = any_name
+unique_subject = no
+[ any_name ]
+commonName = supplied
+[ leaf ]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+"""
+
+
+def openssl(*args: str, cwd: Path) -> None:
+    done = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, f"openssl {' '.join(args)}:\n{done.stderr}"
+
+
+class RevocationPKI:
+    """A root CA, a good leaf, a revoked leaf, OCSP responses for both, and the CA's CRL."""
+
+    def __init__(self, folder: Path):
+        self.dir = folder
+        (folder / "issued").mkdir()
+        (folder / "index.txt").write_text("")
+        (folder / "serial").write_text("1000\n")
+        (folder / "crlnumber").write_text("01\n")
+        (folder / "ca.cnf").write_text(CA_CONFIG.format(dir=folder))
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", "root.key", "-out", "root.pem", "-days", "30", "-subj", "/CN=Lookout Revocation Test Root",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+                cwd=folder)
+        for name in ("good", "revoked"):
+            openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", "/CN=localhost", cwd=folder)
+            openssl("ca", "-batch", "-config", "ca.cnf", "-extensions", "leaf", "-notext",
+                    "-in", f"{name}.csr", "-out", f"{name}.pem", cwd=folder)
+        openssl("ca", "-batch", "-config", "ca.cnf", "-revoke", "revoked.pem", "-crl_reason", "keyCompromise", cwd=folder)
+        openssl("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-out", "crl.pem", cwd=folder)
+        for name in ("good", "revoked"):
+            openssl("ocsp", "-issuer", "root.pem", "-cert", f"{name}.pem", "-no_nonce", "-reqout", f"{name}.req", cwd=folder)
+            openssl("ocsp", "-index", "index.txt", "-rsigner", "root.pem", "-rkey", "root.key", "-CA", "root.pem",
+                    "-reqin", f"{name}.req", "-respout", f"{name}.ocsp", "-ndays", "1", cwd=folder)
+        # A second CA's CRL: valid, but about another issuer.
+        other = folder / "other"
+        other.mkdir()
+        (other / "issued").mkdir()
+        (other / "index.txt").write_text("")
+        (other / "serial").write_text("2000\n")
+        (other / "crlnumber").write_text("01\n")
+        (other / "ca.cnf").write_text(CA_CONFIG.format(dir=other))
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", "root.key", "-out", "root.pem", "-days", "30", "-subj", "/CN=Another Root", cwd=other)
+        openssl("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-out", "crl.pem", cwd=other)
+
+    def path(self, name: str) -> str:
+        return str(self.dir / name)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return RevocationPKI(tmp_path_factory.mktemp("revocation"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SServer:
+    """`openssl s_server -www` on 127.0.0.1, optionally stapling an OCSP response."""
+
+    def __init__(self, pki: RevocationPKI, leaf: str, staple: str | None):
+        self.port = free_port()
+        argv = ["openssl", "s_server", "-accept", f"127.0.0.1:{self.port}", "-www", "-quiet",
+                "-cert", pki.path(f"{leaf}.pem"), "-key", pki.path(f"{leaf}.key")]
+        if staple:
+            argv += ["-status_file", pki.path(staple)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"s_server did not start: {self.proc.stderr.read().decode()}")
+                time.sleep(0.05)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def s_server(pki):
+    servers = []
+
+    def start(leaf: str, staple: str | None = None) -> SServer:
+        servers.append(SServer(pki, leaf, staple))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def revocation_proxy(make_proxy, pki, crl_files=()):
+    rule = {"evaluators": ["default", "revocation"]}
+    if crl_files:
+        rule["crl_files"] = list(crl_files)
+    return make_proxy({"trust": {"system_roots": False, "ca_files": [pki.path("root.pem")], "default": rule}})
+
+
+def fetch(proxy, port):
+    url = f"https://localhost:{port}/"
+    resp, reader = raw_exchange(proxy.port, request_bytes("GET", url, headers=[("Connection", "close")]))
+    reader.sock.close() if hasattr(reader, "sock") else None
+    return resp, url
+
+
+def test_good_stapled_response_passes(make_proxy, pki, s_server):
+    origin = s_server("good", staple="good.ocsp")
+    proxy = revocation_proxy(make_proxy, pki)
+    resp, url = fetch(proxy, origin.port)
+    assert resp.status == 200, resp.body[:300]
+    assert b"s_server" in resp.body  # the -www status page
+    rec = proxy.only_summary(url=url)
+    trust = rec["upstream"]["tls"]["trust"]
+    assert trust["evaluator"] == "composite(default, revocation)"
+    assert trust["result"] == "passed", trust
+
+
+def test_revoked_stapled_response_is_refused(make_proxy, pki, s_server):
+    origin = s_server("revoked", staple="revoked.ocsp")
+    proxy = revocation_proxy(make_proxy, pki)
+    resp, url = fetch(proxy, origin.port)
+    assert_error_response(resp, 502, "server_trust_evaluation_failed")
+    assert b"revoked: the stapled OCSP response says CN=localhost is revoked (keyCompromise)" in resp.body
+    rec = proxy.only_summary(url=url)
+    assert_error_summary(rec, 502, "server_trust_evaluation_failed", url=url)
+    assert rec["error"]["message"].startswith("revoked: "), rec
+    assert rec["upstream"]["tls"]["trust"]["reason"] == "revoked", rec
+
+
+def test_no_stapled_response_and_no_crl_is_no_answer(make_proxy, pki, s_server):
+    origin = s_server("good")
+    proxy = revocation_proxy(make_proxy, pki)
+    resp, url = fetch(proxy, origin.port)
+    assert_error_response(resp, 502, "server_trust_evaluation_failed")
+    rec = proxy.only_summary(url=url)
+    assert rec["upstream"]["tls"]["trust"]["reason"] == "revocation_unavailable", rec
+    assert "stapled no OCSP response" in rec["error"]["message"], rec
+
+
+def test_a_stapled_response_for_another_certificate_does_not_count(make_proxy, pki, s_server):
+    origin = s_server("good", staple="revoked.ocsp")
+    proxy = revocation_proxy(make_proxy, pki)
+    resp, url = fetch(proxy, origin.port)
+    assert_error_response(resp, 502, "server_trust_evaluation_failed")
+    rec = proxy.only_summary(url=url)
+    assert rec["upstream"]["tls"]["trust"]["reason"] == "revocation_unavailable", rec
+    assert "does not cover CN=localhost" in rec["error"]["message"], rec
+
+
+def test_crl_answers_without_stapling(make_proxy, pki, s_server):
+    proxy = revocation_proxy(make_proxy, pki, crl_files=[pki.path("crl.pem")])
+    good = s_server("good")
+    resp, url = fetch(proxy, good.port)
+    assert resp.status == 200, resp.body[:300]
+    assert proxy.only_summary(url=url)["upstream"]["tls"]["trust"]["result"] == "passed"
+    revoked = s_server("revoked")
+    resp, url = fetch(proxy, revoked.port)
+    assert_error_response(resp, 502, "server_trust_evaluation_failed")
+    rec = proxy.only_summary(url=url)
+    assert rec["upstream"]["tls"]["trust"]["reason"] == "revoked", rec
+    assert "the CRL from CN=Lookout Revocation Test Root lists CN=localhost" in rec["error"]["message"], rec
+
+
+def test_a_crl_from_another_issuer_is_no_answer(make_proxy, pki, s_server):
+    proxy = revocation_proxy(make_proxy, pki, crl_files=[pki.path("other/crl.pem")])
+    origin = s_server("good")
+    resp, url = fetch(proxy, origin.port)
+    assert_error_response(resp, 502, "server_trust_evaluation_failed")
+    assert proxy.only_summary(url=url)["upstream"]["tls"]["trust"]["reason"] == "revocation_unavailable"
+
+
+def test_crl_files_must_hold_crls(lookout_bin, pki, tmp_path):
+    config = tmp_path / "lookout.yaml"
+    config.write_text(
+        "trust:\n  default:\n    evaluators: [default, revocation]\n"
+        f"    crl_files: [\"{pki.path('root.pem')}\"]\n")
+    done = subprocess.run([str(lookout_bin), "config", "check", str(config)], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert f"{config}:4:17: trust.default.crl_files[0]: " in done.stderr, done.stderr
+    assert "no certificate revocation list" in done.stderr, done.stderr
