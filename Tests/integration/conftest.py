@@ -93,6 +93,8 @@ def _scalar(v) -> str:
         return json.dumps(v)  # a JSON string is a valid YAML double-quoted scalar
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_scalar(x) for x in v) + "]"
+    if isinstance(v, dict):  # flow style, e.g. trust rules inside a list
+        return "{" + ", ".join(f"{json.dumps(k)}: {_scalar(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot write {v!r} as YAML")
 
 

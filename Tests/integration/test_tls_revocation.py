@@ -10,77 +10,21 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_error_response, assert_error_summary, raw_exchange, request_bytes
-
-CA_CONFIG = """
-[ ca ]
-default_ca = test_ca
-[ test_ca ]
-dir = {dir}
-database = $dir/index.txt
-new_certs_dir = $dir/issued
-certificate = $dir/root.pem
-private_key = $dir/root.key
-serial = $dir/serial
-crlnumber = $dir/crlnumber
-default_md = sha256
-default_days = 30
-default_crl_days = 30
-policy = any_name
-unique_subject = no
-[ any_name ]
-commonName = supplied
-[ leaf ]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature
-extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost, IP:127.0.0.1
-"""
-
-
-def openssl(*args: str, cwd: Path) -> None:
-    done = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
-    assert done.returncode == 0, f"openssl {' '.join(args)}:\n{done.stderr}"
-
+from tls_pki import CA
 
 class RevocationPKI:
-    """A root CA, a good leaf, a revoked leaf, OCSP responses for both, and the CA's CRL."""
+    """A root CA, a good leaf, a revoked leaf, OCSP responses for both, and the CA's CRL; and a
+    second CA's (empty) CRL."""
 
     def __init__(self, folder: Path):
-        self.dir = folder
-        (folder / "issued").mkdir()
-        (folder / "index.txt").write_text("")
-        (folder / "serial").write_text("1000\n")
-        (folder / "crlnumber").write_text("01\n")
-        (folder / "ca.cnf").write_text(CA_CONFIG.format(dir=folder))
-        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                "-keyout", "root.key", "-out", "root.pem", "-days", "30", "-subj", "/CN=Lookout Revocation Test Root",
-                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-                cwd=folder)
-        for name in ("good", "revoked"):
-            openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", "/CN=localhost", cwd=folder)
-            openssl("ca", "-batch", "-config", "ca.cnf", "-extensions", "leaf", "-notext",
-                    "-in", f"{name}.csr", "-out", f"{name}.pem", cwd=folder)
-        openssl("ca", "-batch", "-config", "ca.cnf", "-revoke", "revoked.pem", "-crl_reason", "keyCompromise", cwd=folder)
-        openssl("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-out", "crl.pem", cwd=folder)
-        for name in ("good", "revoked"):
-            openssl("ocsp", "-issuer", "root.pem", "-cert", f"{name}.pem", "-no_nonce", "-reqout", f"{name}.req", cwd=folder)
-            openssl("ocsp", "-index", "index.txt", "-rsigner", "root.pem", "-rkey", "root.key", "-CA", "root.pem",
-                    "-reqin", f"{name}.req", "-respout", f"{name}.ocsp", "-ndays", "1", cwd=folder)
-        # A second CA's CRL: valid, but about another issuer.
-        other = folder / "other"
-        other.mkdir()
-        (other / "issued").mkdir()
-        (other / "index.txt").write_text("")
-        (other / "serial").write_text("2000\n")
-        (other / "crlnumber").write_text("01\n")
-        (other / "ca.cnf").write_text(CA_CONFIG.format(dir=other))
-        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                "-keyout", "root.key", "-out", "root.pem", "-days", "30", "-subj", "/CN=Another Root", cwd=other)
-        openssl("ca", "-batch", "-config", "ca.cnf", "-gencrl", "-out", "crl.pem", cwd=other)
-
-    def path(self, name: str) -> str:
-        return str(self.dir / name)
+        self.ca = CA(folder / "root", "Lookout Revocation Test Root")
+        self.good = self.ca.issue("good")
+        self.revoked = self.ca.issue("revoked")
+        self.ca.revoke(self.revoked)
+        self.crl = self.ca.crl()
+        self.good_ocsp = self.ca.ocsp_response(self.good, "good")
+        self.revoked_ocsp = self.ca.ocsp_response(self.revoked, "revoked")
+        self.other_crl = CA(folder / "other", "Another Root").crl()
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +41,12 @@ def free_port() -> int:
 class SServer:
     """`openssl s_server -www` on 127.0.0.1, optionally stapling an OCSP response."""
 
-    def __init__(self, pki: RevocationPKI, leaf: str, staple: str | None):
+    def __init__(self, leaf, staple: Path | None):
         self.port = free_port()
         argv = ["openssl", "s_server", "-accept", f"127.0.0.1:{self.port}", "-www", "-quiet",
-                "-cert", pki.path(f"{leaf}.pem"), "-key", pki.path(f"{leaf}.key")]
+                "-cert", str(leaf.cert), "-key", str(leaf.key)]
         if staple:
-            argv += ["-status_file", pki.path(staple)]
+            argv += ["-status_file", str(staple)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while True:
@@ -123,8 +67,8 @@ class SServer:
 def s_server(pki):
     servers = []
 
-    def start(leaf: str, staple: str | None = None) -> SServer:
-        servers.append(SServer(pki, leaf, staple))
+    def start(leaf, staple: Path | None = None) -> SServer:
+        servers.append(SServer(leaf, staple))
         return servers[-1]
 
     yield start
@@ -136,7 +80,7 @@ def revocation_proxy(make_proxy, pki, crl_files=()):
     rule = {"evaluators": ["default", "revocation"]}
     if crl_files:
         rule["crl_files"] = list(crl_files)
-    return make_proxy({"trust": {"system_roots": False, "ca_files": [pki.path("root.pem")], "default": rule}})
+    return make_proxy({"trust": {"system_roots": False, "ca_files": [str(pki.ca.cert)], "default": rule}})
 
 
 def fetch(proxy, port):
@@ -147,7 +91,7 @@ def fetch(proxy, port):
 
 
 def test_good_stapled_response_passes(make_proxy, pki, s_server):
-    origin = s_server("good", staple="good.ocsp")
+    origin = s_server(pki.good, staple=pki.good_ocsp)
     proxy = revocation_proxy(make_proxy, pki)
     resp, url = fetch(proxy, origin.port)
     assert resp.status == 200, resp.body[:300]
@@ -159,7 +103,7 @@ def test_good_stapled_response_passes(make_proxy, pki, s_server):
 
 
 def test_revoked_stapled_response_is_refused(make_proxy, pki, s_server):
-    origin = s_server("revoked", staple="revoked.ocsp")
+    origin = s_server(pki.revoked, staple=pki.revoked_ocsp)
     proxy = revocation_proxy(make_proxy, pki)
     resp, url = fetch(proxy, origin.port)
     assert_error_response(resp, 502, "server_trust_evaluation_failed")
@@ -171,7 +115,7 @@ def test_revoked_stapled_response_is_refused(make_proxy, pki, s_server):
 
 
 def test_no_stapled_response_and_no_crl_is_no_answer(make_proxy, pki, s_server):
-    origin = s_server("good")
+    origin = s_server(pki.good)
     proxy = revocation_proxy(make_proxy, pki)
     resp, url = fetch(proxy, origin.port)
     assert_error_response(resp, 502, "server_trust_evaluation_failed")
@@ -181,7 +125,7 @@ def test_no_stapled_response_and_no_crl_is_no_answer(make_proxy, pki, s_server):
 
 
 def test_a_stapled_response_for_another_certificate_does_not_count(make_proxy, pki, s_server):
-    origin = s_server("good", staple="revoked.ocsp")
+    origin = s_server(pki.good, staple=pki.revoked_ocsp)
     proxy = revocation_proxy(make_proxy, pki)
     resp, url = fetch(proxy, origin.port)
     assert_error_response(resp, 502, "server_trust_evaluation_failed")
@@ -191,12 +135,12 @@ def test_a_stapled_response_for_another_certificate_does_not_count(make_proxy, p
 
 
 def test_crl_answers_without_stapling(make_proxy, pki, s_server):
-    proxy = revocation_proxy(make_proxy, pki, crl_files=[pki.path("crl.pem")])
-    good = s_server("good")
+    proxy = revocation_proxy(make_proxy, pki, crl_files=[str(pki.crl)])
+    good = s_server(pki.good)
     resp, url = fetch(proxy, good.port)
     assert resp.status == 200, resp.body[:300]
     assert proxy.only_summary(url=url)["upstream"]["tls"]["trust"]["result"] == "passed"
-    revoked = s_server("revoked")
+    revoked = s_server(pki.revoked)
     resp, url = fetch(proxy, revoked.port)
     assert_error_response(resp, 502, "server_trust_evaluation_failed")
     rec = proxy.only_summary(url=url)
@@ -205,8 +149,8 @@ def test_crl_answers_without_stapling(make_proxy, pki, s_server):
 
 
 def test_a_crl_from_another_issuer_is_no_answer(make_proxy, pki, s_server):
-    proxy = revocation_proxy(make_proxy, pki, crl_files=[pki.path("other/crl.pem")])
-    origin = s_server("good")
+    proxy = revocation_proxy(make_proxy, pki, crl_files=[str(pki.other_crl)])
+    origin = s_server(pki.good)
     resp, url = fetch(proxy, origin.port)
     assert_error_response(resp, 502, "server_trust_evaluation_failed")
     assert proxy.only_summary(url=url)["upstream"]["tls"]["trust"]["reason"] == "revocation_unavailable"
@@ -216,7 +160,7 @@ def test_crl_files_must_hold_crls(lookout_bin, pki, tmp_path):
     config = tmp_path / "lookout.yaml"
     config.write_text(
         "trust:\n  default:\n    evaluators: [default, revocation]\n"
-        f"    crl_files: [\"{pki.path('root.pem')}\"]\n")
+        f"    crl_files: [\"{pki.ca.cert}\"]\n")
     done = subprocess.run([str(lookout_bin), "config", "check", str(config)], capture_output=True, text=True)
     assert done.returncode != 0
     assert f"{config}:4:17: trust.default.crl_files[0]: " in done.stderr, done.stderr
