@@ -787,6 +787,13 @@ def origin_cert(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def pki(tmp_path_factory):
+    """The test PKI of tls_pki: root, intermediate and the leaves the TLS suites need."""
+    from tls_pki import PKI
+    return PKI(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="session")
 def tls_origin(origin_cert):
     with origins.HTTPOrigin(tls=origin_cert) as o:
         yield o

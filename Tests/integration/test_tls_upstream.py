@@ -13,14 +13,8 @@ import pytest
 import origins
 from conftest import (assert_error_response, assert_error_summary, assert_timings, raw_exchange,
                       request_bytes)
-from tls_pki import PKI
 
 WRONG_PIN = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
-
-
-@pytest.fixture(scope="session")
-def pki(tmp_path_factory):
-    return PKI(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture(scope="module")
