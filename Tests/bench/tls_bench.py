@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The TLS rows of the Lookout benchmark (run by Tests/bench/run.sh after bench.py).
+
+On 127.0.0.1, in one run, against nginx's TLS port (self-signed certificate for 127.0.0.1):
+  1. intercepted keep-alive: 64 connections CONNECT through Lookout (interception on, summary
+     log on), TLS with Lookout's CA, then GET /1k in a loop      vs the same straight to nginx
+  2. new TLS connection per request (16 connections): CONNECT + handshake + one GET each
+  3. intercepted bulk: 4 downloads of /big through intercepted tunnels vs straight
+  4. new upstream TLS handshakes: wrk sends absolute-form https:// requests to a Lookout with
+     no upstream pooling, so each request opens (and resumes) an upstream TLS session; the
+     direct figure is new connections with session resumption straight to nginx.
+The load client is tls_load.c (compiled here with cc; wrk cannot speak through CONNECT).
+Appends a Markdown section to --out.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402
+from bench import LOOPBACK, Proc, Target, log, run, start_nginx, stop_all, wait_port  # noqa: E402
+
+
+def build_client(work):
+    binary = os.path.join(work, "tls_load")
+    p = run(["cc", "-O2", "-Wall", "-o", binary, os.path.join(HERE, "tls_load.c"), "-lssl", "-lcrypto", "-lpthread"],
+            timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError(f"cc tls_load.c failed:\n{p.stderr}")
+    return binary
+
+
+def start_lookout(name, lookout, work, https_port, origin_cert, extra):
+    state = os.path.join(work, f"{name}-state")
+    conf_path = os.path.join(work, f"{name}.yaml")
+    with open(conf_path, "w") as f:
+        f.write(f"""listen: ["{LOOPBACK}:0"]
+state_dir: "{state}"
+connect:
+  allowed_ports: [{https_port}]
+trust:
+  system_roots: false
+  ca_files: ["{origin_cert}"]
+log:
+  path: "{os.path.join(work, name + '.jsonl')}"
+{extra}""")
+    p = run([lookout, "config", "check", conf_path], timeout=30)
+    if p.returncode != 0:
+        raise RuntimeError(f"lookout config check failed for {conf_path}:\n{p.stdout}{p.stderr}")
+    proc = Proc(name, [lookout, "run", "--config", conf_path], work)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.popen.poll() is None:
+        with open(proc.stderr_path, errors="replace") as f:
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", f.read())
+        if m and wait_port(int(m.group(1)), 10, proc):
+            return proc, int(m.group(1)), os.path.join(state, "ca.pem")
+        time.sleep(0.1)
+    raise RuntimeError(f"{name} did not start:\n{proc.tail()}")
+
+
+def tls_load(binary, connect_port, cafile, mode, conns, duration, path="/1k", tunnel=None, resume=False):
+    cmd = [binary, "--connect", f"{LOOPBACK}:{connect_port}", "--sni", LOOPBACK, "--cafile", cafile,
+           "--mode", mode, "--conns", str(conns), "--duration", str(duration), "--path", path]
+    if tunnel:
+        cmd += ["--tunnel", tunnel]
+    if resume:
+        cmd.append("--resume")
+    try:
+        p = run(cmd, timeout=duration + 600)
+    except subprocess.TimeoutExpired:
+        return {"failed": "tls_load timed out"}
+    m = re.search(r"^BENCHJSON (\{.*\})$", p.stdout, re.M)
+    if not m:
+        return {"failed": f"tls_load rc={p.returncode}: {p.stderr.strip()[-300:]}"}
+    r = json.loads(m.group(1))
+    r["rps"] = r["requests"] / r["seconds"] if r["seconds"] else 0.0
+    r["mib_s"] = r["bytes"] / r["seconds"] / 2**20 if r["seconds"] else 0.0
+    return r
+
+
+def fmt(r, key, digits=0):
+    if not isinstance(r, dict) or "failed" in r:
+        return "failed"
+    v = r.get(key)
+    return "?" if v is None else f"{v:,.{digits}f}"
+
+
+def ratio(a, b, key):
+    try:
+        return f"{b[key] / a[key]:.2f}"
+    except (KeyError, TypeError, ZeroDivisionError):
+        return "–"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--lookout", required=True)
+    ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "10")))
+    ap.add_argument("--big-mib", type=int, default=int(os.environ.get("BENCH_BIG_MIB", "256")))
+    args = ap.parse_args()
+    D = max(1, args.duration)
+    work = os.path.join(args.work, "tls")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    try:
+        client = build_client(work)
+        log("TLS: starting nginx origin")
+        _, http_port, https_port = start_nginx(work, args.big_mib)
+        origin_cert = os.path.join(work, "nginx", "cert.pem")
+        authority = f"{LOOPBACK}:{https_port}"
+        log("TLS: starting Lookout (interception on, summary log on)")
+        _, intercept_port, lookout_ca = start_lookout("lookout-intercept", args.lookout, work, https_port, origin_cert,
+                                                      'interception:\n  hosts: ["**"]\n')
+        log("TLS: starting Lookout (no upstream pooling, summary log on)")
+        _, fresh_port, _ = start_lookout("lookout-no-pool", args.lookout, work, https_port, origin_cert,
+                                         "pool:\n  max_idle_per_origin: 0\n")
+        time.sleep(1)
+
+        def pair(label, unit, key, mode, conns, path="/1k", extra=()):
+            log(f"TLS: {label}: direct")
+            direct = tls_load(client, https_port, origin_cert, mode, conns, D, path)
+            time.sleep(1)
+            log(f"TLS: {label}: Lookout")
+            proxied = tls_load(client, intercept_port, lookout_ca, mode, conns, D, path, tunnel=authority)
+            time.sleep(1)
+            rows.append((label, unit, key, direct, proxied, extra))
+
+        pair("intercepted HTTPS, 1 KiB keep-alive, 64 conns", "req/s", "rps", "keepalive", 64,
+             extra=("p50_us", "p99_us"))
+        pair("new TLS connection per request (CONNECT + handshake + 1 KiB), 16 conns", "req/s", "rps", "newconn", 16)
+        pair(f"intercepted bulk, 4 x {args.big_mib} MiB", "MiB/s", "mib_s", "bulk", 4, path="/big")
+
+        log("TLS: new upstream handshakes: direct (new connection + resumed session per request)")
+        direct = tls_load(client, https_port, origin_cert, "newconn", 16, D, resume=True)
+        time.sleep(1)
+        log("TLS: new upstream handshakes: Lookout (absolute-form https://, no pooling)")
+        target = Target("lookout_no_pool", "Lookout", fresh_port, None, True)
+        proxied = wrk_absolute(target, f"https://{authority}/1k", authority, 16, D)
+        rows.append(("new upstream TLS handshakes (absolute-form https://, pooling off), 16 conns", "req/s", "rps",
+                     direct, proxied, ()))
+    finally:
+        stop_all()
+
+    out = ["", "## TLS", "",
+           "| | direct | Lookout | ratio |", "|---|---:|---:|---:|"]
+    for label, unit, key, direct, proxied, extra in rows:
+        out.append(f"| {label} ({unit}) | {fmt(direct, key)} | {fmt(proxied, key)} | {ratio(direct, proxied, key)} |")
+        for k in extra:
+            name = k.replace("_us", "")
+            out.append(f"| … {name} latency (ms) | {fmt_ms(direct, k)} | {fmt_ms(proxied, k)} | "
+                       f"{ratio(direct, proxied, k)} |")
+    out += ["",
+            "- Lookout: interception on for `**`, its CA trusted by the client, upstream trust evaluated against "
+            "nginx's certificate (`trust.ca_files`), summary log written to a file.",
+            "- Load client: `Tests/bench/tls_load.c` (OpenSSL, one thread per connection, certificates verified).",
+            "- New upstream TLS handshakes: wrk (16 keep-alive connections) sends absolute-form `https://` requests; "
+            "Lookout runs with `pool.max_idle_per_origin: 0`, so every request opens a new upstream TCP+TLS "
+            "connection (TLS session resumed from Lookout's cache). Direct: a new connection with a resumed "
+            "session per request, straight to nginx.",
+            ""]
+    for label, unit, key, direct, proxied, extra in rows:
+        for who, r in (("direct", direct), ("Lookout", proxied)):
+            if isinstance(r, dict) and ("failed" in r or r.get("errors")):
+                out.append(f"- {label}, {who}: {r.get('failed') or str(r.get('errors')) + ' errors'}")
+    text = "\n".join(out) + "\n"
+    with open(args.out, "a") as f:
+        f.write(text)
+    print(text)
+
+
+def fmt_ms(r, key):
+    if not isinstance(r, dict) or key not in r:
+        return "–"
+    return f"{r[key] / 1000:.2f}"
+
+
+def wrk_absolute(target, url, authority, conns, duration):
+    env = dict(os.environ, BENCH_TARGET=url, BENCH_HOST=authority)
+    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--timeout", "5s", "-s", bench.LUA,
+           f"http://{LOOPBACK}:{target.port}/"]
+    try:
+        p = run(cmd, env=env, timeout=duration + 60)
+    except subprocess.TimeoutExpired:
+        return {"failed": "wrk timed out"}
+    m = re.search(r"^BENCHJSON (\{.*\})$", p.stdout, re.M)
+    if not m:
+        return {"failed": f"wrk rc={p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"}
+    r = json.loads(m.group(1))
+    r["rps"] = r["requests"] / (r["duration_us"] / 1e6)
+    r["errors"] = sum(v for k, v in r.items() if k.startswith("err_"))
+    return r
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt as exc:
+        stop_all()
+        log(f"interrupted: {exc}")
+        sys.exit(130)
+    except RuntimeError as exc:
+        stop_all()
+        log(f"error: {exc}")
+        sys.exit(1)
