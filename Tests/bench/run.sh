@@ -4,7 +4,9 @@
 # Lookout vs direct-to-nginx vs tinyproxy vs Squid, all on 127.0.0.1, in one run:
 # 1 KiB keep-alive (req/s, p50, p99), 1 MiB responses (MiB/s), new connection per
 # request (req/s), CONNECT tunnel bulk HTTPS (MiB/s), RSS per idle keep-alive client
-# connection -- Lookout with its JSON summary log on and off.
+# connection -- Lookout with its JSON summary log on and off. Then the TLS rows
+# (tls_bench.py): intercepted HTTPS keep-alive and bulk, a new TLS connection per request,
+# and new upstream TLS handshakes, each against direct TLS to the same nginx.
 #
 # Environment:
 #   LOOKOUT_BIN      use this binary instead of `swift build -c release --product lookout`
@@ -131,4 +133,14 @@ timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
 BENCH_PID=$!
 wait "$BENCH_PID"
 BENCH_PID=""
+if [[ -n "$LOOKOUT" ]]; then
+  command -v cc >/dev/null 2>&1 || { say "cc missing: the TLS rows need a C compiler (apt-get install gcc)"; exit 1; }
+  say "TLS rows (interception, new TLS connections, upstream handshakes)"
+  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
+    python3 "$HERE/tls_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
+      --lookout "$LOOKOUT" &
+  BENCH_PID=$!
+  wait "$BENCH_PID"
+  BENCH_PID=""
+fi
 say "report: $RESULTS"
