@@ -83,10 +83,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     /// as in a CA bundle); a file with no PEM marker is read as one DER certificate.
     public static func loadAll(pemFile path: String) throws(CertificateError) -> [Certificate] {
         let bytes = try FileIO.read(path)
-        let marker = Array("-----BEGIN".utf8)
-        let looksLikePEM = bytes.count >= marker.count
-            && (0...(bytes.count - marker.count)).contains { start in bytes[start..<(start + marker.count)].elementsEqual(marker) }
-        if !looksLikePEM {
+        if !PEMReading.looksLikePEM(bytes) {
             do {
                 return [try Certificate(der: bytes)]
             } catch {
@@ -104,13 +101,7 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         while let x509 = PEM_read_bio_X509(bio, nil, nil, nil) {
             certificates.append(Certificate(taking: x509))
         }
-        // The loop ends with PEM_R_NO_START_LINE at end of input; anything else is damage.
-        let lastError = ERR_peek_last_error()
-        let endOfInput = ERR_GET_LIB(lastError) == ERR_LIB_PEM && ERR_GET_REASON(lastError) == PEM_R_NO_START_LINE
-        if lastError != 0 && !endOfInput {
-            throw CertificateError.openSSL(.invalidPEM, "\(source): a certificate block did not decode")
-        }
-        OpenSSLErrorQueue.clear()
+        try PEMReading.finishReading(source, what: "certificate")
         guard !certificates.isEmpty else {
             throw CertificateError(.invalidPEM, "\(source): no certificate found")
         }

@@ -24,10 +24,7 @@ public final class CertificateRevocationList: @unchecked Sendable {
     public static func loadAll(file path: String) throws(CertificateError) -> [CertificateRevocationList] {
         let bytes = try FileIO.read(path)
         OpenSSLErrorQueue.clear()
-        let marker = Array("-----BEGIN".utf8)
-        let looksLikePEM = bytes.count >= marker.count
-            && (0...(bytes.count - marker.count)).contains { start in bytes[start..<(start + marker.count)].elementsEqual(marker) }
-        if !looksLikePEM {
+        if !PEMReading.looksLikePEM(bytes) {
             let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
                 var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
                 return d2i_X509_CRL(nil, &cursor, buffer.count)
@@ -42,12 +39,7 @@ public final class CertificateRevocationList: @unchecked Sendable {
             while let crl = PEM_read_bio_X509_CRL(bio, nil, nil, nil) {
                 lists.append(CertificateRevocationList(taking: crl))
             }
-            let lastError = ERR_peek_last_error()
-            let endOfInput = ERR_GET_LIB(lastError) == ERR_LIB_PEM && ERR_GET_REASON(lastError) == PEM_R_NO_START_LINE
-            if lastError != 0 && !endOfInput {
-                throw CertificateError.openSSL(.invalidPEM, "\(path): a CRL block did not decode")
-            }
-            OpenSSLErrorQueue.clear()
+            try PEMReading.finishReading(path, what: "CRL")
             guard !lists.isEmpty else {
                 throw CertificateError(.invalidPEM, "\(path): no certificate revocation list (\"-----BEGIN X509 CRL-----\") found")
             }
