@@ -34,6 +34,8 @@ command -v squid >/dev/null 2>&1 || [[ -x /usr/sbin/squid ]] || missing+=(squid)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v cc >/dev/null 2>&1 || missing+=(gcc)          # the TLS rows' load client
+pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
     say "installing: ${missing[*]}"
@@ -134,7 +136,6 @@ BENCH_PID=$!
 wait "$BENCH_PID"
 BENCH_PID=""
 if [[ -n "$LOOKOUT" ]]; then
-  command -v cc >/dev/null 2>&1 || { say "cc missing: the TLS rows need a C compiler (apt-get install gcc)"; exit 1; }
   say "TLS rows (interception, new TLS connections, upstream handshakes)"
   timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
     python3 "$HERE/tls_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
