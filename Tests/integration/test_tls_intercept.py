@@ -3,17 +3,20 @@ terminates their TLS with leaves from its local CA and forwards each request ins
 own TLS connection to Python `ssl` origins (certificates from tls_pki)."""
 
 import http.client
+import json
 import os
 import socket
 import ssl
 import stat
+import struct
+import threading
 import time
 
 import pytest
 
 import origins
-from conftest import assert_error_response, assert_error_summary, connect, curl, read_response, Reader, \
-    request_bytes, send_all
+from conftest import assert_error_response, assert_error_summary, connect, curl, curl_sha256, read_response, \
+    Reader, request_bytes, send_all
 
 WRONG_PIN = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
@@ -198,3 +201,71 @@ def test_interception_honours_the_minimum_version(make_proxy, pki, good_origin):
     rec = proxy.only_summary(kind="intercepted")
     assert_error_summary(rec, 200, "client_tls_handshake_failed", method="CONNECT")
     assert "unsupported protocol" in rec["error"]["message"], rec
+
+
+# MARK: - data integrity
+
+def test_large_bodies_cross_interception_intact(make_proxy, pki, good_origin, tmp_path):
+    proxy = make_proxy(intercepting(pki, good_origin))
+    size = 64 << 20
+    rc, count, digest, blocks, err = curl_sha256(proxy, f"https://localhost:{good_origin.port}/huge/{size}",
+                                                 "--cacert", ca_file(proxy))
+    assert rc == 0, err
+    assert count == size and digest == origins.expected_sha256(size)
+    upload = tmp_path / "upload.bin"
+    with open(upload, "wb") as f:
+        for piece in origins.iter_pattern(8 << 20):
+            f.write(piece)
+    result = curl(proxy, f"https://localhost:{good_origin.port}/echo", "--cacert", ca_file(proxy),
+                  "--data-binary", f"@{upload}", "-H", "Content-Type: application/octet-stream")
+    assert result.rc == 0 and result.status == 200, result.stderr
+    echoed = json.loads(result.body)
+    assert echoed["body_length"] == 8 << 20 and echoed["body_sha256"] == origins.expected_sha256(8 << 20), echoed
+    recs = proxy.summaries(2, kind="intercepted")
+    assert [r["bytes"]["response_body"] for r in recs][0] == size, recs
+    assert recs[1]["bytes"]["request_body"] == 8 << 20, recs[1]
+
+
+class ResettingTLSOrigin:
+    """Answers one request with a head promising 1 MB, sends 100 kB of it, then resets."""
+
+    def __init__(self, leaf):
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(*map(str, leaf.tls))
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                raw, _ = self.sock.accept()
+            except OSError:
+                return
+            try:
+                conn = self.context.wrap_socket(raw, server_side=True)
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + b"x" * 100_000)
+                time.sleep(0.3)
+                # wrap_socket took over raw's descriptor: reset through the TLS socket.
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+def test_an_upstream_reset_mid_body_fails_the_intercepted_client(make_proxy, pki):
+    origin = ResettingTLSOrigin(pki.good)
+    try:
+        proxy = make_proxy(intercepting(pki, origin, timeouts={"upstream_idle": 5, "shutdown_grace": 5}))
+        url = f"https://localhost:{origin.port}/big"
+        result = curl(proxy, url, "--cacert", ca_file(proxy))
+        assert result.rc in (18, 56), (result.rc, result.stderr)  # partial file / receive failure
+        assert len(result.body) < 1_000_000
+        rec = proxy.only_summary(kind="intercepted")
+        assert_error_summary(rec, 200, "upstream_closed", url=url)
+    finally:
+        origin.close()
