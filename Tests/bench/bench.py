@@ -386,10 +386,11 @@ class Target:
         self.notes = []
 
 
-def wrk(target, origin_port, path, conns, duration, latency=False, headers=(), work=None, tag=""):
+def wrk(target, origin_port, path, conns, duration, latency=False, headers=(), work=None, tag="", scheme="http"):
+    """wrk against ``target``; through a proxy, requests are absolute-form ``scheme://origin/path``."""
     env = dict(os.environ)
     if target.proxied:
-        env["BENCH_TARGET"] = f"http://{LOOPBACK}:{origin_port}{path}"
+        env["BENCH_TARGET"] = f"{scheme}://{LOOPBACK}:{origin_port}{path}"
         env["BENCH_HOST"] = f"{LOOPBACK}:{origin_port}"
         url = f"http://{LOOPBACK}:{target.port}/"
     else:

@@ -22,8 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench  # noqa: E402
-from bench import LOOPBACK, Proc, Target, log, run, start_nginx, stop_all, wait_port  # noqa: E402
+from bench import LOOPBACK, Proc, Target, log, run, start_nginx, stop_all, wait_port, wrk  # noqa: E402
 
 
 def build_client(work):
@@ -141,8 +140,8 @@ def main():
         direct = tls_load(client, https_port, origin_cert, "newconn", 16, D, resume=True)
         time.sleep(1)
         log("TLS: new upstream handshakes: Lookout (absolute-form https://, no pooling)")
-        target = Target("lookout_no_pool", "Lookout", fresh_port, None, True)
-        proxied = wrk_absolute(target, f"https://{authority}/1k", authority, 16, D)
+        target = Target("lookout_no_pool", "Lookout (no pooling)", fresh_port, None, True)
+        proxied = wrk(target, https_port, "/1k", 16, D, scheme="https")
         rows.append(("new upstream TLS handshakes (absolute-form https://, pooling off), 16 conns", "req/s", "rps",
                      direct, proxied, ()))
     finally:
@@ -168,7 +167,8 @@ def main():
     for label, unit, key, direct, proxied, extra in rows:
         for who, r in (("direct", direct), ("Lookout", proxied)):
             if isinstance(r, dict) and ("failed" in r or r.get("errors")):
-                out.append(f"- {label}, {who}: {r.get('failed') or str(r.get('errors')) + ' errors'}")
+                problem = r.get("failed") or f"errors: {r['errors']}"
+                out.append(f"- {label}, {who}: {problem}")
     text = "\n".join(out) + "\n"
     with open(args.out, "a") as f:
         f.write(text)
@@ -179,23 +179,6 @@ def fmt_ms(r, key):
     if not isinstance(r, dict) or key not in r:
         return "–"
     return f"{r[key] / 1000:.2f}"
-
-
-def wrk_absolute(target, url, authority, conns, duration):
-    env = dict(os.environ, BENCH_TARGET=url, BENCH_HOST=authority)
-    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--timeout", "5s", "-s", bench.LUA,
-           f"http://{LOOPBACK}:{target.port}/"]
-    try:
-        p = run(cmd, env=env, timeout=duration + 60)
-    except subprocess.TimeoutExpired:
-        return {"failed": "wrk timed out"}
-    m = re.search(r"^BENCHJSON (\{.*\})$", p.stdout, re.M)
-    if not m:
-        return {"failed": f"wrk rc={p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"}
-    r = json.loads(m.group(1))
-    r["rps"] = r["requests"] / (r["duration_us"] / 1e6)
-    r["errors"] = sum(v for k, v in r.items() if k.startswith("err_"))
-    return r
 
 
 if __name__ == "__main__":
