@@ -75,6 +75,9 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         isReadingPaused = false
         if let source = readSource {
             source.resume()
+            // Input that arrived while paused may raise no new readiness event (the peer may
+            // have sent everything and closed): look for it once rather than wait for one.
+            scheduleReadAttempt()
         } else {
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
             source.setEventHandler { [unowned self] in handleReadable() }
@@ -96,15 +99,24 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     /// readiness event and never reports the FIN separately, so stopping after the data would miss
     /// the end of the stream.
     private func handleReadable() {
+        readAttemptScheduled = false
         loop.runBatch {
             let buffer = loop.readBuffer
+            var exhaustedBound = true
+            defer {
+                // Stopped by the bound, not by an empty socket: Dispatch reports readiness
+                // when it changes, so nothing may report what is still there. Come back after
+                // the loop's other work.
+                if exhaustedBound { scheduleReadAttempt() }
+            }
             for _ in 0..<Connection.readsPerEvent {
-                guard !isClosed, !isReadingPaused else { return }
+                guard !isClosed, !isReadingPaused else { exhaustedBound = false; return }
                 let n = read(fd, buffer.baseAddress, buffer.count)
                 if n > 0 {
                     bytesRead += UInt64(n)
                     delegate?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 } else if n == 0 {
+                    exhaustedBound = false
                     didReadEOF = true
                     isReadingPaused = true
                     readSource?.suspend()
@@ -115,6 +127,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
                     delegate?.connectionDidReadEOF(self)
                     return
                 } else {
+                    exhaustedBound = false
                     if errno != EAGAIN && errno != EINTR { fail(SocketError("read")) }
                     return
                 }
@@ -124,6 +137,21 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
 
     /// Bounds the reads of one event so one busy peer cannot starve the loop's other connections.
     private static let readsPerEvent = 8
+
+    private var readAttemptScheduled = false
+
+    /// Reads once more on a later turn of the loop, if still reading then.
+    private func scheduleReadAttempt() {
+        guard !readAttemptScheduled else { return }
+        readAttemptScheduled = true
+        loop.queue.async { [weak self] in
+            guard let self, self.readAttemptScheduled, !self.isClosed, !self.isReadingPaused else {
+                self?.readAttemptScheduled = false
+                return
+            }
+            self.handleReadable()
+        }
+    }
 
     // MARK: - Writing
 

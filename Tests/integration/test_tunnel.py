@@ -161,3 +161,79 @@ def test_connect_upstream_timeout(make_proxy):
                              method="CONNECT", url=hole.authority)
     finally:
         hole.stop()
+
+
+class BulkPeer:
+    """A TCP origin that reads everything the client sends until its FIN, hashing it, while
+    sending ``size`` pattern bytes; then sends the SHA-256 hex of what it read and closes."""
+
+    def __init__(self, size: int):
+        import threading
+        self.size = size
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import threading
+        conn, _ = self.sock.accept()
+        digest = hashlib.sha256()
+
+        def read_all():
+            while True:
+                data = conn.recv(1 << 16)
+                if not data:
+                    return
+                digest.update(data)
+
+        reader = threading.Thread(target=read_all)
+        reader.start()
+        for piece in origins.iter_pattern(self.size):
+            conn.sendall(piece)
+        reader.join()
+        conn.sendall(digest.hexdigest().encode())
+        conn.close()
+
+
+def test_bulk_both_ways_with_a_slow_reader_keeps_every_byte(make_proxy):
+    """Big transfers each way at once, the client pausing before it reads: the proxy's relay
+    (in-kernel where it can, through its queues where the reader lags) must lose and reorder
+    nothing, and count every byte."""
+    import threading
+    import time
+    size = 24 << 20
+    peer = BulkPeer(size)
+    proxy = make_proxy(tunnel_config(peer.port))
+    authority = f"127.0.0.1:{peer.port}"
+    s, r = open_tunnel(proxy, authority, timeout=60)
+    upload = os.urandom(1 << 20) * 16  # 16 MiB
+
+    def send():
+        s.sendall(upload)
+        s.shutdown(socket.SHUT_WR)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    time.sleep(1.0)  # let every buffer between the peer and us fill up
+    received = hashlib.sha256()
+    count = 0
+    tail = b""
+    s.settimeout(60)
+    pending, r.buf = r.buf, b""  # whatever arrived with the 200
+    while True:
+        data, pending = (pending, b"") if pending else (s.recv(1 << 20), b"")
+        if not data:
+            break
+        if count < size:
+            take = data[:size - count]
+            received.update(take)
+            tail += data[len(take):]
+        else:
+            tail += data
+        count += len(data)
+    sender.join()
+    s.close()
+    assert received.hexdigest() == origins.expected_sha256(size)
+    assert tail.decode() == hashlib.sha256(upload).hexdigest()
+    rec = proxy.only_summary(timeout=10)
+    assert_tunnel_summary(rec, authority, c2u=len(upload), u2c=size + 64)
