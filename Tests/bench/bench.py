@@ -813,9 +813,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
     return "\n".join(out)
 
 
-if __name__ == "__main__":
+def run_main(entry):
+    """Runs a measurement script's main: servers are stopped on interruption and on errors."""
     try:
-        main()
+        entry()
     except KeyboardInterrupt as exc:
         stop_all()
         log(f"interrupted: {exc}")
@@ -824,3 +825,7 @@ if __name__ == "__main__":
         stop_all()
         log(f"error: {exc}")
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import LOOPBACK, Proc, Target, log, run, start_nginx, stop_all, wait_port, wrk  # noqa: E402
+from bench import LOOPBACK, Proc, Target, log, run, run_main, start_nginx, stop_all, wait_port, wrk  # noqa: E402
 
 
 def build_client(work):
@@ -182,13 +182,4 @@ def fmt_ms(r, key):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt as exc:
-        stop_all()
-        log(f"interrupted: {exc}")
-        sys.exit(130)
-    except RuntimeError as exc:
-        stop_all()
-        log(f"error: {exc}")
-        sys.exit(1)
+    run_main(main)
