@@ -16,7 +16,7 @@ public protocol ConnectionDelegate: AnyObject {
     func connection(_ connection: ByteStream, didFailWith error: SocketError)
 }
 
-/// A nonblocking TCP socket driven by Dispatch read/write sources on one event loop.
+/// A nonblocking TCP socket on one event loop, driven by the loop's poller (see `LoopPoller`).
 ///
 /// Writes never block: what the kernel does not take is queued, and `write` returns false once
 /// the queue passes `highWaterMark`, telling the caller to stop reading from wherever the bytes
@@ -43,9 +43,10 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     public private(set) var didReadEOF = false
     public private(set) var isReadingPaused = true
 
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
-    private var writeSourceArmed = false
+    /// Where the loop's poller reports this socket; made on first use.
+    private var registration: PollRegistration?
+    /// Whether the poller's "writable" reports are wanted (bytes are waiting for room).
+    private var isWaitingForRoom = false
     private var pending: [UInt8] = []
     private var pendingOffset = 0
     private var flushScheduled = false
@@ -73,16 +74,24 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.assertOnLoop()
         guard !isClosed, !didReadEOF, isReadingPaused else { return }
         isReadingPaused = false
-        if let source = readSource {
-            source.resume()
-            // Input that arrived while paused may raise no new readiness event (the peer may
-            // have sent everything and closed): look for it once rather than wait for one.
-            scheduleReadAttempt()
+        if registration == nil {
+            // Registering reports what is already there, like any later edge.
+            register()
         } else {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
-            source.setEventHandler { [unowned self] in handleReadable() }
-            readSource = source
-            source.activate()
+            // Readiness is edge-triggered: input that arrived while paused raised its one report
+            // then, and the peer may have sent everything and closed. Look for it once.
+            scheduleReadAttempt()
+        }
+    }
+
+    private func register() {
+        registration = loop.poller.add(fd, handler: self)
+        if registration == nil {
+            // Only a kernel out of memory refuses; without readiness reports the socket is useless.
+            loop.queue.async { [self] in
+                guard !isClosed else { return }
+                loop.runBatch { fail(SocketError("epoll_ctl")) }
+            }
         }
     }
 
@@ -91,22 +100,20 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.assertOnLoop()
         guard !isClosed, !isReadingPaused else { return }
         isReadingPaused = true
-        readSource?.suspend()
     }
 
     /// Reads until the kernel has nothing more (or a bound is hit). Reading on after a short read
-    /// is required, not an optimisation: when data and FIN arrive together, Dispatch reports one
-    /// readiness event and never reports the FIN separately, so stopping after the data would miss
-    /// the end of the stream.
+    /// is required, not an optimisation: readiness is edge-triggered, so nothing reports input
+    /// (or a FIN that arrived with the data) left behind.
     private func handleReadable() {
         readAttemptScheduled = false
         loop.runBatch {
             let buffer = loop.readBuffer
             var exhaustedBound = true
             defer {
-                // Stopped by the bound, not by an empty socket: Dispatch reports readiness
-                // when it changes, so nothing may report what is still there. Come back after
-                // the loop's other work.
+                // Stopped by the bound, not by an empty socket: readiness is reported when it
+                // changes, so nothing will report what is still there. Come back after the
+                // loop's other work.
                 if exhaustedBound { scheduleReadAttempt() }
             }
             for _ in 0..<Connection.readsPerEvent {
@@ -119,7 +126,6 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
                     exhaustedBound = false
                     didReadEOF = true
                     isReadingPaused = true
-                    readSource?.suspend()
                     if lingering && pendingByteCount == 0 {
                         close()
                         return
@@ -155,20 +161,20 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
 
     // MARK: - Writing
 
-    /// Queues `bytes` for the peer. Returns false when the caller should pause its source until
+    /// Queues `bytes` for the peer. Returns false when the caller should pause its source of bytes until
     /// `connectionDidDrain`.
     @discardableResult
     public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         loop.assertOnLoop()
         guard !isClosed else { return false }
         guard bytes.count > 0 else { return pendingByteCount < highWaterMark }
-        if pendingByteCount == 0 && bytes.count >= Connection.directWriteThreshold && !writeSourceArmed {
+        if pendingByteCount == 0 && bytes.count >= Connection.directWriteThreshold && !isWaitingForRoom {
             // Large body slices skip the queue: no copy unless the kernel refuses part of them.
             let written = writeToSocket(bytes)
             guard written >= 0 else { return false }
             if written == bytes.count { return true }
             append(UnsafeRawBufferPointer(rebasing: bytes[written...]))
-            armWriteSource()
+            armWritable()
         } else {
             append(bytes)
             scheduleFlush()
@@ -204,7 +210,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     }
 
     private func scheduleFlush() {
-        if writeSourceArmed { return }  // the write source flushes when the kernel has room
+        if isWaitingForRoom { return }  // the poller flushes when the kernel has room
         if loop.isBatching {
             if !flushScheduled {
                 flushScheduled = true
@@ -244,13 +250,13 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         guard written >= 0 else { return }
         pendingOffset += written
         if pendingByteCount > 0 {
-            armWriteSource()
+            armWritable()
             return
         }
         // Fully drained: give the memory back, idle connections must stay small.
         pending = []
         pendingOffset = 0
-        disarmWriteSource()
+        disarmWritable()
         if shutdownWriteWhenFlushed {
             shutdownWriteWhenFlushed = false
             shutdown(fd, Int32(SHUT_WR))
@@ -265,25 +271,15 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         }
     }
 
-    private func armWriteSource() {
-        guard !writeSourceArmed, !isClosed else { return }
-        writeSourceArmed = true
-        if let source = writeSource {
-            source.resume()
-        } else {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-            source.setEventHandler { [unowned self] in
-                loop.runBatch { flushNow() }
-            }
-            writeSource = source
-            source.activate()
-        }
+    private func armWritable() {
+        guard !isWaitingForRoom, !isClosed else { return }
+        isWaitingForRoom = true
+        // The kernel just refused bytes, so the next "writable" edge is still to come.
+        if registration == nil { register() }
     }
 
-    private func disarmWriteSource() {
-        guard writeSourceArmed else { return }
-        writeSourceArmed = false
-        writeSource?.suspend()
+    private func disarmWritable() {
+        isWaitingForRoom = false
     }
 
     // MARK: - Closing
@@ -305,22 +301,12 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         pending = []
         pendingOffset = 0
         if abortive { Socket.abortiveClose(fd) }
-        // The descriptor is closed only after every source has been cancelled, so Dispatch never
-        // watches a number the kernel may already have handed to a new socket.
-        let closer = DescriptorCloser(fd: fd, sources: (readSource == nil ? 0 : 1) + (writeSource == nil ? 0 : 1))
-        if let source = readSource {
-            source.setCancelHandler { closer.sourceCancelled() }
-            if isReadingPaused { source.resume() }
-            source.cancel()
+        // Out of the epoll set before the number can be reused by a new socket.
+        if let registration {
+            loop.poller.remove(registration)
+            self.registration = nil
         }
-        if let source = writeSource {
-            source.setCancelHandler { closer.sourceCancelled() }
-            if !writeSourceArmed { source.resume() }
-            source.cancel()
-        }
-        readSource = nil
-        writeSource = nil
-        closer.closeIfDone()
+        Glibc.close(fd)
     }
 
     /// Writes what is queued, sends FIN, then closes once the peer has finished too or `linger`
@@ -351,29 +337,17 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     private var lingerTimer: LoopTimer?
 
     deinit {
-        precondition(isClosed || (readSource == nil && writeSource == nil), "Connection \(id) released while open")
+        precondition(isClosed || registration == nil, "Connection \(id) released while open")
     }
 }
 
-/// Closes a descriptor once all the Dispatch sources watching it have been cancelled.
-private final class DescriptorCloser: @unchecked Sendable {  // touched only from the owning loop's queue
-    private let fd: Int32
-    private var sources: Int
-
-    init(fd: Int32, sources: Int) {
-        self.fd = fd
-        self.sources = sources
-    }
-
-    func sourceCancelled() {
-        sources -= 1
-        closeIfDone()
-    }
-
-    func closeIfDone() {
-        if sources == 0 {
-            sources = -1
-            Glibc.close(fd)
+extension Connection: PollHandler {
+    func pollDidReport(_ mask: UInt32) {
+        if mask & .pollReadable != 0 && !isReadingPaused && !isClosed {
+            handleReadable()
+        }
+        if mask & .pollWritable != 0 && isWaitingForRoom && !isClosed {
+            loop.runBatch { flushNow() }
         }
     }
 }

@@ -31,7 +31,9 @@ public final class Connector: @unchecked Sendable {  // confined to `loop.queue`
     private var addresses: ArraySlice<SocketAddress>
     private var completion: Completion?
     private var fd: Int32 = -1
-    private var writeSource: DispatchSourceWrite?
+    /// The socket's place in the loop's poller while the connect is in progress.
+    private var registration: PollRegistration?
+    private var pendingAddress: SocketAddress?
     private var timer: LoopTimer?
     private var lastError: ConnectError = .noAddresses
 
@@ -88,19 +90,14 @@ public final class Connector: @unchecked Sendable {  // confined to `loop.queue`
             tryNext()
             return
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { [unowned self] in
-            let code = Socket.pendingError(fd)
-            if code == 0 {
-                succeed(address)
-            } else {
-                lastError = .failed(SocketError("connect \(address)", code: code))
-                abandonCurrent()
-                tryNext()
-            }
+        pendingAddress = address
+        registration = loop.poller.add(fd, handler: self)
+        if registration == nil {
+            lastError = .failed(SocketError("epoll_ctl"))
+            abandonCurrent()
+            tryNext()
+            return
         }
-        writeSource = source
-        source.activate()
         let timer = self.timer ?? LoopTimer(loop: loop)
         self.timer = timer
         timer.schedule(after: timeout) { [unowned self] in
@@ -112,10 +109,10 @@ public final class Connector: @unchecked Sendable {  // confined to `loop.queue`
 
     private func succeed(_ address: SocketAddress) {
         let fd = self.fd
-        // Hand the descriptor over: the connect watcher is cancelled without closing it.
-        if let source = writeSource {
-            writeSource = nil
-            source.cancel()
+        // Hand the descriptor over: it leaves the poller here and the connection registers it anew.
+        if let registration {
+            self.registration = nil
+            loop.poller.remove(registration)
         }
         self.fd = -1
         timer?.invalidate()
@@ -127,13 +124,11 @@ public final class Connector: @unchecked Sendable {  // confined to `loop.queue`
         guard fd >= 0 else { return }
         let fd = self.fd
         self.fd = -1
-        if let source = writeSource {
-            writeSource = nil
-            source.setCancelHandler { Glibc.close(fd) }
-            source.cancel()
-        } else {
-            Glibc.close(fd)
+        if let registration {
+            self.registration = nil
+            loop.poller.remove(registration)
         }
+        Glibc.close(fd)
     }
 
     private func finish(_ result: Result<Connection, ConnectError>) {
@@ -145,5 +140,20 @@ public final class Connector: @unchecked Sendable {  // confined to `loop.queue`
         }
         self.completion = nil
         completion(result)
+    }
+}
+
+extension Connector: PollHandler {
+    /// The connect finished, one way or the other, once the socket is writable (or failed).
+    func pollDidReport(_ mask: UInt32) {
+        guard mask & .pollWritable != 0, fd >= 0, let address = pendingAddress else { return }
+        let code = Socket.pendingError(fd)
+        if code == 0 {
+            succeed(address)
+        } else {
+            lastError = .failed(SocketError("connect \(address)", code: code))
+            abandonCurrent()
+            tryNext()
+        }
     }
 }

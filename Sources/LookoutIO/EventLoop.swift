@@ -18,6 +18,8 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Scratch space for ciphertext on its way from OpenSSL to a socket (see `TLSStream`).
     let ciphertextBuffer: UnsafeMutableRawBufferPointer
+    /// The readiness of every socket on this loop (one Dispatch source for all of them).
+    let poller = LoopPoller()
     /// Connections that wrote during the current event and must flush before it ends.
     private var connectionsToFlush: [Connection] = []
     /// Armed timers, unretained: a timer leaves the list before it is released (see `LoopTimer`).
@@ -32,6 +34,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         self.queue = DispatchQueue(label: "lookout.loop.\(index)")
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
         self.ciphertextBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        poller.start(on: self)
     }
 
     deinit {

@@ -1,7 +1,27 @@
 #ifndef CLOOKOUT_SOCKET_H
 #define CLOOKOUT_SOCKET_H
+#include <stdint.h>
 #include <sys/socket.h>
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC: Glibc's Swift module hides it behind _GNU_SOURCE.
 int lookout_accept_nonblocking(int fd, struct sockaddr *address, socklen_t *length);
+
+/// epoll(7) without `struct epoll_event`, which is packed on x86-64 and so unsafe to build in
+/// Swift: a registration carries a 64-bit token, and waiting unpacks tokens and event masks
+/// into two plain arrays.
+enum {
+    LOOKOUT_POLL_IN = 0x001,     /* EPOLLIN */
+    LOOKOUT_POLL_OUT = 0x004,    /* EPOLLOUT */
+    LOOKOUT_POLL_ERR = 0x008,    /* EPOLLERR */
+    LOOKOUT_POLL_HUP = 0x010,    /* EPOLLHUP */
+    LOOKOUT_POLL_RDHUP = 0x2000, /* EPOLLRDHUP */
+};
+int lookout_epoll_create(void);
+/// Watches `fd` edge-triggered for input, output, peer shutdown and errors.
+int lookout_epoll_add(int epfd, int fd, uint64_t token);
+/// Watches a listening socket level-triggered for input, woken exclusively (one waiter per connection).
+int lookout_epoll_add_listener(int epfd, int fd, uint64_t token);
+int lookout_epoll_remove(int epfd, int fd);
+/// epoll_wait with timeout 0: fills up to `capacity` tokens and masks, returns the count or -1.
+int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity);
 #endif
