@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release builds of the modules on the byte path: inline across module boundaries, and leave
+/// memory-exclusivity checking to the compiler (the run-time checks measured ~3 % of the proxy's
+/// keep-alive throughput; `swift build` in debug keeps them).
+let hotPathSettings: [SwiftSetting] = [
+    .unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "Lookout",
     platforms: [.macOS(.v13)],
@@ -27,17 +34,20 @@ let package = Package(
 
         // MARK: - Layers, bottom to top
         .target(name: "LookoutHTTP",
-                dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
+                dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
         .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2"]),
         .target(name: "CLookoutSocket"),
-        .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"]),
+        .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
         .target(name: "Lookout",
                 dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
-                               .product(name: "Logging", package: "swift-log")]),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutMonitors",
-                dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
+                dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS",

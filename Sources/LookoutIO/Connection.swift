@@ -206,6 +206,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
             pending.removeAll(keepingCapacity: true)
             pendingOffset = 0
         }
+        if pending.capacity == 0 { pending = loop.takeWriteBuffer() }
         pending.append(contentsOf: bytes)
     }
 
@@ -254,7 +255,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
             return
         }
         // Fully drained: give the memory back, idle connections must stay small.
-        pending = []
+        loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         disarmWritable()
         if shutdownWriteWhenFlushed {
@@ -298,7 +299,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         lingerTimer?.invalidate()
         lingerTimer = nil
         defer { keepAliveWhileLingering = nil }
-        pending = []
+        loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         if abortive { Socket.abortiveClose(fd) }
         // Out of the epoll set before the number can be reused by a new socket.

@@ -20,6 +20,25 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     let ciphertextBuffer: UnsafeMutableRawBufferPointer
     /// The readiness of every socket on this loop (one Dispatch source for all of them).
     let poller = LoopPoller()
+    /// Empty write buffers with capacity, lent to connections while they have bytes queued: a
+    /// connection gives its buffer back once drained (idle connections stay small), and the next
+    /// writer takes it instead of allocating one per response.
+    private var spareWriteBuffers: [[UInt8]] = []
+    private static let spareWriteBufferLimit = 64
+    private static let spareWriteBufferMaxCapacity = 64 * 1024
+
+    func takeWriteBuffer() -> [UInt8] {
+        spareWriteBuffers.popLast() ?? []
+    }
+
+    func returnWriteBuffer(_ buffer: inout [UInt8]) {
+        if buffer.capacity <= EventLoop.spareWriteBufferMaxCapacity && spareWriteBuffers.count < EventLoop.spareWriteBufferLimit {
+            buffer.removeAll(keepingCapacity: true)
+            spareWriteBuffers.append(buffer)
+        }
+        buffer = []
+    }
+
     /// Connections that wrote during the current event and must flush before it ends.
     private var connectionsToFlush: [Connection] = []
     /// Armed timers, unretained: a timer leaves the list before it is released (see `LoopTimer`).

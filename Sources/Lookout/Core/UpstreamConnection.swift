@@ -12,6 +12,9 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
     let timer: LoopTimer
     var task: UpstreamTask?
     weak var pool: UpstreamConnectionPool?
+    /// The addresses as the metrics show them, formatted once for every request on the connection.
+    let remoteAddressText: String?
+    let localAddressText: String?
     /// When the connection last went back to the pool.
     var idleSince = Instant.now()
 
@@ -20,6 +23,8 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         self.origin = origin
         self.tls = tls
         self.timer = LoopTimer(loop: connection.loop)
+        self.remoteAddressText = connection.peerAddress?.description
+        self.localAddressText = connection.localAddress?.description
         connection.delegate = self
     }
 

@@ -21,8 +21,9 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
 
     /// The most recently used idle connection to `origin`, if any.
     func take(_ origin: Origin) -> UpstreamConnection? {
-        while var list = idle[origin], let connection = list.popLast() {
-            idle[origin] = list.isEmpty ? nil : list
+        // Mutated in place (a copy out of the dictionary would be reallocated); an emptied list
+        // stays until the next sweep, so an origin in steady use keeps its storage.
+        while let connection = idle[origin]?.popLast() {
             connection.pool = nil
             if connection.isUsable { return connection }
             connection.close()
@@ -37,14 +38,12 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
             connection.close()
             return
         }
-        var list = idle[connection.origin] ?? []
-        guard list.count < maxIdlePerOrigin else {
+        guard idle[connection.origin, default: []].count < maxIdlePerOrigin else {
             connection.close()
             return
         }
         connection.idleSince = .now()
-        list.append(connection)
-        idle[connection.origin] = list
+        idle[connection.origin, default: []].append(connection)
         connection.pool = self
         if !sweeper.isArmed { scheduleSweep(after: idleTimeout) }
     }

@@ -142,8 +142,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         upstream = connection
         metrics.tls = connection.tls
         connection.attach(self)
-        metrics.remoteAddress = connection.connection.peerAddress?.description
-        metrics.localAddress = connection.connection.localAddress?.description
+        metrics.remoteAddress = connection.remoteAddressText
+        metrics.localAddress = connection.localAddressText
         metrics.upstreamConnectionID = connection.connection.id
         parser.expectResponse(to: request.head.method)
         metrics.requestStart = .now()

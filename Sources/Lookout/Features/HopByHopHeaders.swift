@@ -2,29 +2,54 @@ import HTTPTypes
 
 /// Connection-specific header fields a proxy must not forward (RFC 9110 §7.6.1, RFC 9112 §9.6).
 enum HopByHopHeaders {
-    private static let fixed: Set<HTTPField.Name> = [
-        .connection, .transferEncoding, .te, .upgrade, .proxyAuthorization, .proxyAuthenticate,
-        HTTPField.Name("Keep-Alive")!, HTTPField.Name("Proxy-Connection")!, HTTPField.Name("Trailer")!,
-    ]
+    /// Runs for every field of every message, so it compares canonical (lowercase) names instead
+    /// of hashing them into a set.
+    static func isFixed(_ name: HTTPField.Name) -> Bool {
+        switch name.canonicalName {
+        case "connection", "transfer-encoding", "te", "upgrade", "proxy-authorization", "proxy-authenticate",
+             "keep-alive", "proxy-connection", "trailer":
+            return true
+        default:
+            return false
+        }
+    }
 
     /// Removes the fixed hop-by-hop fields and every field the `Connection` header names.
+    /// Allocates nothing for the usual `Connection: keep-alive` or `close`.
     static func remove(from fields: inout HTTPFields) {
         var named: [HTTPField.Name] = []
-        for value in fields[values: .connection] {
-            for token in value.split(separator: ",") {
-                let trimmed = token.trimmingWhitespace()
-                if let name = HTTPField.Name(String(trimmed)) { named.append(name) }
-            }
+        var found = false
+        for field in fields {
+            guard isFixed(field.name) else { continue }
+            found = true
+            if field.name == .connection { collectNames(in: field.value, into: &named) }
         }
-        fields.removeAll { field in fixed.contains(field.name) || named.contains(field.name) }
+        guard found else { return }
+        fields.removeAll { field in isFixed(field.name) || (!named.isEmpty && named.contains(field.name)) }
     }
-}
 
-extension Substring {
-    func trimmingWhitespace() -> Substring {
-        var s = self
-        while let first = s.first, first == " " || first == "\t" { s.removeFirst() }
-        while let last = s.last, last == " " || last == "\t" { s.removeLast() }
-        return s
+    /// The field names a `Connection` value lists, other than the options every proxy handles.
+    private static func collectNames(in value: String, into names: inout [HTTPField.Name]) {
+        let utf8 = value.utf8
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            // One comma-separated token, without the whitespace around it.
+            while index < utf8.endIndex, isSeparator(utf8[index]) { index = utf8.index(after: index) }
+            let start = index
+            var end = index
+            while index < utf8.endIndex, utf8[index] != UInt8(ascii: ",") {
+                if !isSeparator(utf8[index]) { end = utf8.index(after: index) }
+                index = utf8.index(after: index)
+            }
+            guard start < end else { continue }
+            let token = Substring(utf8[start..<end])
+            if token.utf8.count == 10 && token.lowercased() == "keep-alive" { continue }
+            if token.utf8.count == 5 && token.lowercased() == "close" { continue }
+            if let name = HTTPField.Name(String(token)) { names.append(name) }
+        }
+    }
+
+    private static func isSeparator(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: ",")
     }
 }
