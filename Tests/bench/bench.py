@@ -5,7 +5,9 @@ which installs the peers, builds Lookout and provides the work directory.
 Starts, all on 127.0.0.1 and free ports, inside WORKDIR:
   * nginx origin: /1k (1024 B), /1m (1 MiB), /big (BIG_MIB MiB, over HTTPS for CONNECT)
   * Lookout twice (summary log on -> file, log off), tinyproxy, squid (no cache)
-then measures, for direct-to-nginx and each proxy, in one run:
+  * the one-hop floor: floor_relay.c (compiled here), a byte relay with no HTTP at all,
+    in front of nginx's HTTP and HTTPS ports -- what any proxy in the path costs at least
+then measures, for direct-to-nginx, the floor and each proxy, in one run:
   1. 1 KiB keep-alive:   wrk -t2 -c64 --latency          req/s, p50, p99
   2. 1 MiB responses:    wrk -t2 -c8                     MiB/s
   3. new conn/request:   wrk -t2 -c64 -H 'Connection: close'  req/s
@@ -30,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(HERE, "report.lua")
 IDLE = os.path.join(HERE, "idle_rss.py")
 BULK = os.path.join(HERE, "connect_bulk.py")
+FLOOR = os.path.join(HERE, "floor_relay.c")
 LOOPBACK = "127.0.0.1"
 
 PROCS = []  # started Procs, stopped in reverse order at exit
@@ -187,6 +190,23 @@ http {{
         err = open(os.path.join(d, "error.log")).read() if os.path.exists(os.path.join(d, "error.log")) else ""
         raise RuntimeError(f"nginx did not start:\n{proc.tail()}\n{err}")
     return proc, http_port, https_port
+
+
+def start_floor(work, http_port, https_port):
+    """Two floor relays (to nginx's HTTP and HTTPS ports); returns (http_port, https_port, pid)."""
+    binary = os.path.join(work, "floor_relay")
+    p = run(["cc", "-O2", "-Wall", "-pthread", "-o", binary, FLOOR], timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError(f"cc floor_relay.c failed:\n{p.stderr}")
+    ports, pid = [], None
+    for name, to in (("floor-http", http_port), ("floor-https", https_port)):
+        port = free_port()
+        proc = Proc(name, [binary, str(port), str(to)], work)
+        if not wait_port(port, 10, proc):
+            raise RuntimeError(f"{name} did not start:\n{proc.tail()}")
+        ports.append(port)
+        pid = pid or proc.pid
+    return ports[0], ports[1], pid
 
 
 def unprivileged_dir(path):
@@ -378,10 +398,12 @@ class CpuWatch:
 # --------------------------------------------------------------------------- measurements
 
 class Target:
-    def __init__(self, key, label, connect_port, pid, proxied, log_file=None):
+    def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None):
         self.key, self.label = key, label
         self.port, self.pid, self.proxied = connect_port, pid, proxied
         self.log_file = log_file
+        # Where the HTTPS bulk download connects when it is not a CONNECT through `port`.
+        self.bulk_port = bulk_port
         self.results = {}
         self.notes = []
 
@@ -471,6 +493,12 @@ def main():
         log("starting nginx origin")
         nginx, http_port, https_port = start_nginx(work, args.big_mib)
         targets = [Target("direct", "direct (nginx)", http_port, nginx.pid, False)]
+        try:
+            log("starting the one-hop floor relays")
+            f_http, f_https, f_pid = start_floor(work, http_port, https_port)
+            targets.append(Target("floor", "floor (C relay, no HTTP)", f_http, f_pid, False, bulk_port=f_https))
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            notes.append(f"Floor relay skipped: {exc}")
         log_off_desc = None
         if args.lookout:
             log_path = os.path.join(work, "lookout-summary.jsonl")
@@ -495,6 +523,8 @@ def main():
 
         # 5 first: idle RSS on fresh processes (before any load inflates the heap).
         for t in targets:
+            if t.key == "floor":  # a relay keeps no per-connection state worth measuring
+                continue
             log(f"idle RSS: {t.label}")
             if t.proxied:
                 tgt, host = f"http://{LOOPBACK}:{http_port}/1k", f"{LOOPBACK}:{http_port}"
@@ -531,9 +561,9 @@ def main():
                 t.results[tag] = r
                 time.sleep(1)
 
-        big_url = f"https://{LOOPBACK}:{https_port}/big"
         for t in targets:
             log(f"CONNECT bulk ({args.parallel} x {args.big_mib} MiB, >= {D}s): {t.label}")
+            big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
             cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(args.parallel),
                    "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
             if t.proxied:
@@ -726,6 +756,15 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
             out.append(f"| {name} | {f.format(v) if v is not None else '—'} | "
                        f"{'—' if v is None else ('yes' if ok(v) else '**no**')} |")
         out.append("")
+        floor = next((t for t in targets if t.key == "floor"), None)
+        if floor is not None:
+            parts = []
+            for key, name in (("k1_rps", "1 KiB keep-alive"), ("m1", "1 MiB"), ("close", "new connection"),
+                              ("bulk", "CONNECT bulk")):
+                a, fl, d = val(on, key), val(floor, key), val(direct, key)
+                if a is not None and fl and d:
+                    parts.append(f"{name}: floor {fl / d:.2f}× direct, Lookout {a / fl:.0%} of the floor")
+            out.append("Against the floor (a byte relay with no HTTP, same run): " + "; ".join(parts) + ".\n")
 
     out.append("## Details\n")
     for t in targets:
@@ -795,6 +834,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         else:
             notes.append(f"Other processes used at most {worst[2]:.1%} of the CPU during any measurement.")
     for n in notes + [
+        "Floor = `Tests/bench/floor_relay.c`: relays bytes between the client and nginx with no HTTP "
+        "at all (one epoll thread per core, one read and one write per chunk, no parsing, logging or "
+        "timeouts); wrk and curl talk to it as if it were the origin. Its ratio to direct is the cost "
+        "of the second loopback TCP connection alone: the most any proxy in the path can reach here.",
         "Direct idle RSS is the whole nginx tree (master + workers); proxies are one process each.",
         "tinyproxy and Squid: default settings apart from ports/ACLs; Squid with `cache deny all`, "
         "`cache_mem 0`, `access_log none`.",

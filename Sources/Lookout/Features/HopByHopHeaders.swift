@@ -17,15 +17,25 @@ enum HopByHopHeaders {
     /// Removes the fixed hop-by-hop fields and every field the `Connection` header names.
     /// Allocates nothing for the usual `Connection: keep-alive` or `close`.
     static func remove(from fields: inout HTTPFields) {
+        guard fields.contains(where: { isFixed($0.name) }) else { return }
+        let listed = namesListedInConnection(fields)
+        fields.removeAll { shouldRemove($0.name, listed: listed) }
+    }
+
+    /// Whether a field named `name` stops at this hop, given the names `Connection` listed.
+    @inline(__always)
+    static func shouldRemove(_ name: HTTPField.Name, listed: [HTTPField.Name]) -> Bool {
+        isFixed(name) || (!listed.isEmpty && listed.contains(name))
+    }
+
+    /// The names `Connection` lists (RFC 9110 §7.6.1), other than its options `keep-alive` and
+    /// `close`: empty, without allocating, for the usual values.
+    static func namesListedInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
         var named: [HTTPField.Name] = []
-        var found = false
-        for field in fields {
-            guard isFixed(field.name) else { continue }
-            found = true
-            if field.name == .connection { collectNames(in: field.value, into: &named) }
+        for field in fields where field.name == .connection {
+            collectNames(in: field.value, into: &named)
         }
-        guard found else { return }
-        fields.removeAll { field in isFixed(field.name) || (!named.isEmpty && named.contains(field.name)) }
+        return named
     }
 
     /// The field names a `Connection` value lists, other than the options every proxy handles.
