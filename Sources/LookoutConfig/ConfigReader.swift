@@ -11,7 +11,7 @@ enum Schema {
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
         "timeouts": [
             "client_header", "client_idle", "upstream_connect",
-            "upstream_first_byte", "upstream_idle", "shutdown_grace", "tls_handshake",
+            "upstream_first_byte", "upstream_idle", "shutdown_grace", "tls_handshake", "tunnel_idle",
         ],
         "connect": ["allowed_ports"],
         "pool": ["max_idle_per_origin", "idle_timeout"],
@@ -168,6 +168,7 @@ final class ConfigReader {
             ("upstream_idle", \.upstreamIdle),
             ("shutdown_grace", \.shutdownGrace),
             ("tls_handshake", \.tlsHandshake),
+            ("tunnel_idle", \.tunnelIdle),
         ]
         for (key, field) in fields {
             if let node = section[key], let value = seconds(node, "timeouts.\(key)") {

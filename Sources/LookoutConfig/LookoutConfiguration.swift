@@ -114,6 +114,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
         public var shutdownGrace: Double
         /// `tls_handshake`: a TLS handshake (client or upstream) not finished in time fails.
         public var tlsHandshake: Double
+        /// `tunnel_idle`: a CONNECT tunnel with no byte either way for this long is closed.
+        public var tunnelIdle: Double
 
         public init(
             clientHeader: Double = 30,
@@ -122,7 +124,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
             upstreamFirstByte: Double = 60,
             upstreamIdle: Double = 60,
             shutdownGrace: Double = 10,
-            tlsHandshake: Double = 10
+            tlsHandshake: Double = 10,
+            tunnelIdle: Double = 3600
         ) {
             self.clientHeader = clientHeader
             self.clientIdle = clientIdle
@@ -131,6 +134,7 @@ public struct LookoutConfiguration: Sendable, Equatable {
             self.upstreamIdle = upstreamIdle
             self.shutdownGrace = shutdownGrace
             self.tlsHandshake = tlsHandshake
+            self.tunnelIdle = tunnelIdle
         }
     }
 

@@ -35,6 +35,8 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
     /// Rounds of `epoll_wait` per wake-up, so one loop's flood cannot keep its queue forever.
     private static let roundsPerWake = 4
     private var source: DispatchSourceRead?
+    /// Reports dropped because their registration was removed earlier in the same batch (tests).
+    private(set) var staleReportCount = 0
 
     init() {
         epollFD = lookout_epoll_create()
@@ -105,7 +107,10 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
                 let token = tokens[i]
                 let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
                 guard slot < slots.count, slots[slot].generation == UInt32(truncatingIfNeeded: token >> 32),
-                      let handler = slots[slot].handler else { continue }
+                      let handler = slots[slot].handler else {
+                    staleReportCount &+= 1
+                    continue
+                }
                 handler.pollDidReport(masks[i])
             }
             if n < LoopPoller.batch { return }

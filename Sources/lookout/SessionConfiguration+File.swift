@@ -23,6 +23,7 @@ extension SessionConfiguration {
         timeouts.upstreamIdle = file.timeouts.upstreamIdle
         timeouts.shutdownGrace = file.timeouts.shutdownGrace
         timeouts.tlsHandshake = file.timeouts.tlsHandshake
+        timeouts.tunnelIdle = file.timeouts.tunnelIdle
         allowedConnectPorts = Set(file.connect.allowedPorts)
         maxIdleConnectionsPerOrigin = file.pool.maxIdlePerOrigin
         poolIdleTimeout = file.pool.idleTimeout

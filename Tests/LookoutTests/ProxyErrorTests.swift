@@ -53,6 +53,14 @@ import LookoutTLS
         #expect(ProxyError.clientFailed(reason: .tlsHandshakeTimedOut(after: 1)).status == nil)
     }
 
+    @Test func anIdleTunnelIsATimeoutWithNothingToSend() {
+        let error = ProxyError.clientFailed(reason: .tunnelIdleTimedOut(after: 3600))
+        #expect(error.code == "tunnel_idle_timeout")
+        #expect(error.status == nil)
+        #expect(error.isTimeout)
+        #expect(error.message == "nothing crossed the tunnel for 3600 s")
+    }
+
     @Test func trustFailureMessageStartsWithTheReasonCode() {
         let error = ProxyError.serverTrustEvaluationFailed(reason: TrustEvaluationError(
             reason: .pinMismatch, message: "no pin matched", evaluator: "public-keys"))

@@ -85,6 +85,8 @@ timeouts:
   upstream_first_byte: 60
   upstream_idle: 60.5
   shutdown_grace: 10
+  tls_handshake: 10
+  tunnel_idle: 3600
 connect:
   allowed_ports: [443]
 pool:

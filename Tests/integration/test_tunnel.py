@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import ssl
+import time
 
 import origins
 from conftest import (Reader, assert_envelope, assert_error_response, assert_error_summary, connect,
@@ -237,3 +238,27 @@ def test_bulk_both_ways_with_a_slow_reader_keeps_every_byte(make_proxy):
     assert tail.decode() == hashlib.sha256(upload).hexdigest()
     rec = proxy.only_summary(timeout=10)
     assert_tunnel_summary(rec, authority, c2u=len(upload), u2c=size + 64)
+
+
+def test_idle_tunnel_is_closed_after_tunnel_idle(make_proxy, raw_origin):
+    o = raw_origin("sink_then_reply")
+    p = make_proxy({**tunnel_config(o.port), "timeouts": {"tunnel_idle": 1, "shutdown_grace": 5}})
+    s, r = open_tunnel(p, o.authority, timeout=5)
+    # Traffic keeps it open: 1.5 s of small sends, each well inside the limit.
+    for _ in range(6):
+        s.sendall(b"x")
+        quiet_since = time.monotonic()
+        time.sleep(0.25)
+    assert p.summaries(0) == [], "a tunnel with traffic was closed"
+    s.settimeout(5)
+    assert s.recv(1) == b"", "the idle tunnel must end with a FIN to the client"
+    quiet = time.monotonic() - quiet_since
+    # At least the limit after the last byte, and found by a check every quarter of it.
+    assert 0.95 <= quiet <= 2.0, quiet
+    # The origin saw its side end too (a FIN, after all six bytes).
+    assert o.wait_received(1) == [b"6"]
+    rec = p.only_summary()
+    assert_error_summary(rec, 200, "tunnel_idle_timeout", kind="tunnel", method="CONNECT", url=o.authority)
+    assert rec["error"]["message"] == "nothing crossed the tunnel for 1 s", rec
+    assert rec["bytes"]["client_to_upstream"] == 6, rec
+    s.close()

@@ -54,6 +54,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         /// An intercepted client's TLS handshake failed (e.g. it does not trust Lookout's CA).
         case tlsHandshakeFailed(String)
         case tlsHandshakeTimedOut(after: Double)
+        /// Nothing crossed a CONNECT tunnel in either direction for this long.
+        case tunnelIdleTimedOut(after: Double)
     }
 
     /// Why the proxy refused work it was otherwise able to do.
@@ -97,6 +99,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut: return "client_header_timeout"
+            case .tunnelIdleTimedOut: return "tunnel_idle_timeout"
             case .closed: return "client_closed"
             case .tlsHandshakeFailed: return "client_tls_handshake_failed"
             case .tlsHandshakeTimedOut: return "client_tls_handshake_timed_out"
@@ -132,7 +135,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut: return 408
-            case .closed, .tlsHandshakeFailed, .tlsHandshakeTimedOut: return nil
+            // A tunnel's 200 went out long before; nothing more can be said over it.
+            case .closed, .tlsHandshakeFailed, .tlsHandshakeTimedOut, .tunnelIdleTimedOut: return nil
             }
         case .sessionUnavailable:
             return 503
@@ -178,6 +182,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .clientFailed(let reason):
             switch reason {
             case .headerTimedOut(let after): return "request head not received within \(Self.seconds(after))"
+            case .tunnelIdleTimedOut(let after): return "nothing crossed the tunnel for \(Self.seconds(after))"
             case .closed(let detail): return "client closed the connection: \(detail)"
             case .tlsHandshakeFailed(let detail): return "client TLS handshake failed: \(detail)"
             case .tlsHandshakeTimedOut(let after): return "client TLS handshake not finished within \(Self.seconds(after))"
@@ -212,7 +217,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isTimeout: Bool {
         switch self {
         case .upstreamFailed(.connectTimedOut), .upstreamFailed(.firstByteTimedOut),
-             .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut),
+             .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut), .clientFailed(.tunnelIdleTimedOut),
              .upstreamFailed(.tlsHandshakeTimedOut), .clientFailed(.tlsHandshakeTimedOut):
             return true
         default:

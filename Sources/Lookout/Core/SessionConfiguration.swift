@@ -13,6 +13,8 @@ public struct SessionConfiguration: Sendable {
         public var shutdownGrace: Double = 10
         /// TLS handshakes, with intercepted clients and with https origins.
         public var tlsHandshake: Double = 10
+        /// A blind tunnel with no byte either way for this long is closed.
+        public var tunnelIdle: Double = 3600
         public init() {}
     }
 

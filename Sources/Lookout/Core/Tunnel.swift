@@ -24,6 +24,9 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private var upstreamFinished = false
     private var isDone = false
     private var metrics: TransactionMetrics
+    /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
+    private let idleTimer: LoopTimer
+    private var lastActivity = Instant.now()
 
     init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin) {
         self.id = id
@@ -38,6 +41,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
                                        httpVersion: head.version.description, start: start)
         self.metrics = TransactionMetrics(fetchStart: start)
         self.metrics.networkProtocolName = "tunnel"
+        self.idleTimer = LoopTimer(loop: client.connection.loop)
     }
 
     private var eventContext: EventContext {
@@ -91,6 +95,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         session.emit(.lifecycle) { .tunnelDidOpen(eventContext, target: origin.authority, address: address) }
         connection.resumeReading()
         client.resumeInput()
+        lastActivity = .now()
+        armIdleCheck()
     }
 
     // MARK: - Client side (forwarded by ClientConnection)
@@ -98,6 +104,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     func clientDidRead(_ bytes: UnsafeRawBufferPointer) {
         guard let upstream, !isDone else { return }
         clientToUpstream += UInt64(bytes.count)
+        lastActivity = .now()
         if !upstream.write(bytes) { client.connection.pauseReading() }
     }
 
@@ -124,6 +131,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         guard !isDone else { return }
         upstreamToClient += UInt64(bytes.count)
+        lastActivity = .now()
         if !client.connection.write(bytes) { connection.pauseReading() }
     }
 
@@ -142,11 +150,27 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         finish(error: .upstreamFailed(reason: .closed(error.description)))
     }
 
+    // MARK: - Idle timeout
+
+    /// Checks every quarter of the limit rather than re-arming on every read.
+    private func armIdleCheck() {
+        let limit = session.configuration.timeouts.tunnelIdle
+        idleTimer.schedule(after: limit / 4) { [unowned self] in
+            guard !isDone else { return }
+            if Instant.now().milliseconds(since: lastActivity) / 1000 >= limit {
+                finish(error: .clientFailed(reason: .tunnelIdleTimedOut(after: limit)))
+            } else {
+                armIdleCheck()
+            }
+        }
+    }
+
     // MARK: - End
 
     private func finish(error: ProxyError?) {
         guard !isDone else { return }
         isDone = true
+        idleTimer.invalidate()
         opening?.cancel()
         opening = nil
         if let upstream {

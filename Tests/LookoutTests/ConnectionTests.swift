@@ -1,0 +1,151 @@
+import Dispatch
+import Testing
+@testable import LookoutIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a connection delivers; touched only on the loop's queue.
+private final class Sink: ConnectionDelegate, @unchecked Sendable {
+    var received: [UInt8] = []
+    var sawEOF = false
+    var failure: SocketError?
+    var drains = 0
+    var onRead: (() -> Void)?
+
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        received.append(contentsOf: bytes)
+        onRead?()
+    }
+    func connectionDidReadEOF(_ connection: ByteStream) { sawEOF = true }
+    func connectionDidDrain(_ connection: ByteStream) { drains += 1 }
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) { failure = error }
+}
+
+/// `Connection` on its loop's epoll set (edge-triggered readiness, one Dispatch source per loop),
+/// over real socket pairs: the cases where edge-triggered readiness loses data if done wrong.
+@Suite(.serialized) struct ConnectionTests {
+    private let group = EventLoopGroup(count: 1)
+    private var loop: EventLoop { group.loops[0] }
+
+    /// (nonblocking end for a `Connection`, blocking end for the test).
+    private func socketPair() -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        return (fds[0], fds[1])
+    }
+
+    private func onLoop<T>(_ body: @escaping () -> T) -> T {
+        nonisolated(unsafe) var result: T?
+        let loop = self.loop
+        loop.queue.sync { loop.runBatch { result = body() } }
+        return result!
+    }
+
+    private func waitUntil(seconds: Double = 5, _ condition: @escaping () -> Bool) async -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            if onLoop(condition) { return true }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return false
+    }
+
+    private func send(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            precondition(n > 0)
+            offset += n
+        }
+    }
+
+    @Test func inputThatArrivesWhilePausedIsDeliveredOnResumeWithItsEnd() async throws {
+        let (fd, peer) = socketPair()
+        let sink = Sink()
+        let connection = onLoop { () -> Connection in
+            let connection = Connection(fd: fd, loop: loop, id: 1)
+            connection.delegate = sink
+            connection.resumeReading()
+            connection.pauseReading()
+            return connection
+        }
+        // The one readiness edge for all of this comes while nobody is reading.
+        send(peer, Array(repeating: 5, count: 200_000))
+        shutdown(peer, Int32(SHUT_WR))
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(onLoop { sink.received.isEmpty })
+        onLoop { connection.resumeReading() }
+        #expect(await waitUntil { sink.sawEOF })
+        #expect(onLoop { sink.received.count } == 200_000)
+        onLoop { connection.close() }
+        close(peer)
+    }
+
+    @Test func aBackedUpWriteDrainsWhenThePeerCatchesUp() async throws {
+        let (fd, peer) = socketPair()
+        let sink = Sink()
+        let payload = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 16)) }
+        let connection = onLoop { () -> Connection in
+            let connection = Connection(fd: fd, loop: loop, id: 2)
+            connection.delegate = sink
+            return connection
+        }
+        let accepted = onLoop { connection.write(payload) }
+        #expect(!accepted, "4 MiB cannot fit a socket pair: write must report backpressure")
+        // Read it all, slowly at first: room appears in many small steps.
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while received.count < payload.count {
+            let n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, received.count < 1 << 20 ? 4096 : $0.count, 0) }
+            #expect(n > 0)
+            if n <= 0 { break }
+            received.append(contentsOf: buffer[0..<n])
+        }
+        #expect(received == payload)
+        #expect(await waitUntil { sink.drains == 1 })
+        onLoop { connection.close() }
+        close(peer)
+    }
+
+    @Test func aConnectionClosedAndReleasedByAnotherInTheSameWakeUpHearsNothing() async throws {
+        // Both sockets become ready before the loop wakes; whichever is handled first closes and
+        // releases the other, whose report from the same epoll batch must then be dropped.
+        final class Holder: @unchecked Sendable {  // touched only on the loop's queue
+            var connections: [Int: Connection] = [:]
+            var readsAfterClose = 0
+        }
+        for round in 0..<20 {
+            let holder = Holder()
+            let pairs = [socketPair(), socketPair()]
+            let sinks = [Sink(), Sink()]
+            // Input first: registering then reports both sockets in the loop's first epoll batch.
+            send(pairs[0].1, [1])
+            send(pairs[1].1, [2])
+            onLoop {
+                for index in 0..<2 {
+                    let connection = Connection(fd: pairs[index].0, loop: loop, id: UInt64(100 + round * 2 + index))
+                    connection.delegate = sinks[index]
+                    holder.connections[index] = connection
+                    sinks[index].onRead = {
+                        let other = 1 - index
+                        if let victim = holder.connections.removeValue(forKey: other) {
+                            victim.close()
+                        } else if holder.connections[index] == nil {
+                            holder.readsAfterClose += 1
+                        }
+                    }
+                }
+                holder.connections.values.forEach { $0.resumeReading() }
+            }
+            #expect(await waitUntil { holder.connections.count == 1 })
+            try await Task.sleep(nanoseconds: 20_000_000)
+            #expect(onLoop { holder.readsAfterClose } == 0)
+            onLoop { holder.connections.values.forEach { $0.close() } }
+            pairs.forEach { close($0.1) }
+        }
+        // In some rounds the victim's report came second in the batch and had to be dropped.
+        #expect(onLoop { loop.poller.staleReportCount } > 0)
+    }
+}
