@@ -49,14 +49,16 @@ public enum LookoutEvent: Sendable {
     case didAdaptRequest(EventContext, upstreamTarget: String, headerFields: HTTPFields)
     case didLookUpCache(EventContext, result: String)
     case requestIsRetrying(EventContext, attempt: Int, reason: String)
-    case requestDidFinish(EventContext, ExchangeSummary)
+    // Boxed: a summary is several hundred bytes, and copying it (with its dozen references)
+    // into every mailbox cost more than one allocation. The other large payloads are boxed too.
+    indirect case requestDidFinish(EventContext, ExchangeSummary)
     // task.*
     case didCreateTask(EventContext, origin: String, attempt: Int)
     case didResolve(EventContext, host: String, addresses: [String], milliseconds: Double, cached: Bool)
     case didConnect(EventContext, address: String, milliseconds: Double)
     case didReuseConnection(EventContext, address: String, upstreamConnectionID: UInt64)
     case didReceiveChallenge(EventContext, host: String, rule: String, evaluator: String)
-    case didEvaluateServerTrust(EventContext, TrustDecision)
+    indirect case didEvaluateServerTrust(EventContext, TrustDecision)
     case didSendBodyData(EventContext, bytesSent: Int, totalBytesSent: UInt64)
     case didReceiveResponse(EventContext, status: Int, reasonPhrase: String, headerFields: HTTPFields)
     case willPerformRedirect(EventContext, status: Int, location: String, decision: String)
@@ -64,7 +66,7 @@ public enum LookoutEvent: Sendable {
     case didSuspendTask(EventContext)
     case didResumeTask(EventContext)
     case willCacheResponse(EventContext, decision: String)
-    case didGatherMetrics(EventContext, TaskMetrics)
+    indirect case didGatherMetrics(EventContext, TaskMetrics)
     case didCompleteTask(EventContext, error: ProxyError?)
     // tunnel.*
     case tunnelDidOpen(EventContext, target: String, address: String)
