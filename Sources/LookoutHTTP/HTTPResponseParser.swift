@@ -19,7 +19,11 @@ public struct HTTPResponseParser: Sendable {
     public let limits: HTTPParserLimits
     var state: State = .head
     var accumulator = SectionAccumulator()
-    var pendingMethods: [HTTPRequest.Method] = []
+    /// The methods of the requests still to be answered, oldest first: the oldest inline, the
+    /// rest (pipelined requests, rare) in an array, so the usual one-at-a-time exchange
+    /// allocates nothing here.
+    var oldestPendingMethod: HTTPRequest.Method?
+    var laterPendingMethods: [HTTPRequest.Method] = []
     /// An interim (1xx) response was received; the final one is still to come.
     var awaitingFinal = false
 
@@ -30,7 +34,15 @@ public struct HTTPResponseParser: Sendable {
     /// Must be called before each response with the method of the request it answers.
     /// Calls queue up (for pipelined requests); each final response consumes one.
     public mutating func expectResponse(to method: HTTPRequest.Method) {
-        pendingMethods.append(method)
+        if oldestPendingMethod == nil {
+            oldestPendingMethod = method
+        } else {
+            laterPendingMethods.append(method)
+        }
+    }
+
+    private mutating func answeredOldestPending() {
+        oldestPendingMethod = laterPendingMethods.isEmpty ? nil : laterPendingMethods.removeFirst()
     }
 
     /// True when no partial message is buffered and no message is in progress.
@@ -121,7 +133,7 @@ public struct HTTPResponseParser: Sendable {
         guard let (end, lines) = try accumulator.scan(input, from: 0, config) else {
             return (n, nil)
         }
-        let method = pendingMethods.first ?? .get
+        let method = oldestPendingMethod ?? .get
         let head: ResponseHead
         if accumulator.buffer.isEmpty {
             head = try Self.parseResponseHead(Bytes(base: input.base, count: end), lines: lines, method: method)
@@ -133,14 +145,14 @@ public struct HTTPResponseParser: Sendable {
         }
         accumulator.reset()
         if head.status == 101 {
-            if !pendingMethods.isEmpty { pendingMethods.removeFirst() }
+            answeredOldestPending()
             awaitingFinal = false
             state = .upgraded
         } else if head.status < 200 {
             awaitingFinal = true
             state = .head
         } else {
-            if !pendingMethods.isEmpty { pendingMethods.removeFirst() }
+            answeredOldestPending()
             awaitingFinal = false
             if method == .connect && head.status < 300 {
                 state = .upgraded

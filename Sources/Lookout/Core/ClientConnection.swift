@@ -41,6 +41,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         self.clientAddress = connection.peerAddress?.description ?? "unknown"
         self.parser = HTTPRequestParser(limits: session.configuration.parserLimits)
         self.timer = LoopTimer(loop: connection.loop)
+        timer.setStandingHandler { [unowned self] in timerFired() }
     }
 
     func start() {
@@ -410,10 +411,21 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
 
     // MARK: - Timers
 
+    /// What the one timer is waiting for: a request head to complete, or the next request.
+    private enum TimerPurpose { case idle, head }
+    private var timerPurpose = TimerPurpose.idle
+
+    private func timerFired() {
+        switch timerPurpose {
+        case .idle: idleTimerFired(limit: session.configuration.timeouts.clientIdle)
+        case .head: headTimerFired(limit: session.configuration.timeouts.clientHeader)
+        }
+    }
+
     private func armIdleTimer() {
         headTimerArmed = false
-        let idle = session.configuration.timeouts.clientIdle
-        timer.schedule(after: idle) { [unowned self] in idleTimerFired(limit: idle) }
+        timerPurpose = .idle
+        timer.schedule(after: session.configuration.timeouts.clientIdle)
     }
 
     private func idleTimerFired(limit: Double) {
@@ -424,7 +436,7 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         }
         let idleFor = Instant.now().milliseconds(since: lastActivity) / 1000
         if idleFor + 0.01 < limit {
-            timer.schedule(after: limit - idleFor) { [unowned self] in idleTimerFired(limit: limit) }
+            timer.schedule(after: limit - idleFor)
             return
         }
         close(reason: "idle_timeout")
@@ -432,12 +444,14 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
 
     private func armHeadTimer() {
         headTimerArmed = true
-        let limit = session.configuration.timeouts.clientHeader
-        timer.schedule(after: limit) { [unowned self] in
-            guard exchange == nil, tunnel == nil, !isClosed else { return }
-            recordFailedRequest(.clientFailed(reason: .headerTimedOut(after: limit)), sendResponse: true)
-            closeAfterResponse()
-        }
+        timerPurpose = .head
+        timer.schedule(after: session.configuration.timeouts.clientHeader)
+    }
+
+    private func headTimerFired(limit: Double) {
+        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        recordFailedRequest(.clientFailed(reason: .headerTimedOut(after: limit)), sendResponse: true)
+        closeAfterResponse()
     }
 
     // MARK: - Closing

@@ -26,6 +26,7 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         self.remoteAddressText = connection.peerAddress?.description
         self.localAddressText = connection.localAddress?.description
         connection.delegate = self
+        timer.setStandingHandler { [unowned self] in task?.timerFired() }
     }
 
     var isUsable: Bool { !connection.isClosed && !connection.didReadEOF }

@@ -6,10 +6,17 @@ import LookoutIO
 /// Expiry is one sweeping timer per pool, not a timer per release: re-arming a Dispatch timer on
 /// every returned connection costs a wake-up of Dispatch's manager thread per request.
 final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.queue`
+    /// One origin's idle connections, most recently used last. A class, so taking and returning
+    /// change it in place: mutating an array inside the dictionary cost allocations per request.
+    private final class IdleList {
+        var connections: [UpstreamConnection] = []
+    }
+
     private let loop: EventLoop
     private let maxIdlePerOrigin: Int
     private let idleTimeout: Double
-    private var idle: [Origin: [UpstreamConnection]] = [:]
+    /// Emptied lists stay until the next sweep, so an origin in steady use keeps its storage.
+    private var idle: [Origin: IdleList] = [:]
     private let sweeper: LoopTimer
 
     init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
@@ -21,9 +28,8 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
 
     /// The most recently used idle connection to `origin`, if any.
     func take(_ origin: Origin) -> UpstreamConnection? {
-        // Mutated in place (a copy out of the dictionary would be reallocated); an emptied list
-        // stays until the next sweep, so an origin in steady use keeps its storage.
-        while let connection = idle[origin]?.popLast() {
+        guard let list = idle[origin] else { return nil }
+        while let connection = list.connections.popLast() {
             connection.pool = nil
             if connection.isUsable { return connection }
             connection.close()
@@ -38,12 +44,19 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
             connection.close()
             return
         }
-        guard idle[connection.origin, default: []].count < maxIdlePerOrigin else {
+        let list: IdleList
+        if let existing = idle[connection.origin] {
+            list = existing
+        } else {
+            list = IdleList()
+            idle[connection.origin] = list
+        }
+        guard list.connections.count < maxIdlePerOrigin else {
             connection.close()
             return
         }
         connection.idleSince = .now()
-        idle[connection.origin, default: []].append(connection)
+        list.connections.append(connection)
         connection.pool = self
         if !sweeper.isArmed { scheduleSweep(after: idleTimeout) }
     }
@@ -58,7 +71,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
         var nextExpiry: Double?
         for (origin, list) in idle {
             var kept: [UpstreamConnection] = []
-            for connection in list {
+            for connection in list.connections {
                 let idleFor = now.milliseconds(since: connection.idleSince) / 1000
                 if idleFor + 0.001 >= idleTimeout {
                     connection.pool = nil
@@ -68,20 +81,24 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
                     nextExpiry = min(nextExpiry ?? .infinity, idleTimeout - idleFor)
                 }
             }
-            idle[origin] = kept.isEmpty ? nil : kept
+            if kept.isEmpty {
+                idle[origin] = nil
+            } else {
+                list.connections = kept
+            }
         }
         if let nextExpiry { scheduleSweep(after: nextExpiry) }
     }
 
     func remove(_ connection: UpstreamConnection) {
-        guard var list = idle[connection.origin], let index = list.firstIndex(where: { $0 === connection }) else { return }
-        list.remove(at: index)
-        idle[connection.origin] = list.isEmpty ? nil : list
+        guard let list = idle[connection.origin],
+              let index = list.connections.firstIndex(where: { $0 === connection }) else { return }
+        list.connections.remove(at: index)
         connection.pool = nil
     }
 
     func closeAll() {
-        for list in idle.values { list.forEach { $0.close() } }
+        for list in idle.values { list.connections.forEach { $0.close() } }
         idle.removeAll()
         sweeper.cancel()
     }

@@ -290,17 +290,29 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     // MARK: - Timers
 
-    private func armFirstByteTimer() {
-        let limit = session.configuration.timeouts.upstreamFirstByte
-        upstream?.timer.schedule(after: limit) { [unowned self] in
+    /// What the connection's timer is waiting for on this task's behalf.
+    private enum TimerPurpose { case firstByte, idle }
+    private var timerPurpose = TimerPurpose.firstByte
+
+    /// The upstream connection's timer fired while this task was using it.
+    func timerFired() {
+        switch timerPurpose {
+        case .firstByte:
             guard !isDone, !receivedResponseBytes else { return }
-            complete(.upstreamFailed(reason: .firstByteTimedOut(after: limit)))
+            complete(.upstreamFailed(reason: .firstByteTimedOut(after: session.configuration.timeouts.upstreamFirstByte)))
+        case .idle:
+            idleTimerFired(limit: session.configuration.timeouts.upstreamIdle)
         }
     }
 
+    private func armFirstByteTimer() {
+        timerPurpose = .firstByte
+        upstream?.timer.schedule(after: session.configuration.timeouts.upstreamFirstByte)
+    }
+
     private func armIdleTimer() {
-        let limit = session.configuration.timeouts.upstreamIdle
-        upstream?.timer.schedule(after: limit) { [unowned self] in idleTimerFired(limit: limit) }
+        timerPurpose = .idle
+        upstream?.timer.schedule(after: session.configuration.timeouts.upstreamIdle)
     }
 
     private func idleTimerFired(limit: Double) {
@@ -312,7 +324,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         }
         let quiet = Instant.now().milliseconds(since: lastRead) / 1000
         if quiet + 0.01 < limit {
-            upstream?.timer.schedule(after: limit - quiet) { [unowned self] in idleTimerFired(limit: limit) }
+            upstream?.timer.schedule(after: limit - quiet)
             return
         }
         complete(.upstreamFailed(reason: .idleTimedOut(after: limit)))
