@@ -102,9 +102,9 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         isReadingPaused = true
     }
 
-    /// Reads until the kernel has nothing more (or a bound is hit). Reading on after a short read
-    /// is required, not an optimisation: readiness is edge-triggered, so nothing reports input
-    /// (or a FIN that arrived with the data) left behind.
+    /// Reads until the kernel has nothing more (or a bound is hit). Readiness is edge-triggered,
+    /// so nothing reports input left behind: a full read is followed by another, and once the
+    /// peer's FIN was reported (it may have come with the data) reading goes on to the end.
     private func handleReadable() {
         readAttemptScheduled = false
         loop.runBatch {
@@ -122,6 +122,14 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
                 if n > 0 {
                     bytesRead += UInt64(n)
                     delegate?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    // A short read took everything there was; anything arriving later raises a
+                    // new edge. Only an end of input already announced must still be read now
+                    // (it raises no edge of its own), which saves a read that would only say
+                    // EAGAIN on most events (as nginx does with EPOLLRDHUP).
+                    if n < buffer.count && !peerHasClosed {
+                        exhaustedBound = false
+                        return
+                    }
                 } else if n == 0 {
                     exhaustedBound = false
                     didReadEOF = true
@@ -145,6 +153,9 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     private static let readsPerEvent = 8
 
     private var readAttemptScheduled = false
+    /// The peer's FIN (or an error) was reported: read until the end instead of stopping at a
+    /// short read.
+    private var peerHasClosed = false
 
     /// Reads once more on a later turn of the loop, if still reading then.
     private func scheduleReadAttempt() {
@@ -344,6 +355,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
 
 extension Connection: PollHandler {
     func pollDidReport(_ mask: UInt32) {
+        // Noted even while paused: the end of input must be read when reading resumes.
+        if mask & .pollPeerClosed != 0 { peerHasClosed = true }
         if mask & .pollReadable != 0 && !isReadingPaused && !isClosed {
             handleReadable()
         }

@@ -127,6 +127,8 @@ struct PollRegistration {
 extension UInt32 {
     /// Input, end of input, or an error a read will report.
     static let pollReadable = UInt32(LOOKOUT_POLL_IN | LOOKOUT_POLL_RDHUP | LOOKOUT_POLL_HUP | LOOKOUT_POLL_ERR)
+    /// The peer finished sending or the connection failed: a read will say so.
+    static let pollPeerClosed = UInt32(LOOKOUT_POLL_RDHUP | LOOKOUT_POLL_HUP | LOOKOUT_POLL_ERR)
     /// Room to write, or an error a write will report.
     static let pollWritable = UInt32(LOOKOUT_POLL_OUT | LOOKOUT_POLL_HUP | LOOKOUT_POLL_ERR)
 }

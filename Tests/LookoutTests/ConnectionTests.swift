@@ -83,6 +83,26 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
         close(peer)
     }
 
+    @Test func dataAndEndOfInputReportedTogetherAreBothDelivered() async throws {
+        for round in 0..<20 {
+            let (fd, peer) = socketPair()
+            let sink = Sink()
+            let connection = onLoop { () -> Connection in
+                let connection = Connection(fd: fd, loop: loop, id: UInt64(10 + round))
+                connection.delegate = sink
+                connection.resumeReading()
+                return connection
+            }
+            // A short read takes the data; the FIN that came with it raises no edge of its own.
+            send(peer, Array(repeating: 9, count: 100))
+            shutdown(peer, Int32(SHUT_WR))
+            #expect(await waitUntil(seconds: 2) { sink.sawEOF })
+            #expect(onLoop { sink.received.count } == 100)
+            onLoop { connection.close() }
+            close(peer)
+        }
+    }
+
     @Test func aBackedUpWriteDrainsWhenThePeerCatchesUp() async throws {
         let (fd, peer) = socketPair()
         let sink = Sink()
