@@ -5,23 +5,6 @@ import Testing
 import Glibc
 #endif
 
-/// What a connection delivers; touched only on the loop's queue.
-private final class Sink: ConnectionDelegate, @unchecked Sendable {
-    var received: [UInt8] = []
-    var sawEOF = false
-    var failure: SocketError?
-    var drains = 0
-    var onRead: (() -> Void)?
-
-    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
-        received.append(contentsOf: bytes)
-        onRead?()
-    }
-    func connectionDidReadEOF(_ connection: ByteStream) { sawEOF = true }
-    func connectionDidDrain(_ connection: ByteStream) { drains += 1 }
-    func connection(_ connection: ByteStream, didFailWith error: SocketError) { failure = error }
-}
-
 /// `Connection` on its loop's epoll set (edge-triggered readiness, one Dispatch source per loop),
 /// over real socket pairs: the cases where edge-triggered readiness loses data if done wrong.
 @Suite(.serialized) struct ConnectionTests {
@@ -63,7 +46,7 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
 
     @Test func inputThatArrivesWhilePausedIsDeliveredOnResumeWithItsEnd() async throws {
         let (fd, peer) = socketPair()
-        let sink = Sink()
+        let sink = StreamRecorder()
         let connection = onLoop { () -> Connection in
             let connection = Connection(fd: fd, loop: loop, id: 1)
             connection.delegate = sink
@@ -86,7 +69,7 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
     @Test func dataAndEndOfInputReportedTogetherAreBothDelivered() async throws {
         for round in 0..<20 {
             let (fd, peer) = socketPair()
-            let sink = Sink()
+            let sink = StreamRecorder()
             let connection = onLoop { () -> Connection in
                 let connection = Connection(fd: fd, loop: loop, id: UInt64(10 + round))
                 connection.delegate = sink
@@ -105,7 +88,7 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
 
     @Test func aBackedUpWriteDrainsWhenThePeerCatchesUp() async throws {
         let (fd, peer) = socketPair()
-        let sink = Sink()
+        let sink = StreamRecorder()
         let payload = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 16)) }
         let connection = onLoop { () -> Connection in
             let connection = Connection(fd: fd, loop: loop, id: 2)
@@ -139,7 +122,7 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
         for round in 0..<20 {
             let holder = Holder()
             let pairs = [socketPair(), socketPair()]
-            let sinks = [Sink(), Sink()]
+            let sinks = [StreamRecorder(), StreamRecorder()]
             // Input first: registering then reports both sockets in the loop's first epoll batch.
             send(pairs[0].1, [1])
             send(pairs[1].1, [2])
@@ -148,7 +131,7 @@ private final class Sink: ConnectionDelegate, @unchecked Sendable {
                     let connection = Connection(fd: pairs[index].0, loop: loop, id: UInt64(100 + round * 2 + index))
                     connection.delegate = sinks[index]
                     holder.connections[index] = connection
-                    sinks[index].onRead = {
+                    sinks[index].onRead = { _ in
                         let other = 1 - index
                         if let victim = holder.connections.removeValue(forKey: other) {
                             victim.close()

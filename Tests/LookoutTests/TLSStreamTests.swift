@@ -7,23 +7,6 @@ import LookoutTLS
 import Glibc
 #endif
 
-/// Collects what a stream delivers; touched only on the loop's queue.
-private final class Recorder: ConnectionDelegate, @unchecked Sendable {
-    var received: [UInt8] = []
-    var sawEOF = false
-    var failure: SocketError?
-    var drains = 0
-    var onRead: ((ByteStream) -> Void)?
-
-    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
-        received.append(contentsOf: bytes)
-        onRead?(connection)
-    }
-    func connectionDidReadEOF(_ connection: ByteStream) { sawEOF = true }
-    func connectionDidDrain(_ connection: ByteStream) { drains += 1 }
-    func connection(_ connection: ByteStream, didFailWith error: SocketError) { failure = error }
-}
-
 /// Two TLS streams over a real socket pair on one event loop: the same code path the proxy uses
 /// for intercepted clients (server side) and https origins (client side).
 @Suite(.serialized) struct TLSStreamTests {
@@ -99,8 +82,8 @@ private final class Recorder: ConnectionDelegate, @unchecked Sendable {
         let outcome = await handshake(pair)
         #expect((try? outcome.client.get()) != nil)
         #expect((try? outcome.server.get()) != nil)
-        let serverSide = Recorder()
-        let clientSide = Recorder()
+        let serverSide = StreamRecorder()
+        let clientSide = StreamRecorder()
         // 3 MiB with a pattern, so a lost, repeated or reordered record would show.
         let payload = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 12)) }
         let accepted = onLoop(pair) { () -> Bool in
@@ -133,7 +116,7 @@ private final class Recorder: ConnectionDelegate, @unchecked Sendable {
     @Test func pausedStreamDeliversNothingUntilResumed() async throws {
         let pair = try makePair()
         _ = await handshake(pair)
-        let serverSide = Recorder()
+        let serverSide = StreamRecorder()
         onLoop(pair) {
             pair.server.delegate = serverSide
             pair.client.write(Array(repeating: 7, count: 100_000))
