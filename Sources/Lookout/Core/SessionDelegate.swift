@@ -6,7 +6,9 @@ import Logging
 /// Receives every upstream transport callback, tells the monitors first, then the policies, then
 /// the exchange, which it finds through the loop's `RequestTaskMap` (the state provider).
 final class SessionDelegate: @unchecked Sendable {  // methods run on the calling task's loop queue
-    unowned let session: Session
+    /// `unowned(unsafe)`: the session owns its delegate and outlives it, and the checked kind
+    /// costs an atomic increment and decrement on every one of the several uses per request.
+    unowned(unsafe) let session: Session
 
     init(session: Session) {
         self.session = session

@@ -2,15 +2,19 @@ import HTTPTypes
 
 /// Connection-specific header fields a proxy must not forward (RFC 9110 §7.6.1, RFC 9112 §9.6).
 enum HopByHopHeaders {
-    /// Runs for every field of every message, so it compares canonical (lowercase) names instead
-    /// of hashing them into a set.
+    /// Runs for every field of every message: most names are ruled out by their length alone,
+    /// before any string comparison.
     static func isFixed(_ name: HTTPField.Name) -> Bool {
-        switch name.canonicalName {
-        case "connection", "transfer-encoding", "te", "upgrade", "proxy-authorization", "proxy-authenticate",
-             "keep-alive", "proxy-connection", "trailer":
-            return true
-        default:
-            return false
+        let canonical = name.canonicalName
+        switch canonical.utf8.count {
+        case 2: return canonical == "te"
+        case 7: return canonical == "upgrade" || canonical == "trailer"
+        case 10: return canonical == "connection" || canonical == "keep-alive"
+        case 16: return canonical == "proxy-connection"
+        case 17: return canonical == "transfer-encoding"
+        case 18: return canonical == "proxy-authenticate"
+        case 19: return canonical == "proxy-authorization"
+        default: return false
         }
     }
 
@@ -52,11 +56,22 @@ enum HopByHopHeaders {
                 index = utf8.index(after: index)
             }
             guard start < end else { continue }
-            let token = Substring(utf8[start..<end])
-            if token.utf8.count == 10 && token.lowercased() == "keep-alive" { continue }
-            if token.utf8.count == 5 && token.lowercased() == "close" { continue }
-            if let name = HTTPField.Name(String(token)) { names.append(name) }
+            let token = utf8[start..<end]
+            if equalsIgnoringASCIICase(token, "keep-alive") || equalsIgnoringASCIICase(token, "close") { continue }
+            if let name = HTTPField.Name(String(Substring(token))) { names.append(name) }
         }
+    }
+
+    /// `token` equals the lowercase ASCII `word`, ignoring case; no allocation.
+    private static func equalsIgnoringASCIICase(_ token: Substring.UTF8View, _ word: StaticString) -> Bool {
+        guard token.count == word.utf8CodeUnitCount else { return false }
+        var index = 0
+        for byte in token {
+            let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            if lower != word.utf8Start[index] { return false }
+            index += 1
+        }
+        return true
     }
 
     private static func isSeparator(_ byte: UInt8) -> Bool {
