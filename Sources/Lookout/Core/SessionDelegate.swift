@@ -15,7 +15,7 @@ final class SessionDelegate: @unchecked Sendable {  // methods run on the callin
     }
 
     private func request(for task: UpstreamTask) -> ProxyRequest {
-        guard let request = session.context(for: task.loop).taskMap.request(forTask: task.id) else {
+        guard let request = task.context.taskMap.request(forTask: task.id) else {
             preconditionFailure("task \(task.id) reported after leaving the request-task map")
         }
         return request
@@ -129,7 +129,7 @@ final class SessionDelegate: @unchecked Sendable {  // methods run on the callin
 
     /// Metrics first, then completion (the map forgets the task only after both), then the exchange.
     func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: TransactionMetrics, notifyRequest: Bool) {
-        let map = session.context(for: task.loop).taskMap
+        let map = task.context.taskMap
         let request = request(for: task)
         session.emit(.lifecycle) {
             var all = TaskMetrics(taskStart: metrics.fetchStart)

@@ -16,7 +16,9 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     let origin: Origin
     let requestID: UInt64
     let connectionID: UInt64
-    private var delegate: SessionDelegate { session.delegate }
+    /// Looked up once: the delegate finds the request through this loop's map on every callback.
+    let context: LoopContext
+    private let delegate: SessionDelegate
 
     private var upstream: UpstreamConnection?
     private var opening: OpenHandle?
@@ -29,7 +31,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     private var requestBodySent = false
     private var responseComplete = false
     private var readingPaused = false
-    private var lastRead = Instant.now()
+    private var lastRead = Instant(nanoseconds: 0)
     private var isDone = false
     private var bodyBytesReceived: UInt64 = 0
 
@@ -42,6 +44,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.origin = request.origin
         self.requestID = request.id
         self.connectionID = request.client.id
+        self.context = request.session.context(for: loop)
+        self.delegate = request.session.delegate
         self.parser = HTTPResponseParser(limits: request.session.configuration.parserLimits)
         self.metrics = TransactionMetrics(fetchStart: .now())
     }
@@ -49,7 +53,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     // MARK: - Connection
 
     func start() {
-        let pool = session.context(for: loop).pool
+        let pool = context.pool
         if let pooled = pool.take(origin) {
             metrics.isReusedConnection = true
             delegate.task(self, didReuse: pooled.connection)
