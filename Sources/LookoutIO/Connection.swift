@@ -304,6 +304,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
 
     /// Closes the socket now, dropping anything queued. `abortive` sends RST instead of FIN.
     public func close(abortive: Bool) {
+        // On the loop: closing gives the write buffer back and leaves the loop's epoll set.
+        loop.assertOnLoop()
         guard !isClosed else { return }
         isClosed = true
         delegate = nil
