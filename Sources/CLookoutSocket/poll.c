@@ -16,11 +16,6 @@ int lookout_epoll_add(int epfd, int fd, uint64_t token) {
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
 }
 
-int lookout_epoll_add_listener(int epfd, int fd, uint64_t token) {
-    struct epoll_event event = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = token };
-    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
-}
-
 int lookout_epoll_remove(int epfd, int fd) {
     struct epoll_event unused = { 0 };
     return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &unused);

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Something on an event loop that waits for socket readiness (a connection, a connect in
-/// progress, a listener). Called on the loop with the epoll event mask.
+/// progress). Called on the loop with the epoll event mask.
 protocol PollHandler: AnyObject {
     func pollDidReport(_ mask: UInt32)
 }
@@ -67,7 +67,7 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
     }
 
     /// Watches `fd` (edge-triggered) for `handler`; returns the registration to pass to `remove`.
-    func add(_ fd: Int32, handler: any PollHandler, listener: Bool = false) -> PollRegistration? {
+    func add(_ fd: Int32, handler: any PollHandler) -> PollRegistration? {
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = free
@@ -77,8 +77,7 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
         }
         slots[slot].handler = handler
         let token = UInt64(slots[slot].generation) << 32 | UInt64(slot)
-        let rc = listener ? lookout_epoll_add_listener(epollFD, fd, token) : lookout_epoll_add(epollFD, fd, token)
-        guard rc == 0 else {
+        guard lookout_epoll_add(epollFD, fd, token) == 0 else {
             release(slot)
             return nil
         }

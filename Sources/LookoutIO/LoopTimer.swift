@@ -40,8 +40,8 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
 
     /// Calls the standing handler once, about `seconds` from now, replacing any earlier schedule.
     public func schedule(after seconds: Double) {
-        precondition(standingHandler != nil, "schedule(after:) needs setStandingHandler first")
-        schedule(after: seconds, standingHandler!)
+        guard let standingHandler else { preconditionFailure("schedule(after:) needs setStandingHandler first") }
+        schedule(after: seconds, standingHandler)
     }
 
     /// Disarms the timer (it can be scheduled again).

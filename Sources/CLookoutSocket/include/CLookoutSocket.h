@@ -19,8 +19,6 @@ enum {
 int lookout_epoll_create(void);
 /// Watches `fd` edge-triggered for input, output, peer shutdown and errors.
 int lookout_epoll_add(int epfd, int fd, uint64_t token);
-/// Watches a listening socket level-triggered for input, woken exclusively (one waiter per connection).
-int lookout_epoll_add_listener(int epfd, int fd, uint64_t token);
 int lookout_epoll_remove(int epfd, int fd);
 /// epoll_wait with timeout 0: fills up to `capacity` tokens and masks, returns the count or -1.
 int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity);

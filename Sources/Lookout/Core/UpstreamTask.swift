@@ -341,7 +341,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         if let upstream {
             self.upstream = nil
             if reuseAllowed && requestBodySent && upstream.isUsable && !session.isShuttingDown {
-                session.context(for: loop).pool.release(upstream)
+                context.pool.release(upstream)
             } else {
                 upstream.close()
             }

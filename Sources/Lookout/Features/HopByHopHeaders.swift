@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 
 /// Connection-specific header fields a proxy must not forward (RFC 9110 §7.6.1, RFC 9112 §9.6).
 enum HopByHopHeaders {
@@ -18,63 +19,26 @@ enum HopByHopHeaders {
         }
     }
 
-    /// Removes the fixed hop-by-hop fields and every field the `Connection` header names.
-    /// Allocates nothing for the usual `Connection: keep-alive` or `close`.
+    /// Removes the fixed hop-by-hop fields and every field the `Connection` header names, in
+    /// one pass to find them and one to remove them. Allocates nothing for the usual
+    /// `Connection: keep-alive` or `close`.
     static func remove(from fields: inout HTTPFields) {
-        guard fields.contains(where: { isFixed($0.name) }) else { return }
-        let listed = namesListedInConnection(fields)
-        fields.removeAll { shouldRemove($0.name, listed: listed) }
-    }
-
-    /// Whether a field named `name` stops at this hop, given the names `Connection` listed.
-    @inline(__always)
-    static func shouldRemove(_ name: HTTPField.Name, listed: [HTTPField.Name]) -> Bool {
-        isFixed(name) || (!listed.isEmpty && listed.contains(name))
-    }
-
-    /// The names `Connection` lists (RFC 9110 §7.6.1), other than its options `keep-alive` and
-    /// `close`: empty, without allocating, for the usual values.
-    static func namesListedInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
-        var named: [HTTPField.Name] = []
-        for field in fields where field.name == .connection {
-            collectNames(in: field.value, into: &named)
+        var found = false
+        var listed: [HTTPField.Name] = []
+        for field in fields where isFixed(field.name) {
+            found = true
+            if field.name == .connection { collectNames(in: field.value, into: &listed) }
         }
-        return named
+        guard found else { return }
+        fields.removeAll { isFixed($0.name) || (!listed.isEmpty && listed.contains($0.name)) }
     }
 
-    /// The field names a `Connection` value lists, other than the options every proxy handles.
+    /// The field names a `Connection` value lists (RFC 9110 §7.6.1), other than its options
+    /// `keep-alive` and `close`.
     private static func collectNames(in value: String, into names: inout [HTTPField.Name]) {
-        let utf8 = value.utf8
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            // One comma-separated token, without the whitespace around it.
-            while index < utf8.endIndex, isSeparator(utf8[index]) { index = utf8.index(after: index) }
-            let start = index
-            var end = index
-            while index < utf8.endIndex, utf8[index] != UInt8(ascii: ",") {
-                if !isSeparator(utf8[index]) { end = utf8.index(after: index) }
-                index = utf8.index(after: index)
-            }
-            guard start < end else { continue }
-            let token = utf8[start..<end]
-            if equalsIgnoringASCIICase(token, "keep-alive") || equalsIgnoringASCIICase(token, "close") { continue }
-            if let name = HTTPField.Name(String(Substring(token))) { names.append(name) }
+        FieldList.forEachElement(of: value) { element in
+            if element.equalsLowercase("keep-alive") || element.equalsLowercase("close") { return }
+            if let name = HTTPField.Name(element.string) { names.append(name) }
         }
-    }
-
-    /// `token` equals the lowercase ASCII `word`, ignoring case; no allocation.
-    private static func equalsIgnoringASCIICase(_ token: Substring.UTF8View, _ word: StaticString) -> Bool {
-        guard token.count == word.utf8CodeUnitCount else { return false }
-        var index = 0
-        for byte in token {
-            let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            if lower != word.utf8Start[index] { return false }
-            index += 1
-        }
-        return true
-    }
-
-    private static func isSeparator(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: ",")
     }
 }
