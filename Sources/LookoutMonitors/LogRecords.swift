@@ -64,9 +64,16 @@ extension JSONBuffer {
             key("request_body"); uint(s.upstream?.requestBodyBytes ?? 0)
             key("response_headers"); uint(s.upstream?.responseHeaderBytes ?? 0)
             key("response_body"); uint(s.upstream?.responseBodyBytes ?? 0)
+            if s.upgrade != nil {
+                key("client_to_upstream"); uint(s.tunnelBytesClientToUpstream ?? 0)
+                key("upstream_to_client"); uint(s.tunnelBytesUpstreamToClient ?? 0)
+            }
         }
         endObject()
-        if s.kind == .tunnel {
+        if let upgrade = s.upgrade {
+            key("upgrade"); string(upgrade)
+        }
+        if s.kind == .tunnel || s.upgrade != nil {
             key("duration_ms"); milliseconds(s.totalMilliseconds)
         }
         key("attempts"); int(s.attempts)

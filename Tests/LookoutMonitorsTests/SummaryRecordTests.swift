@@ -106,6 +106,31 @@ import Testing
         ])
     }
 
+    @Test func exchangeThatSwitchedProtocols() throws {
+        let (monitor, path) = try makeMonitor()
+        let end = instant(unixMicros: fixedEndMicros)
+        let start = end.subtracting(nanoseconds: 2_000_000_000)
+        var summary = ExchangeSummary(requestID: 3, connectionID: 2, clientAddress: "127.0.0.1:40000", kind: .http,
+                                      method: "GET", url: "http://example.test/chat", httpVersion: "HTTP/1.1", start: start)
+        summary.end = end
+        summary.status = 101
+        var t = TransactionMetrics(fetchStart: start)
+        t.requestHeaderBytes = 120
+        t.responseHeaderBytes = 90
+        summary.upstream = t
+        summary.attempts = 1
+        summary.upgrade = "websocket"
+        summary.tunnelBytesClientToUpstream = 7
+        summary.tunnelBytesUpstreamToClient = 11
+        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 2, requestID: 3), summary)],
+                                to: monitor, path: path)
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line.contains(#""status":101,"#))
+        #expect(line.contains(#""bytes":{"request_headers":120,"request_body":0,"response_headers":90,"response_body":0,"#
+                              + #""client_to_upstream":7,"upstream_to_client":11},"upgrade":"websocket","duration_ms":2000,"#))
+    }
+
     @Test func admin() throws {
         let (monitor, path) = try makeMonitor()
         let end = instant(unixMicros: fixedEndMicros)

@@ -452,6 +452,48 @@ def behave_unrequested_switch(conn, origin):
     conn.close()
 
 
+WS_GREETING = b"\x81\x05hello"
+
+
+def behave_websocket_echo(conn, origin):
+    """A WebSocket-style origin: answers an Upgrade request with 101 plus a first frame in the
+    same send, then echoes every byte until the peer half-closes, then closes. Without an
+    Upgrade it answers 426 (and keeps the connection for another request)."""
+    while True:
+        head = read_head(conn)
+        if not head:
+            conn.close()
+            return
+        origin.record(head)
+        fields: dict[bytes, list[bytes]] = {}
+        for line in head.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            fields.setdefault(name.strip().lower(), []).append(value.strip().lower())
+        asks = b"websocket" in fields.get(b"upgrade", []) and any(
+            b"upgrade" in v for v in fields.get(b"connection", []))
+        if not asks:
+            conn.sendall(b"HTTP/1.1 426 Upgrade Required\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\nno")
+            continue
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n" + WS_GREETING)
+        # Whatever came behind the head in the same read is already the new protocol.
+        rest = head.split(b"\r\n\r\n", 1)[1]
+        if rest:
+            conn.sendall(rest)
+        conn.settimeout(30)
+        try:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        conn.close()
+        return
+
+
 def behave_one_per_connection(conn, origin):
     """Answers the first request of a keep-alive connection without announcing a close, then
     reads the next request and closes without answering: what a proxy sees when it reuses a
@@ -635,6 +677,7 @@ BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
     "garbage_head": behave_garbage_head,
     "unrequested_switch": behave_unrequested_switch,
+    "websocket_echo": behave_websocket_echo,
     "one_per_connection": behave_one_per_connection,
     "never_answers": behave_never_answers,
     "close_without_response": behave_close_without_response,

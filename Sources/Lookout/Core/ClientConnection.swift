@@ -401,6 +401,13 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         resumeInput()
     }
 
+    /// The exchange's origin switched protocols (101): from now on this connection is the
+    /// client side of `tunnel`, which resumes input (stashed bytes are already the new protocol).
+    func exchangeDidSwitchProtocols(to tunnel: Tunnel) {
+        exchange = nil
+        self.tunnel = tunnel
+    }
+
     /// The tunnel is over: deliver what is still queued for the client (the origin's last bytes,
     /// or an error response), then close.
     func tunnelDidFinish() {

@@ -21,6 +21,11 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     let origin: Origin
     /// The origin-form target sent upstream.
     private let upstreamPath: String
+    /// The protocol switch asked for (`Upgrade` with `Connection: upgrade`) that goes upstream,
+    /// e.g. "websocket"; nil when none was asked for or it is not relayed (see `relayedUpgrade`).
+    let upgradeProtocol: String?
+    /// The protocol the origin's 101 named.
+    private var acceptedUpgrade: String?
     private(set) var summary: ExchangeSummary
     private var context: LoopContext { client.context }
 
@@ -55,6 +60,19 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
                                        kind: kind, method: head.method.rawValue, url: url,
                                        httpVersion: head.version.description, start: start)
         self.upstreamPath = path
+        self.upgradeProtocol = Self.relayedUpgrade(head)
+    }
+
+    /// Which protocol switches are relayed (RFC 9110 §7.8): any the client asks for on a request
+    /// without a body (a WebSocket handshake is a bodiless GET), except `h2c` — the exchange would
+    /// continue as HTTP/2 inside an opaque tunnel, so it stays HTTP/1.1 and visible instead.
+    static func relayedUpgrade(_ head: RequestHead) -> String? {
+        guard let upgrade = head.upgrade, head.framing == .none else { return nil }
+        var asksForH2C = false
+        FieldList.forEachElement(of: upgrade) { element in
+            if element.equalsLowercase("h2c") { asksForH2C = true }
+        }
+        return asksForH2C ? nil : upgrade
     }
 
     // MARK: - Start
@@ -73,6 +91,11 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         // RFC 9112 §3.2.2: a proxy replaces Host with the authority of the absolute-form target.
         upstream.headerFields[ProxyRequest.hostHeader] = origin.hostFieldValue
         HopByHopHeaders.remove(from: &upstream.headerFields)
+        if let upgradeProtocol {
+            // Hop-by-hop, so removed above; asked for again on this hop.
+            upstream.headerFields[.connection] = "upgrade"
+            upstream.headerFields[.upgrade] = upgradeProtocol
+        }
         if head.framing == .chunked {
             // Re-chunked hop by hop, but codings before "chunked" (e.g. gzip) describe the body itself.
             upstream.headerFields[.transferEncoding] = Self.transferCodings(head.headerFields)
@@ -193,6 +216,30 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         summary.status = response.status
         var fields = response.headerFields
         HopByHopHeaders.remove(from: &fields)
+        if response.status == 101 {
+            // The origin accepted the switch (the task only passes a 101 on when one was asked
+            // for): the client gets the 101 with the switch named, then the bytes both ways.
+            fields[.connection] = "upgrade"
+            if let accepted = response.headerFields[.upgrade] {
+                fields[.upgrade] = accepted
+                acceptedUpgrade = accepted
+            }
+            clientFraming = .none
+            keepClientAlive = false
+        } else {
+            prepareFraming(for: response, fields: &fields)
+        }
+        if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
+        let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                version: .http1_1, headerFields: fields)
+        client.connection.write(bytes)
+        responseHeadSent = true
+        summary.responseHeaders = fields
+        summary.requestHeaders = head.headerFields
+    }
+
+    /// How the response body goes to the client, and whether the client connection stays open.
+    private func prepareFraming(for response: ResponseHead, fields: inout HTTPFields) {
         keepClientAlive = head.keepAlive && !client.isClosingAfterExchange && !session.isShuttingDown
         switch response.framing {
         case .none:
@@ -217,13 +264,6 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
         } else {
             fields[.connection] = "close"
         }
-        if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
-        let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
-                                                version: .http1_1, headerFields: fields)
-        client.connection.write(bytes)
-        responseHeadSent = true
-        summary.responseHeaders = fields
-        summary.requestHeaders = head.headerFields
     }
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
@@ -254,6 +294,10 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     func taskDidComplete(_ task: UpstreamTask, metrics: TransactionMetrics, error: ProxyError?) {
         summary.upstream = metrics
         self.task = nil
+        if error == nil, let switched = task.takeSwitchedStream() {
+            switchProtocols(task: task, upstream: switched.stream, upstreamLeftover: switched.leftover)
+            return
+        }
         guard let error else {
             finish(error: nil, keepAlive: keepClientAlive)
             return
@@ -271,6 +315,19 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
             return
         }
         fail(error)
+    }
+
+    // MARK: - Protocol switch
+
+    /// After a 101 the exchange becomes a tunnel over the same two connections; the tunnel
+    /// writes this exchange's summary when both sides are done.
+    private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
+        finished = true
+        guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
+        let tunnel = Tunnel(switchOf: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol, origin: origin,
+                            taskID: task.id, metrics: task.metrics, client: client)
+        client.exchangeDidSwitchProtocols(to: tunnel)
+        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
     }
 
     // MARK: - Finishing

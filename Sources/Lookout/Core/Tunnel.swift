@@ -4,6 +4,10 @@ import LookoutIO
 
 /// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
 /// ways with backpressure until each side has finished; half-closes are passed on.
+///
+/// Also what an exchange becomes after the origin switched protocols (`Upgrade`, e.g. WebSocket;
+/// RFC 9110 §7.8): then it adopts the exchange's upstream connection, and its summary is the
+/// exchange's, with the bytes relayed after the 101.
 final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to the client connection's loop queue
     static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
 
@@ -15,7 +19,9 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     /// Held directly: the client connection may be gone by the time the last event is emitted.
     private let session: Session
     private var summary: ExchangeSummary
-    private var upstream: Connection?
+    private var upstream: ByteStream?
+    /// The protocol an exchange switched to; nil for a CONNECT tunnel.
+    private let upgrade: String?
     private var opening: OpenHandle?
     private var openedAt: Instant?
     private var clientToUpstream: UInt64 = 0
@@ -42,6 +48,23 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         self.metrics = TransactionMetrics(fetchStart: start)
         self.metrics.networkProtocolName = "tunnel"
         self.idleTimer = LoopTimer(loop: client.connection.loop)
+        self.upgrade = nil
+    }
+
+    /// The tunnel an exchange becomes after a 101; `adopt` starts it.
+    init(switchOf head: RequestHead, summary: ExchangeSummary, upgrade: String, origin: Origin, taskID: UInt64,
+         metrics: TransactionMetrics, client: ClientConnection) {
+        self.id = summary.requestID
+        self.client = client
+        self.head = head
+        self.origin = origin
+        self.session = client.session
+        self.taskID = taskID
+        self.summary = summary
+        self.summary.upgrade = upgrade
+        self.metrics = metrics
+        self.idleTimer = LoopTimer(loop: client.connection.loop)
+        self.upgrade = upgrade
     }
 
     private var eventContext: EventContext {
@@ -82,18 +105,34 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     }
 
     private func open(_ connection: Connection) {
-        upstream = connection
         metrics.remoteAddress = connection.peerAddress?.description
         metrics.localAddress = connection.localAddress?.description
         metrics.upstreamConnectionID = connection.id
-        connection.delegate = self
-        openedAt = .now()
-        metrics.requestStart = openedAt
+        metrics.requestStart = .now()
         client.connection.write(Tunnel.established)
         summary.status = 200
+        relay(connection)
+    }
+
+    /// Takes over a switched exchange's upstream connection; `upstreamLeftover` is what the
+    /// origin sent right behind its 101.
+    func adopt(_ connection: ByteStream, upstreamLeftover: [UInt8]) {
+        var clientKeepsUp = true
+        if !upstreamLeftover.isEmpty {
+            upstreamToClient += UInt64(upstreamLeftover.count)
+            clientKeepsUp = client.connection.write(upstreamLeftover)
+        }
+        relay(connection, readUpstream: clientKeepsUp)
+    }
+
+    /// `readUpstream` false: the client is backed up; its drain resumes reading.
+    private func relay(_ connection: ByteStream, readUpstream: Bool = true) {
+        upstream = connection
+        connection.delegate = self
+        openedAt = .now()
         let address = connection.peerAddress?.description ?? ""
         session.emit(.lifecycle) { .tunnelDidOpen(eventContext, target: origin.authority, address: address) }
-        connection.resumeReading()
+        if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
         client.resumeInput()
         lastActivity = .now()
         armIdleCheck()
@@ -178,7 +217,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
             if error == nil { upstream.closeAfterFlush() } else { upstream.close() }
         }
         let end = Instant.now()
-        metrics.responseEnd = end
+        // A switched exchange keeps its handshake's timings; its tunnel's length is the total.
+        if upgrade == nil { metrics.responseEnd = end }
         summary.end = end
         summary.error = error
         summary.upstream = openedAt == nil ? nil : metrics
@@ -193,7 +233,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
                                 milliseconds: duration, error: error)
             }
         }
-        session.emit(.lifecycle) { .didCompleteTask(eventContext, error: error) }
+        // A switched exchange's upstream task completed at the 101.
+        if upgrade == nil { session.emit(.lifecycle) { .didCompleteTask(eventContext, error: error) } }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         session.exchangesFinished.add(1, ordering: .relaxed)
         session.emit(.summaries) {

@@ -214,6 +214,11 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             offset += consumed
             guard let event else { break }
             handle(event, in: slice)
+            if switchAccepted {
+                // What followed the 101 in this read is already the new protocol.
+                switchProtocols(leftover: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                return
+            }
         }
         if responseComplete && offset < bytes.count {
             // Bytes after a complete response: the connection is out of step, never reuse it.
@@ -227,9 +232,15 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         case .head(let head):
             metrics.responseHeaderBytes += UInt64(head.headLength)
             if head.status == 101 {
-                // Lookout removes Upgrade from requests, so a switch was never asked for
-                // (RFC 9110 §15.2.2); the bytes that follow would not be HTTP.
-                complete(.upstreamFailed(reason: .malformedResponse("101 Switching Protocols without an Upgrade request")))
+                guard request.upgradeProtocol != nil else {
+                    // A switch nobody asked for (RFC 9110 §15.2.2): the bytes that follow would not be HTTP.
+                    complete(.upstreamFailed(reason: .malformedResponse("101 Switching Protocols without an Upgrade request")))
+                    return
+                }
+                responseHeadReceived = true
+                metrics.statusCode = head.status
+                delegate.task(self, didReceiveResponse: head)
+                if !isDone { switchAccepted = true }
                 return
             }
             if head.status < 200 {
@@ -265,6 +276,30 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     }
 
     private var reuseAllowed = true
+
+    // MARK: - Protocol switch
+
+    /// A 101 answered the request's Upgrade; the connection leaves HTTP after this read.
+    private var switchAccepted = false
+    private var switchedStream: (stream: ByteStream, leftover: [UInt8])?
+
+    /// The upstream connection, no longer HTTP, leaves the task (never the pool) for the exchange
+    /// to relay; the task ends successfully with the 101 as its response.
+    private func switchProtocols(leftover: UnsafeRawBufferPointer) {
+        guard let upstream else { return }
+        self.upstream = nil
+        upstream.detach()
+        metrics.responseEnd = .now()
+        responseComplete = true
+        switchedStream = (upstream.connection, Array(leftover))
+        complete(nil)
+    }
+
+    /// Hands over the switched connection once (to the exchange, from `taskDidComplete`).
+    func takeSwitchedStream() -> (stream: ByteStream, leftover: [UInt8])? {
+        defer { switchedStream = nil }
+        return switchedStream
+    }
 
     func resumeReading() {
         guard readingPaused, !isDone else { return }

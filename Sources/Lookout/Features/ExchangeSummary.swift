@@ -28,9 +28,11 @@ public struct ExchangeSummary: Sendable {
     /// Bytes of the request and response heads and bodies exchanged with the upstream.
     public var requestHeaders: HTTPFields?
     public var responseHeaders: HTTPFields?
-    /// Tunnels only.
+    /// Tunnels, and exchanges that switched protocols: the bytes relayed each way after the switch.
     public var tunnelBytesClientToUpstream: UInt64?
     public var tunnelBytesUpstreamToClient: UInt64?
+    /// The protocol the exchange switched to after a 101 (the origin's `Upgrade`), e.g. "websocket".
+    public var upgrade: String?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {
