@@ -593,8 +593,12 @@ class RawOrigin:
     of recording; ``accepted`` counts connections.
     """
 
-    def __init__(self, behavior):
+    def __init__(self, behavior, tls: tuple[Path, Path] | None = None):
         self.behavior = behavior
+        self.tls_context = None
+        if tls is not None:
+            self.tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls_context.load_cert_chain(str(tls[0]), str(tls[1]))
         self.name = behavior.__name__.removeprefix("behave_")
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -648,6 +652,8 @@ class RawOrigin:
 
     def _run(self, conn):
         try:
+            if self.tls_context is not None:
+                conn = self.tls_context.wrap_socket(conn, server_side=True)
             self.behavior(conn, self)
         except OSError:
             pass

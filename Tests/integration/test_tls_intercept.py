@@ -269,3 +269,40 @@ def test_an_upstream_reset_mid_body_fails_the_intercepted_client(make_proxy, pki
         assert_error_summary(rec, 200, "upstream_closed", url=url)
     finally:
         origin.close()
+
+
+def test_websocket_inside_interception_is_relayed(make_proxy, pki):
+    """wss:// through an intercepted CONNECT: the switch happens inside both TLS connections and
+    the bytes after the 101 are relayed and counted like a plain-HTTP switch."""
+    origin = origins.RawOrigin(origins.BEHAVIORS["websocket_echo"], tls=pki.good.tls).start()
+    try:
+        proxy = make_proxy(intercepting(pki, origin))
+        raw = connect(proxy.port)
+        authority = f"localhost:{origin.port}"
+        raw.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
+        assert Reader(raw, 10).read_until(b"\r\n\r\n").startswith(b"HTTP/1.1 200")
+        context = ssl.create_default_context(cafile=ca_file(proxy))
+        tls = context.wrap_socket(raw, server_hostname="localhost")
+        tls.sendall(f"GET /chat HTTP/1.1\r\nHost: {authority}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        reader = Reader(tls, 15)
+        resp = read_response(reader)
+        assert resp.status == 101 and resp.header("Upgrade").lower() == "websocket", resp.head
+        assert reader.read_exact(len(origins.WS_GREETING)) == origins.WS_GREETING
+        payload = os.urandom(200_000)
+        got = bytearray()
+        for i in range(0, len(payload), 20_000):
+            tls.sendall(payload[i:i + 20_000])
+            got += reader.read_exact(20_000)
+        assert bytes(got) == payload
+        tls.close()
+        rec = proxy.only_summary(kind="intercepted")
+        assert rec["method"] == "GET" and rec["url"] == f"https://{authority}/chat", rec
+        assert rec["status"] == 101 and rec["upgrade"] == "websocket", rec
+        assert rec["upstream"]["tls"]["trust"]["result"] == "passed", rec
+        assert rec["bytes"]["client_to_upstream"] == len(payload), rec
+        assert rec["bytes"]["upstream_to_client"] == len(payload) + len(origins.WS_GREETING), rec
+        head = origin.wait_received(1)[0].lower()
+        assert b"\r\nupgrade: websocket\r\n" in head and b"\r\nconnection: upgrade\r\n" in head, head
+    finally:
+        origin.stop()
