@@ -453,6 +453,7 @@ def behave_unrequested_switch(conn, origin):
 
 
 WS_GREETING = b"\x81\x05hello"
+WS_FLOOD_MIB = 24
 
 
 def behave_websocket_echo(conn, origin):
@@ -476,6 +477,13 @@ def behave_websocket_echo(conn, origin):
             continue
         conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                      b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n" + WS_GREETING)
+        if head.split(b" ", 2)[1].endswith(b"/flood"):
+            # Server-to-client flood, then close: for slow readers behind the relay.
+            chunk = pattern(1 << 20)
+            for _ in range(WS_FLOOD_MIB):
+                conn.sendall(chunk)
+            conn.close()
+            return
         # Whatever came behind the head in the same read is already the new protocol.
         rest = head.split(b"\r\n\r\n", 1)[1]
         if rest:

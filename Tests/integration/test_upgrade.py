@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import time
@@ -147,3 +148,48 @@ def test_upgrade_through_an_upgrade_unaware_client_path_closes_cleanly(make_prox
     assert rec["status"] == 101 and rec["upgrade"] == "websocket", rec
     assert rec["bytes"]["client_to_upstream"] == 4 and rec["bytes"]["upstream_to_client"] == 4 + len(origins.WS_GREETING), rec
     assert rec["error"]["code"] == "client_closed", rec
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_switched_origin_flooding_a_slow_client_keeps_every_byte_and_memory_bounded(make_proxy, raw_origin):
+    """24 MiB from the origin right after its 101, to a client that starts reading 1.5 s late:
+    backpressure holds the rest in the kernel, not in the proxy, and nothing is lost."""
+    p = make_proxy()
+    o = raw_origin("websocket_echo")
+    base = _rss_kib(p.proc.pid)
+    s = connect(p.port)
+    s.sendall(handshake(o.url("/flood"), o.authority))
+    time.sleep(1.5)
+    peak = _rss_kib(p.proc.pid)
+    r = Reader(s, 30)
+    resp = read_response(r)
+    assert resp.status == 101, resp.head
+    assert r.read_exact(len(origins.WS_GREETING)) == origins.WS_GREETING
+    expected = hashlib.sha256()
+    chunk = origins.pattern(1 << 20)
+    for _ in range(origins.WS_FLOOD_MIB):
+        expected.update(chunk)
+    got = hashlib.sha256()
+    total = 0
+    while True:
+        data = r.read_exact(1 << 20)  # fewer only at EOF
+        if not data:
+            break
+        got.update(data)
+        total += len(data)
+        peak = max(peak, _rss_kib(p.proc.pid))
+    s.close()
+    assert total == origins.WS_FLOOD_MIB << 20
+    assert got.hexdigest() == expected.hexdigest()
+    assert peak - base < 16 * 1024, f"RSS grew by {peak - base} KiB while relaying {total} bytes"
+    rec = p.only_summary()
+    assert rec["status"] == 101 and "error" not in rec, rec
+    assert rec["bytes"]["upstream_to_client"] == total + len(origins.WS_GREETING), rec
+    assert rec["bytes"]["client_to_upstream"] == 0, rec
