@@ -102,7 +102,7 @@ struct TLSProbe {
         guard getnameinfo(address, address.pointee.sa_family == AF_INET6 ? socklen_t(MemoryLayout<sockaddr_in6>.size)
                                                                        : socklen_t(MemoryLayout<sockaddr_in>.size),
                           &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else { return "?" }
-        let host = String(cString: text)
+        let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
