@@ -84,9 +84,15 @@ enum FieldParsing {
         let len = end - start
         @inline(__always) func eq(_ s: StaticString) -> Bool { h.equalsExact(start, end, s) }
         switch len {
+        case 3:
+            if eq("Age") { return .age }
+            if eq("Via") { return .via }
         case 4:
             if eq("Host") { return KnownNames.host }
             if eq("host") { return KnownNames.hostLower }
+            if eq("Date") { return .date }
+            if eq("ETag") { return .eTag }
+            if eq("Vary") { return .vary }
         case 6:
             if eq("Accept") { return .accept }
             if eq("Cookie") { return .cookie }
@@ -95,16 +101,24 @@ enum FieldParsing {
             if eq("User-Agent") { return .userAgent }
             if eq("Connection") { return .connection }
             if eq("Set-Cookie") { return .setCookie }
+        case 7:
+            if eq("Expires") { return .expires }
+        case 8:
+            if eq("Location") { return .location }
         case 12:
             if eq("Content-Type") { return .contentType }
         case 13:
             if eq("Authorization") { return .authorization }
             if eq("Cache-Control") { return .cacheControl }
+            if eq("Last-Modified") { return .lastModified }
+            if eq("Accept-Ranges") { return .acceptRanges }
         case 14:
             if eq("Content-Length") { return .contentLength }
         case 15:
             if eq("Accept-Encoding") { return .acceptEncoding }
             if eq("Accept-Language") { return .acceptLanguage }
+        case 16:
+            if eq("Content-Encoding") { return .contentEncoding }
         case 17:
             if eq("Transfer-Encoding") { return .transferEncoding }
         default:

@@ -14,14 +14,18 @@ struct Origin: Hashable, Sendable {
 
     var scheme: String { isSecure ? "https" : "http" }
 
+    /// An IPv6 literal (needs brackets). Looks at bytes: `String.contains(":")` walks grapheme
+    /// clusters, which showed in the per-request profile.
+    private var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
+
     /// "host:port", IPv6 in brackets.
     var authority: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        isIPv6Literal ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
     var hostFieldValue: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = isIPv6Literal ? "[\(host)]" : host
         return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
