@@ -485,6 +485,15 @@ def read_response(reader: Reader, method: str = "GET") -> Response:
     return resp
 
 
+def rss_kib(pid: int) -> int:
+    """VmRSS of process ``pid`` in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def connect(port: int, timeout: float = 10.0) -> socket.socket:
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

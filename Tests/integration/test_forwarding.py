@@ -17,7 +17,7 @@ import pytest
 import origins
 from conftest import (Reader, assert_error_summary, assert_http_summary, client_env, connect, curl,
                       curl_sha256, py_request, raw_exchange, read_response, request_bytes,
-                      urllib_request, wait_until)
+                      rss_kib, urllib_request, wait_until)
 
 
 def header_values(info: dict, name: str) -> list[str]:
@@ -103,25 +103,17 @@ def test_post_with_urllib_and_put_with_http_client(proxy, origin):
 
 
 @pytest.mark.slow
-def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
 def test_huge_response_to_a_slow_client_keeps_memory_bounded(proxy, origin):
     """256 MiB to a client reading at 64 MiB/s: backpressure must hold the body in the kernel,
     not in the proxy. The bound (16 MiB over the starting RSS) is far below the body size."""
     n = 256 * 1024 * 1024
-    base = _rss_kib(proxy.proc.pid)
+    base = rss_kib(proxy.proc.pid)
     client = subprocess.Popen(["curl", "-q", "-sS", "-x", proxy.url, "--limit-rate", "64M", "-o", "/dev/null",
                                "-w", "%{http_code} %{size_download}", origin.url(f"/huge/{n}")],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
     peak = base
     while client.poll() is None:
-        peak = max(peak, _rss_kib(proxy.proc.pid))
+        peak = max(peak, rss_kib(proxy.proc.pid))
         time.sleep(0.05)
     out = client.stdout.read().decode()
     assert out == f"200 {n}", out

@@ -8,8 +8,8 @@ import socket
 import time
 
 import origins
-from conftest import (Reader, assert_envelope, assert_error_response, assert_error_summary, connect, curl,
-                      is_number, read_response)
+from conftest import (Reader, assert_envelope, connect, curl,
+                      is_number, read_response, rss_kib)
 
 WS_HEADERS = [("Upgrade", "websocket"), ("Connection", "Upgrade"),
               ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13")]
@@ -150,24 +150,16 @@ def test_upgrade_through_an_upgrade_unaware_client_path_closes_cleanly(make_prox
     assert rec["error"]["code"] == "client_closed", rec
 
 
-def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
 def test_switched_origin_flooding_a_slow_client_keeps_every_byte_and_memory_bounded(make_proxy, raw_origin):
     """24 MiB from the origin right after its 101, to a client that starts reading 1.5 s late:
     backpressure holds the rest in the kernel, not in the proxy, and nothing is lost."""
     p = make_proxy()
     o = raw_origin("websocket_echo")
-    base = _rss_kib(p.proc.pid)
+    base = rss_kib(p.proc.pid)
     s = connect(p.port)
     s.sendall(handshake(o.url("/flood"), o.authority))
     time.sleep(1.5)
-    peak = _rss_kib(p.proc.pid)
+    peak = rss_kib(p.proc.pid)
     r = Reader(s, 30)
     resp = read_response(r)
     assert resp.status == 101, resp.head
@@ -184,7 +176,7 @@ def test_switched_origin_flooding_a_slow_client_keeps_every_byte_and_memory_boun
             break
         got.update(data)
         total += len(data)
-        peak = max(peak, _rss_kib(p.proc.pid))
+        peak = max(peak, rss_kib(p.proc.pid))
     s.close()
     assert total == origins.WS_FLOOD_MIB << 20
     assert got.hexdigest() == expected.hexdigest()
