@@ -454,6 +454,7 @@ def behave_unrequested_switch(conn, origin):
 
 WS_GREETING = b"\x81\x05hello"
 WS_FLOOD_MIB = 24
+WS_PARTIAL = b"\x81\x07partial"
 
 
 def behave_websocket_echo(conn, origin):
@@ -477,6 +478,12 @@ def behave_websocket_echo(conn, origin):
             continue
         conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                      b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n" + WS_GREETING)
+        if head.split(b" ", 2)[1].endswith(b"/reset"):
+            # A few bytes of the new protocol, then a reset (RST, not FIN).
+            conn.sendall(WS_PARTIAL)
+            time.sleep(0.2)
+            _hard_close(conn)
+            return
         if head.split(b" ", 2)[1].endswith(b"/flood"):
             # Server-to-client flood, then close: for slow readers behind the relay.
             chunk = pattern(1 << 20)

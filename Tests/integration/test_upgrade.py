@@ -185,3 +185,22 @@ def test_switched_origin_flooding_a_slow_client_keeps_every_byte_and_memory_boun
     assert rec["status"] == 101 and "error" not in rec, rec
     assert rec["bytes"]["upstream_to_client"] == total + len(origins.WS_GREETING), rec
     assert rec["bytes"]["client_to_upstream"] == 0, rec
+
+
+def test_origin_reset_after_the_switch_is_logged_and_delivers_what_came_before(make_proxy, raw_origin):
+    """The origin resets the switched connection: the client still gets every byte sent before
+    the reset, then the connection ends; the summary keeps status 101 and says upstream_closed."""
+    p = make_proxy()
+    o = raw_origin("websocket_echo")
+    s = connect(p.port)
+    s.sendall(handshake(o.url("/reset"), o.authority))
+    r = Reader(s, 15)
+    resp = read_response(r)
+    assert resp.status == 101, resp.head
+    assert r.read_to_eof() == origins.WS_GREETING + origins.WS_PARTIAL
+    s.close()
+    rec = p.only_summary()
+    assert rec["status"] == 101 and rec["upgrade"] == "websocket", rec
+    assert rec["error"]["code"] == "upstream_closed", rec
+    assert rec["bytes"]["upstream_to_client"] == len(origins.WS_GREETING) + len(origins.WS_PARTIAL), rec
+    assert rec["bytes"]["client_to_upstream"] == 0, rec

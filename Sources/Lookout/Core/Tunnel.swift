@@ -34,25 +34,20 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private let idleTimer: LoopTimer
     private var lastActivity = Instant.now()
 
-    init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin) {
-        self.id = id
-        self.client = client
-        self.head = head
-        self.origin = origin
-        self.session = client.session
-        self.taskID = client.session.makeTaskID()
+    /// A `CONNECT` tunnel; `start` opens its upstream connection.
+    convenience init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin) {
         let start = Instant.now()
-        self.summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
-                                       kind: .tunnel, method: "CONNECT", url: origin.authority,
-                                       httpVersion: head.version.description, start: start)
-        self.metrics = TransactionMetrics(fetchStart: start)
-        self.metrics.networkProtocolName = "tunnel"
-        self.idleTimer = LoopTimer(loop: client.connection.loop)
-        self.upgrade = nil
+        let summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
+                                      kind: .tunnel, method: "CONNECT", url: origin.authority,
+                                      httpVersion: head.version.description, start: start)
+        var metrics = TransactionMetrics(fetchStart: start)
+        metrics.networkProtocolName = "tunnel"
+        self.init(switchOf: head, summary: summary, upgrade: nil, origin: origin,
+                  taskID: client.session.makeTaskID(), metrics: metrics, client: client)
     }
 
-    /// The tunnel an exchange becomes after a 101; `adopt` starts it.
-    init(switchOf head: RequestHead, summary: ExchangeSummary, upgrade: String, origin: Origin, taskID: UInt64,
+    /// The tunnel an exchange becomes after a 101 (`upgrade` names the protocol); `adopt` starts it.
+    init(switchOf head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
          metrics: TransactionMetrics, client: ClientConnection) {
         self.id = summary.requestID
         self.client = client

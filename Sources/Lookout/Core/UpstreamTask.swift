@@ -214,7 +214,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             offset += consumed
             guard let event else { break }
             handle(event, in: slice)
-            if switchAccepted {
+            if !isDone && parser.isUpgraded {
                 // What followed the 101 in this read is already the new protocol.
                 switchProtocols(leftover: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
                 return
@@ -239,8 +239,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
                 }
                 responseHeadReceived = true
                 metrics.statusCode = head.status
+                // The parser stops after the 101; `upstreamDidRead` hands the connection over.
                 delegate.task(self, didReceiveResponse: head)
-                if !isDone { switchAccepted = true }
                 return
             }
             if head.status < 200 {
@@ -279,12 +279,11 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     // MARK: - Protocol switch
 
-    /// A 101 answered the request's Upgrade; the connection leaves HTTP after this read.
-    private var switchAccepted = false
     private var switchedStream: (stream: ByteStream, leftover: [UInt8])?
 
-    /// The upstream connection, no longer HTTP, leaves the task (never the pool) for the exchange
-    /// to relay; the task ends successfully with the 101 as its response.
+    /// After the 101 that answered the request's Upgrade, the upstream connection, no longer
+    /// HTTP, leaves the task (never the pool) for the exchange to relay; the task ends
+    /// successfully with the 101 as its response.
     private func switchProtocols(leftover: UnsafeRawBufferPointer) {
         guard let upstream else { return }
         self.upstream = nil
