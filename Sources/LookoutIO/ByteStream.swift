@@ -27,6 +27,9 @@ public protocol ByteStream: AnyObject {
     func close(abortive: Bool)
     /// Sends what is queued, ends the stream, and closes once the peer is done or `linger` passed.
     func closeAfterFlush(linger: Double)
+    /// Sends what is queued, then resets the connection instead of ending it: the peer gets every
+    /// byte so far and still learns the stream broke off. Resets at once after `linger` seconds.
+    func resetAfterFlush(linger: Double)
 }
 
 extension ByteStream {
@@ -38,4 +41,6 @@ extension ByteStream {
     public func close() { close(abortive: false) }
 
     public func closeAfterFlush() { closeAfterFlush(linger: 2) }
+
+    public func resetAfterFlush() { resetAfterFlush(linger: 2) }
 }

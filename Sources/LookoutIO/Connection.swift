@@ -269,6 +269,10 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         disarmWritable()
+        if resetWhenFlushed {
+            resetOnceDelivered()
+            return
+        }
         if shutdownWriteWhenFlushed {
             shutdownWriteWhenFlushed = false
             shutdown(fd, Int32(SHUT_WR))
@@ -346,6 +350,35 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         }
     }
 
+    /// Writes what is queued, then sends RST instead of FIN (see `ByteStream.resetAfterFlush`).
+    /// Input is no longer read: the reset discards it anyway.
+    public func resetAfterFlush(linger: Double) {
+        loop.assertOnLoop()
+        guard !isClosed else { return }
+        resetWhenFlushed = true
+        delegate = nil
+        isReadingPaused = true
+        keepAliveWhileLingering = self
+        lingerTimer?.invalidate()
+        let timer = LoopTimer(loop: loop)
+        lingerTimer = timer
+        timer.schedule(after: linger) { [unowned self] in close(abortive: true) }
+        if pendingByteCount == 0 { resetOnceDelivered() }
+    }
+
+    /// An RST makes the kernel drop what it still holds for the peer, so the reset waits until
+    /// the peer has acknowledged every byte (no readiness event says so: checked every 10 ms,
+    /// until `lingerTimer` gives up on a peer that does not read).
+    private func resetOnceDelivered() {
+        guard !isClosed else { return }
+        if Socket.unacknowledgedByteCount(fd) > 0 {
+            loop.execute(after: 0.01) { [self] in resetOnceDelivered() }
+            return
+        }
+        close(abortive: true)
+    }
+
+    private var resetWhenFlushed = false
     private var lingering = false
     private var keepAliveWhileLingering: Connection?
     private var lingerTimer: LoopTimer?

@@ -1,3 +1,4 @@
+import CLookoutSocket
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -46,6 +47,12 @@ enum Socket {
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length)
         return value
+    }
+
+    /// Bytes the peer has not acknowledged yet (sent or still queued in the kernel); 0 on error,
+    /// when there is nothing left to wait for.
+    static func unacknowledgedByteCount(_ fd: Int32) -> Int {
+        max(0, Int(lookout_unacknowledged_byte_count(fd)))
     }
 
     /// Closes with an RST instead of a FIN, so a peer mid-transfer learns the data is incomplete.

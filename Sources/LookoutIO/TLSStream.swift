@@ -252,6 +252,19 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
         transport.closeAfterFlush(linger: linger)
     }
 
+    /// No close_notify: the peer must not take the end for a clean one.
+    public func resetAfterFlush(linger: Double) {
+        loop.assertOnLoop()
+        guard !isClosed else { return }
+        isClosed = true
+        delegate = nil
+        handshakeTimer?.invalidate()
+        handshakeTimer = nil
+        handshakeCompletion = nil
+        flushCiphertext()
+        transport.resetAfterFlush(linger: linger)
+    }
+
     private func fail(_ error: SocketError) {
         guard !isClosed else { return }
         let delegate = self.delegate

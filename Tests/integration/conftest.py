@@ -500,6 +500,33 @@ def connect(port: int, timeout: float = 10.0) -> socket.socket:
     return s
 
 
+def read_slowly_to_end(sock: socket.socket, start_after: float = 1.0, timeout: float = 30.0) -> tuple[bytes, bool]:
+    """Reads like a slow client (a small receive window, small reads, short pauses, starting
+    late), so the proxy has to queue what it relays. Returns (bytes, whether it ended in a reset)."""
+    time.sleep(start_after)
+    sock.settimeout(timeout)
+    chunks = []
+    while True:
+        try:
+            data = sock.recv(16384)
+        except ConnectionResetError:
+            return b"".join(chunks), True
+        if not data:
+            return b"".join(chunks), False
+        chunks.append(data)
+        time.sleep(0.0005)
+
+
+def small_window_connect(port: int, timeout: float = 10.0) -> socket.socket:
+    """A client connection with a small receive buffer (set before connecting, so the window
+    stays small)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    s.settimeout(timeout)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
 def send_all(sock: socket.socket, data: bytes) -> bool:
     """sendall that tolerates the peer closing early (it may answer before reading it all)."""
     try:

@@ -17,6 +17,7 @@ The body pattern is deterministic: byte ``i`` of every generated body is
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -24,6 +25,7 @@ import socket
 import ssl
 import struct
 import subprocess
+import termios
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -435,6 +437,37 @@ def behave_reset_mid_body(conn, origin):
     _hard_close(conn)
 
 
+# A reset after more than the proxy queues for a slow client: bytes already relayed must all
+# arrive, and the client must still see the reset.
+RESET_BULK_SENT = 4 << 20
+RESET_BULK_DECLARED = 8 << 20
+
+
+def _send_all_then_reset(conn, data: bytes, limit: float = 30.0):
+    """Sends ``data``, waits until the peer's kernel has acknowledged all of it (an RST would
+    discard what is still in our send queue), then resets the connection."""
+    conn.sendall(data)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        unacknowledged = struct.unpack("i", fcntl.ioctl(conn.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0]
+        if unacknowledged == 0:
+            break
+        time.sleep(0.01)
+    _hard_close(conn)
+
+
+def behave_reset_after_bulk(conn, origin):
+    """Head with Content-Length RESET_BULK_DECLARED, RESET_BULK_SENT body bytes, then RST."""
+    origin.record(read_head(conn))
+    _send_all_then_reset(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % RESET_BULK_DECLARED
+                         + pattern(RESET_BULK_SENT))
+
+
+def behave_tunnel_bulk_then_reset(conn, origin):
+    """A tunnel's far end: RESET_BULK_SENT bytes straight away, then RST."""
+    _send_all_then_reset(conn, pattern(RESET_BULK_SENT))
+
+
 def behave_garbage_head(conn, origin):
     """Answers "HELLO\\r\\n\\r\\n" instead of a status line, then closes."""
     origin.record(read_head(conn))
@@ -696,6 +729,8 @@ class RawOrigin:
 
 BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
+    "reset_after_bulk": behave_reset_after_bulk,
+    "tunnel_bulk_then_reset": behave_tunnel_bulk_then_reset,
     "garbage_head": behave_garbage_head,
     "unrequested_switch": behave_unrequested_switch,
     "websocket_echo": behave_websocket_echo,

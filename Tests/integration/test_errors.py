@@ -11,7 +11,8 @@ import pytest
 
 import origins
 from conftest import (Reader, assert_error_response, assert_error_summary, connect, curl,
-                      raw_exchange, read_response, request_bytes, send_all, wait_until)
+                      raw_exchange, read_response, read_slowly_to_end, request_bytes, send_all,
+                      small_window_connect, wait_until)
 
 
 def _targets(origin, tag):
@@ -386,6 +387,23 @@ def test_upstream_reset_mid_body_raw(proxy, raw_origin):
     assert resp.status == 200
     assert not resp.complete, "a truncated body must not look complete"
     assert resp.body == origins.pattern(len(resp.body))
+    assert_error_summary(proxy.only_summary(), 200, "upstream_closed")
+
+
+def test_upstream_reset_reaches_a_slow_client_after_every_byte(proxy, raw_origin):
+    """The origin resets after 4 MiB of a declared 8 MiB while the client reads slowly: the
+    client gets every byte the origin sent, including what the proxy still had queued for it,
+    and then a reset, not an ordinary end."""
+    o = raw_origin("reset_after_bulk")
+    s = small_window_connect(proxy.port)
+    s.sendall(request_bytes("GET", o.url("/bulk")))
+    data, reset = read_slowly_to_end(s)
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    assert len(body) == origins.RESET_BULK_SENT, f"{len(body)} of {origins.RESET_BULK_SENT} bytes arrived"
+    assert body == origins.pattern(origins.RESET_BULK_SENT)
+    assert reset, "the broken-off response ended like a complete one"
     assert_error_summary(proxy.only_summary(), 200, "upstream_closed")
 
 

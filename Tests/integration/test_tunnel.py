@@ -11,7 +11,8 @@ import time
 
 import origins
 from conftest import (Reader, assert_envelope, assert_error_response, assert_error_summary, connect,
-                      curl, is_number, raw_exchange, read_response)
+                      curl, is_number, raw_exchange, read_response, read_slowly_to_end,
+                      small_window_connect)
 
 ESTABLISHED = b"HTTP/1.1 200 Connection Established\r\n\r\n"
 
@@ -238,6 +239,25 @@ def test_bulk_both_ways_with_a_slow_reader_keeps_every_byte(make_proxy):
     assert tail.decode() == hashlib.sha256(upload).hexdigest()
     rec = proxy.only_summary(timeout=10)
     assert_tunnel_summary(rec, authority, c2u=len(upload), u2c=size + 64)
+
+
+def test_upstream_reset_reaches_a_slow_client_after_every_byte(make_proxy, raw_origin):
+    """The origin resets the tunnel after 4 MiB while the client reads slowly: the client gets
+    every byte (also those the proxy still had queued), then a reset, not an ordinary end."""
+    o = raw_origin("tunnel_bulk_then_reset")
+    p = make_proxy(tunnel_config(o.port))
+    s = small_window_connect(p.port)
+    s.sendall(f"CONNECT {o.authority} HTTP/1.1\r\nHost: {o.authority}\r\n\r\n".encode())
+    data, reset = read_slowly_to_end(s)
+    s.close()
+    assert data.startswith(ESTABLISHED), data[:100]
+    relayed = data[len(ESTABLISHED):]
+    assert len(relayed) == origins.RESET_BULK_SENT, f"{len(relayed)} of {origins.RESET_BULK_SENT} bytes arrived"
+    assert relayed == origins.pattern(origins.RESET_BULK_SENT)
+    assert reset, "the origin's reset reached the client as an ordinary end"
+    rec = p.only_summary()
+    assert rec["error"]["code"] == "upstream_closed", rec
+    assert rec["bytes"]["upstream_to_client"] == origins.RESET_BULK_SENT, rec
 
 
 def test_idle_tunnel_is_closed_after_tunnel_idle(make_proxy, raw_origin):

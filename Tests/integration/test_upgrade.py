@@ -189,7 +189,7 @@ def test_switched_origin_flooding_a_slow_client_keeps_every_byte_and_memory_boun
 
 def test_origin_reset_after_the_switch_is_logged_and_delivers_what_came_before(make_proxy, raw_origin):
     """The origin resets the switched connection: the client still gets every byte sent before
-    the reset, then the connection ends; the summary keeps status 101 and says upstream_closed."""
+    the reset, then a reset of its own; the summary keeps status 101 and says upstream_closed."""
     p = make_proxy()
     o = raw_origin("websocket_echo")
     s = connect(p.port)
@@ -198,6 +198,7 @@ def test_origin_reset_after_the_switch_is_logged_and_delivers_what_came_before(m
     resp = read_response(r)
     assert resp.status == 101, resp.head
     assert r.read_to_eof() == origins.WS_GREETING + origins.WS_PARTIAL
+    assert r.reset, "the origin's reset reached the client as an ordinary end"
     s.close()
     rec = p.only_summary()
     assert rec["status"] == 101 and rec["upgrade"] == "websocket", rec

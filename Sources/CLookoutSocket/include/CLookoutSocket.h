@@ -22,4 +22,8 @@ int lookout_epoll_add(int epfd, int fd, uint64_t token);
 int lookout_epoll_remove(int epfd, int fd);
 /// epoll_wait with timeout 0: fills up to `capacity` tokens and masks, returns the count or -1.
 int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity);
+
+/// Bytes written to a TCP socket that the peer has not acknowledged yet (SIOCOUTQ; ioctl(2) is
+/// variadic, so Swift cannot call it), or -1.
+int lookout_unacknowledged_byte_count(int fd);
 #endif

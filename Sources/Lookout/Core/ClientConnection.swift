@@ -409,9 +409,14 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
     }
 
     /// The tunnel is over: deliver what is still queued for the client (the origin's last bytes,
-    /// or an error response), then close.
-    func tunnelDidFinish() {
+    /// or an error response), then close — or reset, when the origin's side broke off
+    /// (`upstreamFailed`), so the client cannot take the end for a clean one.
+    func tunnelDidFinish(upstreamFailed: Bool = false) {
         tunnel = nil
+        if upstreamFailed {
+            resetAfterFlush(reason: "upstream_failed")
+            return
+        }
         closeReason = "tunnel_closed"
         closeAfterResponse()
     }
@@ -487,6 +492,18 @@ final class ClientConnection: ConnectionDelegate, @unchecked Sendable {  // conf
         timer.invalidate()
         connection.delegate = nil
         connection.closeAfterFlush()
+        didClose()
+    }
+
+    /// Delivers what is queued, then resets the connection: the client gets every byte relayed
+    /// before a failure and still sees that the response (or tunnel) broke off.
+    func resetAfterFlush(reason: String) {
+        guard !isClosed else { return }
+        isClosed = true
+        closeReason = reason
+        timer.invalidate()
+        connection.delegate = nil
+        connection.resetAfterFlush()
         didClose()
     }
 

@@ -360,8 +360,9 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
             .requestDidFinish(EventContext(time: summary.end, connectionID: client.id, requestID: id), summary)
         }
         if truncate {
-            // Abortive close: the client must see a failed transfer, never a short "complete" one.
-            client.close(reason: "upstream_failed", abortive: true)
+            // The bytes relayed so far still go out, then a reset: the client must see a failed
+            // transfer, never a short "complete" one.
+            client.resetAfterFlush(reason: "upstream_failed")
             return
         }
         client.exchangeDidFinish(keepAlive: keepAlive)

@@ -29,6 +29,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private var clientFinished = false
     private var upstreamFinished = false
     private var isDone = false
+    /// The origin's connection failed (e.g. was reset): the client's is reset too, after its bytes.
+    private var upstreamBrokeOff = false
     private var metrics: TransactionMetrics
     /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
     private let idleTimer: LoopTimer
@@ -181,6 +183,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
 
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         upstream = nil
+        upstreamBrokeOff = true
         finish(error: .upstreamFailed(reason: .closed(error.description)))
     }
 
@@ -235,6 +238,6 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         session.emit(.summaries) {
             .requestDidFinish(EventContext(time: end, connectionID: summary.connectionID, requestID: id), summary)
         }
-        client.tunnelDidFinish()
+        client.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
     }
 }
