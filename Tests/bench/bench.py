@@ -193,20 +193,22 @@ http {{
 
 
 def start_floor(work, http_port, https_port):
-    """Two floor relays (to nginx's HTTP and HTTPS ports); returns (http_port, https_port, pid)."""
+    """Floor relays to nginx's HTTP and HTTPS ports, and a splice(2) one to its HTTPS port;
+    returns (http_port, https_port, pid, splice_https_port, splice_pid)."""
     binary = os.path.join(work, "floor_relay")
     p = run(["cc", "-O2", "-Wall", "-pthread", "-o", binary, FLOOR], timeout=120)
     if p.returncode != 0:
         raise RuntimeError(f"cc floor_relay.c failed:\n{p.stderr}")
-    ports, pid = [], None
-    for name, to in (("floor-http", http_port), ("floor-https", https_port)):
+    ports, pids = [], []
+    for name, to, mode in (("floor-http", http_port, []), ("floor-https", https_port, []),
+                           ("floor-splice-https", https_port, ["0", "splice"])):
         port = free_port()
-        proc = Proc(name, [binary, str(port), str(to)], work)
+        proc = Proc(name, [binary, str(port), str(to)] + mode, work)
         if not wait_port(port, 10, proc):
             raise RuntimeError(f"{name} did not start:\n{proc.tail()}")
         ports.append(port)
-        pid = pid or proc.pid
-    return ports[0], ports[1], pid
+        pids.append(proc.pid)
+    return ports[0], ports[1], pids[0], ports[2], pids[2]
 
 
 def unprivileged_dir(path):
@@ -398,12 +400,14 @@ class CpuWatch:
 # --------------------------------------------------------------------------- measurements
 
 class Target:
-    def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None):
+    def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None, bulk_only=False):
         self.key, self.label = key, label
         self.port, self.pid, self.proxied = connect_port, pid, proxied
         self.log_file = log_file
         # Where the HTTPS bulk download connects when it is not a CONNECT through `port`.
         self.bulk_port = bulk_port
+        # Measured on the CONNECT bulk row only.
+        self.bulk_only = bulk_only
         self.results = {}
         self.notes = []
 
@@ -495,8 +499,10 @@ def main():
         targets = [Target("direct", "direct (nginx)", http_port, nginx.pid, False)]
         try:
             log("starting the one-hop floor relays")
-            f_http, f_https, f_pid = start_floor(work, http_port, https_port)
+            f_http, f_https, f_pid, fs_https, fs_pid = start_floor(work, http_port, https_port)
             targets.append(Target("floor", "floor (C relay, no HTTP)", f_http, f_pid, False, bulk_port=f_https))
+            targets.append(Target("floor_splice", "floor with splice (CONNECT row only)", None, fs_pid, False,
+                                  bulk_port=fs_https, bulk_only=True))
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             notes.append(f"Floor relay skipped: {exc}")
         log_off_desc = None
@@ -523,7 +529,7 @@ def main():
 
         # 5 first: idle RSS on fresh processes (before any load inflates the heap).
         for t in targets:
-            if t.key == "floor":  # a relay keeps no per-connection state worth measuring
+            if t.key in ("floor", "floor_splice"):  # a relay keeps no per-connection state worth measuring
                 continue
             log(f"idle RSS: {t.label}")
             if t.proxied:
@@ -548,6 +554,8 @@ def main():
         ]
         for tag, path, conns, lat, hdrs in tests:
             for t in targets:
+                if t.bulk_only:
+                    continue
                 if tag == "k1":  # short warm-up, not measured
                     wrk(t, http_port, path, conns, min(2, D))
                     log_records(t)
@@ -764,6 +772,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 a, fl, d = val(on, key), val(floor, key), val(direct, key)
                 if a is not None and fl and d:
                     parts.append(f"{name}: floor {fl / d:.2f}× direct, Lookout {a / fl:.0%} of the floor")
+            spliced = next((t for t in targets if t.key == "floor_splice"), None)
+            if spliced is not None and val(spliced, "bulk") and val(direct, "bulk"):
+                parts.append(f"CONNECT bulk through the zero-copy (splice) floor: "
+                             f"{val(spliced, 'bulk') / val(direct, 'bulk'):.2f}× direct")
             out.append("Against the floor (a byte relay with no HTTP, same run): " + "; ".join(parts) + ".\n")
 
     out.append("## Details\n")
@@ -837,7 +849,9 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         "Floor = `Tests/bench/floor_relay.c`: relays bytes between the client and nginx with no HTTP "
         "at all (one epoll thread per core, one read and one write per chunk, no parsing, logging or "
         "timeouts); wrk and curl talk to it as if it were the origin. Its ratio to direct is the cost "
-        "of the second loopback TCP connection alone: the most any proxy in the path can reach here.",
+        "of the second loopback TCP connection alone: the most any proxy in the path can reach here. "
+        "The splice floor is the same relay moving bytes socket → pipe → socket with splice(2), never "
+        "through user space; measured on the CONNECT row only, it shows whether zero-copy raises that bound.",
         "Direct idle RSS is the whole nginx tree (master + workers); proxies are one process each.",
         "tinyproxy and Squid: default settings apart from ports/ACLs; Squid with `cache deny all`, "
         "`cache_mem 0`, `access_log none`.",
