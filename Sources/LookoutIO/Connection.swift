@@ -319,9 +319,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         if abortive { Socket.abortiveClose(fd) }
-        // Out of the epoll set before the number can be reused by a new socket.
         if let registration {
-            loop.poller.remove(registration)
+            loop.poller.removeBeforeClosing(registration)
             self.registration = nil
         }
         Glibc.close(fd)

@@ -14,9 +14,11 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
     private var isStopped = false
     private var isBackingOff = false
 
-    /// Binds and listens. `onAccept` receives each new nonblocking socket and its peer address.
+    /// Binds and listens. `onAccept` receives each new nonblocking socket, its peer address, and
+    /// its local address when the listener's tells it (not bound to a wildcard), which spares a
+    /// `getsockname` per connection.
     public init(address requested: SocketAddress, backlog: Int32 = 1024, queue: DispatchQueue,
-                onAccept: @escaping (Int32, SocketAddress) -> Void) throws(SocketError) {
+                onAccept: @escaping (Int32, SocketAddress, SocketAddress?) -> Void) throws(SocketError) {
         let fd = try Socket.makeNonBlocking(family: requested.family)
         Socket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if requested.family == AF_INET6 {
@@ -57,8 +59,9 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
         }
     }
 
-    private func acceptPending(_ onAccept: (Int32, SocketAddress) -> Void) {
+    private func acceptPending(_ onAccept: (Int32, SocketAddress, SocketAddress?) -> Void) {
         guard !isStopped else { return }
+        let local = address.isUnspecified ? nil : address
         // Bounded so one busy listener cannot starve the queue.
         for _ in 0..<64 {
             var storage = sockaddr_storage()
@@ -69,7 +72,7 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
                 }
             }
             if client >= 0 {
-                onAccept(client, SocketAddress(storage: storage, length: length))
+                onAccept(client, SocketAddress(storage: storage, length: length), local)
                 continue
             }
             switch errno {

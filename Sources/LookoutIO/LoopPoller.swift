@@ -90,6 +90,13 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
         release(registration.slot)
     }
 
+    /// Stops watching a descriptor that is closed right after. Closing takes it out of the epoll
+    /// set by itself (Lookout never duplicates descriptors, and the last close of a file leaves
+    /// every epoll set), so only the slot is released: one `epoll_ctl` less per connection.
+    func removeBeforeClosing(_ registration: PollRegistration) {
+        release(registration.slot)
+    }
+
     private func release(_ slot: Int) {
         slots[slot].handler = nil
         slots[slot].generation &+= 1

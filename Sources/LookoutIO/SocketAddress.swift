@@ -57,6 +57,15 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The wildcard address ("0.0.0.0" or "::") a listener binds to for every interface.
+    public var isUnspecified: Bool {
+        var copy = storage
+        return withUnsafeBytes(of: &copy) { raw in
+            let address = family == AF_INET ? raw[4..<8] : raw[8..<24]
+            return !address.contains { $0 != 0 }
+        }
+    }
+
     /// The IP address as text, without brackets.
     public var ipText: String {
         var copy = storage

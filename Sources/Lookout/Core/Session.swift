@@ -111,8 +111,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             guard let address = SocketAddress(ip: host, port: port) else {
                 throw SocketError("listen address \(host):\(port) is not an IP literal", code: EINVAL)
             }
-            let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer in
-                accept(fd: fd, peer: peer)
+            let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer, local in
+                accept(fd: fd, peer: peer, local: local)
             }
             listeners.append(listener)
             bound.append(listener.address)
@@ -123,7 +123,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     }
 
     /// On the accept queue: admit the connection to a loop, or refuse it when at the limit.
-    private func accept(fd: Int32, peer: SocketAddress) {
+    private func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?) {
         let id = makeConnectionID()
         let limit = configuration.maxConnections
         let refusal: ProxyError?
@@ -147,7 +147,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let loop = group.next()
         let context = contexts[loop.index]
         loop.execute { [self] in
-            let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer)
+            let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
             let client = ClientConnection(session: self, context: context, connection: connection)
             context.clients[id] = client
             emit(.lifecycle) {
