@@ -230,22 +230,14 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
 
     public func close(abortive: Bool) {
         guard !isClosed else { return }
-        isClosed = true
-        delegate = nil
-        handshakeTimer?.invalidate()
-        handshakeTimer = nil
-        handshakeCompletion = nil
+        stopUsing()
         transport.close(abortive: abortive)
     }
 
     public func closeAfterFlush(linger: Double) {
         loop.assertOnLoop()
         guard !isClosed else { return }
-        isClosed = true
-        delegate = nil
-        handshakeTimer?.invalidate()
-        handshakeTimer = nil
-        handshakeCompletion = nil
+        stopUsing()
         // close_notify (RFC 8446 §6.1) so the peer can tell the end from a truncation.
         tls.shutdown()
         flushCiphertext()
@@ -256,13 +248,18 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
     public func resetAfterFlush(linger: Double) {
         loop.assertOnLoop()
         guard !isClosed else { return }
+        stopUsing()
+        flushCiphertext()
+        transport.resetAfterFlush(linger: linger)
+    }
+
+    /// Marks the stream closed for its user; what happens to the socket is up to the caller.
+    private func stopUsing() {
         isClosed = true
         delegate = nil
         handshakeTimer?.invalidate()
         handshakeTimer = nil
         handshakeCompletion = nil
-        flushCiphertext()
-        transport.resetAfterFlush(linger: linger)
     }
 
     private func fail(_ error: SocketError) {

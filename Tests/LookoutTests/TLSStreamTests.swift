@@ -55,7 +55,6 @@ import Glibc
                                                                          server: Result<Void, TLSHandshakeFailure>) {
         let results = Mutex<[Int: Result<Void, TLSHandshakeFailure>]>([:])
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            nonisolated(unsafe) let done = done
             func record(_ side: Int, _ result: Result<Void, TLSHandshakeFailure>) {
                 let complete = results.withLock { $0[side] = result; return $0.count == 2 }
                 if complete { done.resume() }
@@ -143,7 +142,6 @@ import Glibc
         let garbage = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         _ = garbage.withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) }
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, TLSHandshakeFailure>, Never>) in
-            nonisolated(unsafe) let done = done
             loop.queue.async { server.startHandshake(timeout: 5) { done.resume(returning: $0) } }
         }
         guard case .failure(.tls(let error)) = result else {
@@ -162,7 +160,6 @@ import Glibc
         let client = TLSStream(transport: Connection(fd: b, loop: loop, id: 2),
                                tls: try engine.makeClientConnection(serverName: "localhost"))
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, TLSHandshakeFailure>, Never>) in
-            nonisolated(unsafe) let done = done
             loop.queue.async { client.startHandshake(timeout: 0.2) { done.resume(returning: $0) } }
         }
         guard case .failure(.timedOut(let after)) = result else {
