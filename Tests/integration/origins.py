@@ -443,7 +443,7 @@ RESET_BULK_SENT = 4 << 20
 RESET_BULK_DECLARED = 8 << 20
 
 
-def _send_all_then_reset(conn, data: bytes, limit: float = 30.0):
+def send_all_then_reset(conn, data: bytes, limit: float = 30.0):
     """Sends ``data``, waits until the peer's kernel has acknowledged all of it (an RST would
     discard what is still in our send queue), then resets the connection."""
     conn.sendall(data)
@@ -459,13 +459,13 @@ def _send_all_then_reset(conn, data: bytes, limit: float = 30.0):
 def behave_reset_after_bulk(conn, origin):
     """Head with Content-Length RESET_BULK_DECLARED, RESET_BULK_SENT body bytes, then RST."""
     origin.record(read_head(conn))
-    _send_all_then_reset(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % RESET_BULK_DECLARED
+    send_all_then_reset(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % RESET_BULK_DECLARED
                          + pattern(RESET_BULK_SENT))
 
 
 def behave_tunnel_bulk_then_reset(conn, origin):
     """A tunnel's far end: RESET_BULK_SENT bytes straight away, then RST."""
-    _send_all_then_reset(conn, pattern(RESET_BULK_SENT))
+    send_all_then_reset(conn, pattern(RESET_BULK_SENT))
 
 
 def behave_garbage_head(conn, origin):
@@ -590,6 +590,29 @@ def behave_stall_mid_body(conn, origin):
                  + pattern(STALL_SENT))
     _wait_for_peer_close(conn, origin)
     conn.close()
+
+
+def behave_slow_sink_reporting_the_end(conn, origin):
+    """Tunnel peer: reads slowly until the stream ends, then records b"eof N SHA256" or
+    b"reset N SHA256" (a reset after N bytes)."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    conn.settimeout(30)
+    h = hashlib.sha256()
+    n = 0
+    end = b"eof"
+    try:
+        while True:
+            data = conn.recv(16384)
+            if not data:
+                break
+            h.update(data)
+            n += len(data)
+            time.sleep(0.0005)
+    except ConnectionResetError:
+        end = b"reset"
+    except OSError:
+        end = b"error"
+    origin.record(b"%s %d %s" % (end, n, h.hexdigest().encode()))
 
 
 def behave_sink_then_reply(conn, origin):
@@ -731,6 +754,7 @@ BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
     "reset_after_bulk": behave_reset_after_bulk,
     "tunnel_bulk_then_reset": behave_tunnel_bulk_then_reset,
+    "slow_sink_reporting_the_end": behave_slow_sink_reporting_the_end,
     "garbage_head": behave_garbage_head,
     "unrequested_switch": behave_unrequested_switch,
     "websocket_echo": behave_websocket_echo,

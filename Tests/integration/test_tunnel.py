@@ -260,6 +260,21 @@ def test_upstream_reset_reaches_a_slow_client_after_every_byte(make_proxy, raw_o
     assert rec["bytes"]["upstream_to_client"] == origins.RESET_BULK_SENT, rec
 
 
+def test_client_reset_reaches_a_slow_origin_after_every_byte(make_proxy, raw_origin):
+    """The client resets its tunnel after 4 MiB while the origin reads slowly: the origin gets
+    every byte (also those the proxy still had queued), then a reset, not an ordinary end."""
+    o = raw_origin("slow_sink_reporting_the_end")
+    p = make_proxy(tunnel_config(o.port))
+    s, r = open_tunnel(p, o.authority, timeout=30)
+    upload = os.urandom(1 << 20) * 4
+    origins.send_all_then_reset(s, upload)
+    [end] = o.wait_received(1, timeout=30)
+    assert end == b"reset %d %s" % (len(upload), hashlib.sha256(upload).hexdigest().encode()), end[:80]
+    rec = p.only_summary()
+    assert rec["error"]["code"] == "client_closed", rec
+    assert rec["bytes"]["client_to_upstream"] == len(upload), rec
+
+
 def test_idle_tunnel_is_closed_after_tunnel_idle(make_proxy, raw_origin):
     o = raw_origin("sink_then_reply")
     p = make_proxy({**tunnel_config(o.port), "timeouts": {"tunnel_idle": 1, "shutdown_grace": 5}})

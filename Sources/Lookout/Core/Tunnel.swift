@@ -29,8 +29,9 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private var clientFinished = false
     private var upstreamFinished = false
     private var isDone = false
-    /// The origin's connection failed (e.g. was reset): the client's is reset too, after its bytes.
+    /// One side's connection failed (e.g. was reset): the other is reset too, after its bytes.
     private var upstreamBrokeOff = false
+    private var clientBrokeOff = false
     private var metrics: TransactionMetrics
     /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
     private let idleTimer: LoopTimer
@@ -155,6 +156,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     }
 
     func clientDidFail(_ error: ProxyError) {
+        clientBrokeOff = true
         finish(error: error)
     }
 
@@ -212,7 +214,13 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         opening = nil
         if let upstream {
             self.upstream = nil
-            if error == nil { upstream.closeAfterFlush() } else { upstream.close() }
+            if error == nil {
+                upstream.closeAfterFlush()
+            } else if clientBrokeOff {
+                upstream.resetAfterFlush()
+            } else {
+                upstream.close()
+            }
         }
         let end = Instant.now()
         // A switched exchange keeps its handshake's timings; its tunnel's length is the total.
