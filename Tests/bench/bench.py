@@ -446,6 +446,22 @@ def wrk(target, origin_port, path, conns, duration, latency=False, headers=(), w
     return r
 
 
+def median_run(runs, metric):
+    """The run with the median ``metric`` (the lower middle one for an even count), carrying
+    every run's value as ``rounds``; a failed run counts as failed if it is the median."""
+    values = [r.get(metric) if "failed" not in r else None for r in runs]
+    ok = sorted((v, i) for i, v in enumerate(values) if v is not None)
+    if not ok:
+        return runs[0]
+    chosen = dict(runs[ok[(len(ok) - 1) // 2][1]])
+    if len(runs) > 1:
+        chosen["rounds"] = values
+        failures = sum(v is None for v in values)
+        if failures:
+            chosen["failed_rounds"] = failures
+    return chosen
+
+
 def log_records(target):
     """Count and truncate the Lookout JSON log (log-on instance) between tests."""
     if not target.log_file or not os.path.exists(target.log_file):
@@ -471,6 +487,9 @@ def main():
     ap.add_argument("--idle-conns", type=int, default=int(os.environ.get("BENCH_IDLE_CONNS", "1000")))
     ap.add_argument("--big-mib", type=int, default=int(os.environ.get("BENCH_BIG_MIB", "256")))
     ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "1")),
+                    help="measure each throughput row this many times, targets interleaved, and keep "
+                         "each target's median run")
     ap.add_argument("--wait-idle", type=float, default=float(os.environ.get("BENCH_WAIT_IDLE", "120")),
                     help="seconds to wait for other CPU load to go away before measuring")
     args = ap.parse_args()
@@ -552,42 +571,54 @@ def main():
             ("m1", "/1m", 8, False, ()),
             ("close", "/1k", 64, False, ("Connection: close",)),
         ]
+        rounds = max(1, args.rounds)
         for tag, path, conns, lat, hdrs in tests:
+            runs = {t.key: [] for t in targets}
+            for round_number in range(rounds):
+                for t in targets:
+                    if t.bulk_only:
+                        continue
+                    if tag == "k1" and round_number == 0:  # short warm-up, not measured
+                        wrk(t, http_port, path, conns, min(2, D))
+                        log_records(t)
+                    log(f"wrk {tag} ({path}, c{conns}{', Connection: close' if hdrs else ''}, {D}s)"
+                        f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
+                    cw = CpuWatch()
+                    r = wrk(t, http_port, path, conns, D, latency=lat, headers=hdrs, work=work, tag=tag)
+                    r["foreign_cpu"] = cw.foreign()
+                    n = log_records(t)
+                    if n is not None:
+                        r["log_records"] = n
+                    runs[t.key].append(r)
+                    time.sleep(1)
             for t in targets:
-                if t.bulk_only:
-                    continue
-                if tag == "k1":  # short warm-up, not measured
-                    wrk(t, http_port, path, conns, min(2, D))
-                    log_records(t)
-                log(f"wrk {tag} ({path}, c{conns}{', Connection: close' if hdrs else ''}, {D}s): {t.label}")
+                if runs[t.key]:
+                    t.results[tag] = median_run(runs[t.key], "mib_s" if tag == "m1" else "rps")
+
+        bulk_runs = {t.key: [] for t in targets}
+        for round_number in range(rounds):
+            for t in targets:
+                log(f"CONNECT bulk ({args.parallel} x {args.big_mib} MiB, >= {D}s)"
+                    f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
+                big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
+                cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(args.parallel),
+                       "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
+                if t.proxied:
+                    cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
                 cw = CpuWatch()
-                r = wrk(t, http_port, path, conns, D, latency=lat, headers=hdrs, work=work, tag=tag)
-                r["foreign_cpu"] = cw.foreign()
+                try:
+                    p = run(cmd, timeout=D + 300)
+                    r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
+                except (subprocess.TimeoutExpired, ValueError) as exc:
+                    r = {"failed": repr(exc)}
                 n = log_records(t)
                 if n is not None:
                     r["log_records"] = n
-                t.results[tag] = r
+                r["foreign_cpu"] = cw.foreign()
+                bulk_runs[t.key].append(r)
                 time.sleep(1)
-
         for t in targets:
-            log(f"CONNECT bulk ({args.parallel} x {args.big_mib} MiB, >= {D}s): {t.label}")
-            big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
-            cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(args.parallel),
-                   "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
-            if t.proxied:
-                cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
-            cw = CpuWatch()
-            try:
-                p = run(cmd, timeout=D + 300)
-                r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
-            except (subprocess.TimeoutExpired, ValueError) as exc:
-                r = {"failed": repr(exc)}
-            n = log_records(t)
-            if n is not None:
-                r["log_records"] = n
-            r["foreign_cpu"] = cw.foreign()
-            t.results["bulk"] = r
-            time.sleep(1)
+            t.results["bulk"] = median_run(bulk_runs[t.key], "mib_per_s")
 
         # Still alive after all that?
         for t, pr in [(t, next((p for p in PROCS if p.pid == t.pid), None)) for t in targets]:
@@ -712,7 +743,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
     ]
     out = []
     out.append("# Lookout benchmark\n")
-    out.append(f"Each wrk run {D} s, 2 threads; all servers on 127.0.0.1, same machine, one run. "
+    rounds = max(1, args.rounds)
+    how_often = (f"each cell the median of {rounds} rounds with the targets interleaved (every round's "
+                 "figure is in the details)" if rounds > 1 else "one run")
+    out.append(f"Each wrk run {D} s, 2 threads; all servers on 127.0.0.1, same machine, {how_often}. "
                "Cells: absolute value (ratio to direct). MiB = 2^20 bytes (wrk's \"MB\").\n")
     header = "| metric | " + " | ".join(t.label for t in targets) + " |"
     out.append(header)
@@ -789,6 +823,9 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 lines.append(f"{name}: FAILED: {r['failed']}")
                 continue
             s = f"{name}: {r['requests']:,} requests"
+            if r.get("rounds"):
+                unit = "MiB/s" if tag == "m1" else "req/s"
+                s += " (median of " + " / ".join("failed" if v is None else f"{v:,.0f}" for v in r["rounds"]) + f" {unit})"
             if (r.get("foreign_cpu") or 0) > 0.05:
                 s += f" (other work: {r['foreign_cpu']:.0%} CPU)"
             if r.get("errors"):
@@ -803,6 +840,9 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
             else:
                 s = (f"CONNECT bulk: {r['transfers']} transfers, {r['bytes'] / 2**20:,.0f} MiB "
                      f"in {r['elapsed_s']} s")
+                if r.get("rounds"):
+                    s += (" (median of " + " / ".join("failed" if v is None else f"{v:,.0f}" for v in r["rounds"])
+                          + " MiB/s)")
                 if r["failures"]:
                     s += f", {r['failures']} failed: {r['errors']}"
                 if "log_records" in r:

@@ -16,7 +16,9 @@
 #   BENCH_RESULTS    where to write the Markdown report (default: a new /tmp dir, path printed)
 #   BENCH_KEEP=1     keep the work directory (configs, logs, raw wrk output)
 #   BENCH_WAIT_IDLE  seconds to wait for other CPU load to go away first (default 120)
-#   BENCH_TIMEOUT    bound on the measurement phase in seconds (default 900)
+#   BENCH_ROUNDS     measure each throughput row this many times with the targets interleaved and
+#                    report each target's median run (default 1; 3 when comparing against the goals)
+#   BENCH_TIMEOUT    bound on the measurement phase in seconds (default 900 per round)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -129,7 +131,7 @@ fi
 say "running (BENCH_DURATION=${DURATION}s per phase); work dir $WORK"
 # In the background + `wait`, so that INT/TERM reach the trap at once (bash defers traps
 # while a foreground child runs); the trap then stops bench.py, which stops the servers.
-timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
+timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
   python3 "$HERE/bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
     --lookout "$LOOKOUT" --lookout-missing "$LOOKOUT_MISSING" &
 BENCH_PID=$!
@@ -137,7 +139,7 @@ wait "$BENCH_PID"
 BENCH_PID=""
 if [[ -n "$LOOKOUT" ]]; then
   say "TLS rows (interception, new TLS connections, upstream handshakes)"
-  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-900}" \
+  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
     python3 "$HERE/tls_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
       --lookout "$LOOKOUT" &
   BENCH_PID=$!
