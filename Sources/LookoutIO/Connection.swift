@@ -334,13 +334,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.assertOnLoop()
         guard !isClosed else { return }
         lingering = true
-        delegate = nil
-        // Nobody else holds a connection that is only finishing its close.
-        keepAliveWhileLingering = self
+        finishAlone(closingWithin: linger, abortive: false)
         if !didReadEOF { resumeReading() }
-        let timer = LoopTimer(loop: loop)
-        lingerTimer = timer
-        timer.schedule(after: linger) { [unowned self] in close() }
         if pendingByteCount == 0 {
             shutdown(fd, Int32(SHUT_WR))
             if didReadEOF { close() }
@@ -355,14 +350,20 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.assertOnLoop()
         guard !isClosed else { return }
         resetWhenFlushed = true
-        delegate = nil
         isReadingPaused = true
+        finishAlone(closingWithin: linger, abortive: true)
+        if pendingByteCount == 0 { resetOnceDelivered() }
+    }
+
+    /// The connection's user is gone and it only finishes its close: it keeps itself alive (nobody
+    /// else holds it) until it closes, at the latest after `linger` seconds.
+    private func finishAlone(closingWithin linger: Double, abortive: Bool) {
+        delegate = nil
         keepAliveWhileLingering = self
         lingerTimer?.invalidate()
         let timer = LoopTimer(loop: loop)
         lingerTimer = timer
-        timer.schedule(after: linger) { [unowned self] in close(abortive: true) }
-        if pendingByteCount == 0 { resetOnceDelivered() }
+        timer.schedule(after: linger) { [unowned self] in close(abortive: abortive) }
     }
 
     /// An RST makes the kernel drop what it still holds for the peer, so the reset waits until

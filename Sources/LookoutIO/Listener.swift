@@ -8,6 +8,9 @@ import Glibc
 public final class Listener: @unchecked Sendable {  // confined to `queue`
     /// The address actually bound (the real port when 0 was asked for).
     public let address: SocketAddress
+    /// What accepted connections are told their local address is: the listener's, unless it is
+    /// bound to a wildcard (then each connection asks the kernel).
+    private let acceptedLocalAddress: SocketAddress?
     private let fd: Int32
     private let queue: DispatchQueue
     private let source: DispatchSourceRead
@@ -39,6 +42,7 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
         self.fd = fd
         self.queue = queue
         self.address = Socket.localAddress(fd) ?? requested
+        self.acceptedLocalAddress = address.isUnspecified ? nil : address
         self.source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [unowned self] in acceptPending(onAccept) }
         source.setCancelHandler { Glibc.close(fd) }
@@ -61,7 +65,6 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
 
     private func acceptPending(_ onAccept: (Int32, SocketAddress, SocketAddress?) -> Void) {
         guard !isStopped else { return }
-        let local = address.isUnspecified ? nil : address
         // Bounded so one busy listener cannot starve the queue.
         for _ in 0..<64 {
             var storage = sockaddr_storage()
@@ -72,7 +75,7 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
                 }
             }
             if client >= 0 {
-                onAccept(client, SocketAddress(storage: storage, length: length), local)
+                onAccept(client, SocketAddress(storage: storage, length: length), acceptedLocalAddress)
                 continue
             }
             switch errno {

@@ -463,6 +463,18 @@ def behave_reset_after_bulk(conn, origin):
                          + pattern(RESET_BULK_SENT))
 
 
+# More than a small client window holds, less than Lookout queues for one client before it stops
+# reading the origin: all of it reaches Lookout before the reset.
+RESET_QUEUED_SENT = 192 << 10
+
+
+def behave_reset_after_queued(conn, origin):
+    """Head with Content-Length RESET_BULK_DECLARED, RESET_QUEUED_SENT body bytes, then RST."""
+    origin.record(read_head(conn))
+    send_all_then_reset(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % RESET_BULK_DECLARED
+                        + pattern(RESET_QUEUED_SENT))
+
+
 def behave_tunnel_bulk_then_reset(conn, origin):
     """A tunnel's far end: RESET_BULK_SENT bytes straight away, then RST."""
     send_all_then_reset(conn, pattern(RESET_BULK_SENT))
@@ -753,6 +765,7 @@ class RawOrigin:
 BEHAVIORS = {
     "reset_mid_body": behave_reset_mid_body,
     "reset_after_bulk": behave_reset_after_bulk,
+    "reset_after_queued": behave_reset_after_queued,
     "tunnel_bulk_then_reset": behave_tunnel_bulk_then_reset,
     "slow_sink_reporting_the_end": behave_slow_sink_reporting_the_end,
     "garbage_head": behave_garbage_head,

@@ -407,6 +407,30 @@ def test_upstream_reset_reaches_a_slow_client_after_every_byte(proxy, raw_origin
     assert_error_summary(proxy.only_summary(), 200, "upstream_closed")
 
 
+def test_upstream_reset_with_a_client_that_does_not_read_ends_after_the_linger(proxy, raw_origin):
+    """The origin resets while Lookout still holds bytes for a client that reads nothing: Lookout
+    waits its 2 s for the client to take them, then resets; the client keeps what reached it
+    before, a prefix of the body, and sees the reset."""
+    o = raw_origin("reset_after_queued")
+    s = small_window_connect(proxy.port)
+    s.sendall(request_bytes("GET", o.url("/queued")))
+    assert_error_summary(proxy.only_summary(timeout=10), 200, "upstream_closed")
+    failed_at = time.monotonic()
+    tcp_close = 7  # TCP_CLOSE in tcpi_state, the first byte of TCP_INFO: the RST has arrived
+    while s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] != tcp_close:
+        assert time.monotonic() - failed_at < 6, "Lookout never gave up on the client"
+        time.sleep(0.02)
+    waited = time.monotonic() - failed_at
+    assert 1.5 <= waited <= 4, f"reset {waited:.2f} s after the failure, not after the 2 s linger"
+    data, reset = read_slowly_to_end(s, start_after=0)
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    assert reset, "the broken-off response ended like a complete one"
+    assert 0 < len(body) < origins.RESET_QUEUED_SENT, len(body)
+    assert body == origins.pattern(len(body))
+
+
 def test_upstream_idle_timeout_mid_body(make_proxy, raw_origin):
     o = raw_origin("stall_mid_body")
     p = make_proxy({"timeouts": {"upstream_idle": 1}})

@@ -324,7 +324,7 @@ final class ProxyRequest: TaskMapIdentifiable, @unchecked Sendable {  // confine
     private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
         finished = true
         guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
-        let tunnel = Tunnel(switchOf: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol, origin: origin,
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol, origin: origin,
                             taskID: task.id, metrics: task.metrics, client: client)
         client.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)

@@ -45,12 +45,13 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
                                       httpVersion: head.version.description, start: start)
         var metrics = TransactionMetrics(fetchStart: start)
         metrics.networkProtocolName = "tunnel"
-        self.init(switchOf: head, summary: summary, upgrade: nil, origin: origin,
+        self.init(head: head, summary: summary, upgrade: nil, origin: origin,
                   taskID: client.session.makeTaskID(), metrics: metrics, client: client)
     }
 
-    /// The tunnel an exchange becomes after a 101 (`upgrade` names the protocol); `adopt` starts it.
-    init(switchOf head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
+    /// Either kind: a `CONNECT` tunnel (`upgrade` nil, through the convenience initialiser), or
+    /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
+    init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
          metrics: TransactionMetrics, client: ClientConnection) {
         self.id = summary.requestID
         self.client = client
