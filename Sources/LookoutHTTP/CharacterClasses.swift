@@ -13,7 +13,8 @@ enum CharClass {
     static let token: UInt8 = 1 << 0
     /// field-vchar / SP / HTAB (VCHAR, obs-text, SP, HTAB).
     static let fieldValue: UInt8 = 1 << 1
-    /// Bytes allowed in a request-target: VCHAR except '#'.
+    /// Bytes allowed in a request-target: VCHAR except '#', and obs-text (bytes >= 0x80: UTF-8 that some
+    /// clients send unencoded; the parser accepts it only as valid UTF-8).
     static let target: UInt8 = 1 << 2
     static let hex: UInt8 = 1 << 3
     /// reg-name / IPv4 characters: unreserved, sub-delims, '%'.
@@ -38,14 +39,14 @@ var charTable: UnsafePointer<UInt8> {
 \u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{46}\u{06}\u{46}\u{47}\u{57}\
 \u{47}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{7F}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\
 \u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{77}\u{46}\u{47}\u{46}\u{57}\u{00}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\
-\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}\u{42}
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\
+\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}\u{46}
 """
     return table.utf8Start
 }
@@ -107,6 +108,29 @@ struct Bytes {
             i -= 1
         }
         return nil
+    }
+
+    /// True when no byte in `from..<to` is >= 0x80 (eight bytes at a time).
+    @inline(__always)
+    func isASCII(_ from: Int, _ to: Int) -> Bool {
+        guard to > from, let base else { return true }
+        let raw = UnsafeRawPointer(base)
+        var i = from
+        var high: UInt64 = 0
+        while i + 8 <= to {
+            high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        var tail: UInt8 = 0
+        while i < to {
+            tail |= self[i]
+            i += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
+    }
+
+    func isValidUTF8(_ from: Int, _ to: Int) -> Bool {
+        String(validating: UnsafeBufferPointer(start: base.map { $0 + from }, count: to - from), as: UTF8.self) != nil
     }
 
     @inline(__always)

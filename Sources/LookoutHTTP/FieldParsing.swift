@@ -237,9 +237,14 @@ enum FieldParsing {
             let hasParameters = rest < e
             if hasParameters && h[rest] != ASCII.semicolon { throw .unsupportedTransferCoding }
             if h.equalsLowercase(s, te, "chunked") {
-                if hasParameters { throw .unsupportedTransferCoding }
+                // Parameters on chunked (RFC 9112 §7.1 defines none) cannot change where the body
+                // ends; the field is forwarded in canonical form without them (`TransferCoding`).
                 facts.chunkedCount += 1
                 facts.chunkedIsFinal = true
+            } else if h.equalsLowercase(s, te, "identity") {
+                // "identity" (no transformation; dropped from the registry by RFC 7230 §8.4) changes
+                // nothing, but written after chunked it still leaves chunked not final.
+                facts.chunkedIsFinal = false
             } else {
                 facts.chunkedIsFinal = false
                 if !(h.equalsLowercase(s, te, "gzip") || h.equalsLowercase(s, te, "x-gzip")

@@ -199,6 +199,10 @@ public struct HTTPRequestParser: Sendable {
         let ts = sp1 + 1
         let te = sp2
         guard te > ts, h.all(CharClass.target, from: ts, to: te) else { throw .invalidRequestLine }
+        // Raw bytes >= 0x80 (UTF-8 some clients send unencoded) keep the line unambiguous: they are
+        // neither whitespace nor control bytes. Accepted as valid UTF-8 only, so the target is forwarded
+        // byte for byte (a String cannot hold other byte sequences unchanged).
+        if !h.isASCII(ts, te) && !h.isValidUTF8(ts, te) { throw .invalidRequestLine }
         let method = makeMethod(h, 0, sp1)
         let target = try RequestTargetParsing.parse(
             h, ts, te, isConnect: method == .connect, isOptions: method == .options)

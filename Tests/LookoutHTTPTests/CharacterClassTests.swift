@@ -11,7 +11,7 @@ import Testing
             let isVChar = b >= 0x21 && b <= 0x7E
             if isAlpha || isDigit || "!#$%&'*+-.^_`|~".utf8.contains(UInt8(b)) { f |= CharClass.token }
             if isVChar || b >= 0x80 || b == 0x20 || b == 0x09 { f |= CharClass.fieldValue }
-            if isVChar && b != 0x23 { f |= CharClass.target }
+            if (isVChar && b != 0x23) || b >= 0x80 { f |= CharClass.target }
             if isDigit || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66) { f |= CharClass.hex }
             if isAlpha || isDigit || "-._~!$&'()*+,;=%".utf8.contains(UInt8(b)) { f |= CharClass.regName }
             if isAlpha || isDigit || "+-.".utf8.contains(UInt8(b)) { f |= CharClass.scheme }

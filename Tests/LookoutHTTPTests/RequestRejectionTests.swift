@@ -41,7 +41,7 @@ let requestRejections: [RejectionCase] = [
     .init("space in target", "GET /a b HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
     .init("fragment in target", "GET /a#b HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
     .init("DEL in target", "GET /a\u{7F} HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
-    .init("non-ASCII target", "GET /caf\u{E9} HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
+    .init("target with invalid UTF-8", bytes: Array("GET /caf".utf8) + [0xE9] + Array(" HTTP/1.1\r\n\(H)\r\n".utf8), .invalidRequestLine),
     .init("relative target", "GET a/b HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
     .init("authority-form for GET", "GET a.com:443 HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
     .init("asterisk for GET", "GET * HTTP/1.1\r\n\(H)\r\n", .invalidRequestLine),
