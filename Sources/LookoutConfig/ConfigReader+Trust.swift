@@ -238,7 +238,7 @@ extension ConfigReader {
 
     // MARK: - Values
 
-    private func stringList(_ node: Node, path: String, expected: String) -> [(String, Node, String)]? {
+    func stringList(_ node: Node, path: String, expected: String) -> [(String, Node, String)]? {
         guard case .sequence(let sequence) = node else {
             fail(node, path, "expected a list of \(expected), \(got(node))")
             return nil
@@ -257,7 +257,7 @@ extension ConfigReader {
         return ok ? values : nil
     }
 
-    private func hostPatterns(_ node: Node, path: String, allowEmpty: Bool) -> [HostPattern]? {
+    func hostPatterns(_ node: Node, path: String, allowEmpty: Bool) -> [HostPattern]? {
         guard let texts = stringList(node, path: path, expected: "host patterns (\"api.example.com\", \"*.example.com\", \"**.example.com\", \"**\")") else {
             return nil
         }

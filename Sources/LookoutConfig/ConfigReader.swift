@@ -5,7 +5,7 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
-        "tls", "interception", "trust",
+        "tls", "interception", "trust", "redirects", "retry",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -22,12 +22,23 @@ enum Schema {
         "tls": ["minimum_version"],
         "interception": ["hosts", "leaf_cache_size"],
         "trust": ["system_roots", "ca_files", "pinning_without_interception", "default", "rules"],
+        "redirects": ["rules"],
+        "retry": ["rules"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
     static let trustRule = [
         "name", "hosts", "evaluators", "pins", "certificates", "ca_files", "crl_files", "expires", "mode",
     ]
+
+    /// The keys of one `redirects.rules[i]`, and of one of its `rewrite` entries.
+    static let redirectRule = ["hosts", "follow", "max_hops", "allow_downgrade", "allow_cross_host", "rewrite"]
+    static let rewrite = ["from", "to"]
+    /// The keys of one `retry.rules[i]`, and of its `backoff`.
+    static let retryRule = [
+        "hosts", "limit", "methods", "statuses", "errors", "backoff", "retry_after", "max_retry_after", "replay_body_bytes",
+    ]
+    static let backoff = ["base", "multiplier", "max", "jitter"]
 
     /// Every key path, top-level keys first.
     static let allPaths: [String] = topLevel + topLevel.flatMap { section in
@@ -136,6 +147,12 @@ final class ConfigReader {
         }
         if let node = top["trust"], let section = fields(of: node, path: "trust") {
             readTrust(section, into: &config.trust)
+        }
+        if let node = top["redirects"], let section = fields(of: node, path: "redirects"), let rules = section["rules"] {
+            config.redirects.rules = redirectRules(rules, path: "redirects.rules") ?? config.redirects.rules
+        }
+        if let node = top["retry"], let section = fields(of: node, path: "retry"), let rules = section["rules"] {
+            config.retry.rules = retryRules(rules, path: "retry.rules") ?? config.retry.rules
         }
         return config
     }
@@ -409,7 +426,7 @@ final class ConfigReader {
         text.count > 40 ? text.prefix(40) + "…" : text
     }
 
-    private func seconds(_ node: Node, _ path: String, allowZero: Bool = false) -> Double? {
+    func seconds(_ node: Node, _ path: String, allowZero: Bool = false) -> Double? {
         let expected = "expected a number of seconds"
         guard case .text(let text, plain: true) = scalarValue(node), let value = parseNumber(text) else {
             fail(node, path, "\(expected), \(got(node))")

@@ -39,6 +39,10 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var interception: Interception
     /// `trust`
     public var trust: Trust
+    /// `redirects`
+    public var redirects = Redirects()
+    /// `retry`
+    public var retry = Retry()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -109,3 +109,17 @@ enum RequestTargetParsing {
         return (host, port)
     }
 }
+
+extension RequestTarget {
+    /// Parses an absolute URL (`scheme://host[:port][/path][?query]`, no userinfo, no fragment) by the
+    /// rules applied to absolute-form request targets; nil when it is not one. Raw bytes >= 0x80 must
+    /// be valid UTF-8, as in a request line.
+    public static func parseAbsolute(_ url: String) -> RequestTarget? {
+        var url = url
+        return url.withUTF8 { utf8 -> RequestTarget? in
+            let h = Bytes(UnsafeRawBufferPointer(utf8))
+            guard h.count > 0, h.all(CharClass.target, from: 0, to: h.count) else { return nil }
+            return try? RequestTargetParsing.parseAbsolute(h, 0, h.count)
+        }
+    }
+}

@@ -44,3 +44,14 @@ extension ByteStream {
 
     public func resetAfterFlush() { resetAfterFlush(linger: 2) }
 }
+
+/// A failure to report to a stream's delegate on a later turn of its loop.
+struct DeferredFailure: @unchecked Sendable {  // delivered on the stream's loop queue
+    let stream: ByteStream
+    weak var delegate: ConnectionDelegate?
+    let error: SocketError
+
+    func deliver() {
+        delegate?.connection(stream, didFailWith: error)
+    }
+}

@@ -246,7 +246,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
             } else if n < 0 && errno == EAGAIN {
                 break
             } else {
-                fail(SocketError("write"))
+                failAfterWrite(SocketError("write"))
                 return -1
             }
         }
@@ -304,6 +304,15 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         let delegate = self.delegate
         close()
         delegate?.connection(self, didFailWith: error)
+    }
+
+    /// A write failed, maybe inside the owner's own `write` call: the connection closes now, and
+    /// the owner hears of it on the next turn of the loop, so a failure never re-enters the code
+    /// that was writing (an exchange relaying a response cannot be ended under its own feet).
+    private func failAfterWrite(_ error: SocketError) {
+        let report = DeferredFailure(stream: self, delegate: delegate, error: error)
+        close()
+        loop.execute { report.deliver() }
     }
 
     /// Closes the socket now, dropping anything queued. `abortive` sends RST instead of FIN.

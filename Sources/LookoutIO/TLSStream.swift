@@ -198,7 +198,10 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
         do {
             try tls.writePlaintext(bytes)
         } catch {
-            fail(SocketError("TLS write", detail: error.description))
+            // Inside the owner's `write`: reported on the next turn of the loop, as `Connection` does.
+            let report = DeferredFailure(stream: self, delegate: delegate, error: SocketError("TLS write", detail: error.description))
+            close(abortive: false)
+            loop.execute { report.deliver() }
             return false
         }
         bytesWritten += UInt64(bytes.count)

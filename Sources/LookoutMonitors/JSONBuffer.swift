@@ -12,6 +12,8 @@ struct JSONBuffer: ~Copyable {
     private let initialCapacity: Int
     /// True right after `{` or `[`: the next member needs no comma.
     private var atStart = true
+    /// How event payloads written through `EventFieldWriter` treat secrets (`LogRecords.swift`).
+    var recordOptions = LogRecordOptions(revealSecrets: false, includeHeaders: false)
 
     init(capacity: Int = 256) {
         initialCapacity = max(capacity, 64)

@@ -128,22 +128,20 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     // MARK: Receiving
 
     public func receive(_ event: LookoutEvent) {
-        switch event {
-        case .requestDidFinish(_, let summary):
+        switch event.kind {
+        case let finish as RequestDidFinish:
             if verbose { buffer.appendEventRecord(event, options: options); pendingRecords += 1 }
-            buffer.appendSummaryRecord(summary, options: options)
+            buffer.appendSummaryRecord(finish.summary, options: options)
             pendingRecords += 1
-        case .sessionDidStart, .sessionWillInvalidate, .sessionDidBecomeInvalid:
+        case is SessionDidStart, is SessionWillInvalidate, is SessionDidBecomeInvalid:
             buffer.appendEventRecord(event, options: options)
             pendingRecords += 1
             writePending()  // rare, and at shutdown there may be no later turn of the queue
             return
-        case .connectionWasRejected:
-            // Not an exchange, but an operator must see refusals in the default log too.
-            buffer.appendEventRecord(event, options: options)
-            pendingRecords += 1
         default:
-            guard verbose else { return }
+            // Verbose mode writes everything; default mode the other summary-interest kinds too
+            // (`connection.wasRejected`: not an exchange, but an operator must see refusals).
+            guard verbose || event.interest.contains(.summaries) else { return }
             buffer.appendEventRecord(event, options: options)
             pendingRecords += 1
         }

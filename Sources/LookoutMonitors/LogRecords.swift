@@ -20,7 +20,7 @@ let logRecordVersion = 1
 // MARK: - Summary record
 
 extension JSONBuffer {
-    /// One `"event":"exchange"` line (EVENTS.md, "The summary record").
+    /// One `"event":"exchange"` line (the summary record; every field is described in `LOG.md` beside this file).
     mutating func appendSummaryRecord(_ s: ExchangeSummary, options: LogRecordOptions) {
         beginObject()
         key("v"); int(logRecordVersion)
@@ -104,7 +104,7 @@ extension JSONBuffer {
     }
 
     /// The fields a trust decision shares between the summary and `task.didEvaluateServerTrust`.
-    private mutating func appendTrustFields(_ decision: TrustDecision) {
+    mutating func appendTrustFields(_ decision: TrustDecision) {
         key("rule"); string(decision.rule)
         key("evaluator"); string(decision.evaluator)
         key("result"); string(decision.outcome.rawValue)
@@ -128,126 +128,10 @@ extension JSONBuffer {
         if let id = c.requestID { key("id"); uint(id) }
         if let task = c.taskID { key("task"); uint(task) }
         key("conn"); uint(c.connectionID)
-        appendPayload(event, options: options)
+        recordOptions = options
+        event.kind.encode(to: &self)
         endObject()
         endLine()
-    }
-
-    private mutating func appendPayload(_ event: LookoutEvent, options: LogRecordOptions) {
-        switch event {
-        // connection.*
-        case let .connectionDidOpen(_, client, listener):
-            key("client"); string(client)
-            key("listener"); string(listener)
-        case let .connectionDidClose(_, reason, requests, received, sent):
-            key("reason"); string(reason)
-            key("requests"); int(requests)
-            key("bytes_received"); uint(received)
-            key("bytes_sent"); uint(sent)
-        case let .connectionWasRejected(_, client, error):
-            key("client"); string(client)
-            key("error"); appendError(error)
-        case let .clientTLSHandshakeDidComplete(_, serverName, version, cipher, alpn):
-            if let serverName { key("sni"); string(serverName) }
-            key("version"); string(version)
-            key("cipher"); string(cipher)
-            if let alpn { key("alpn"); string(alpn) }
-        case let .clientTLSHandshakeDidFail(_, serverName, error):
-            if let serverName { key("sni"); string(serverName) }
-            key("error"); appendError(error)
-        // request.*
-        case let .didCreateInitialRequest(_, request):
-            key("method"); string(request.method)
-            key("url"); string(redactingURL(request.url, options: options))
-            key("http_version"); string(request.httpVersion)
-            key("client"); string(request.client)
-            key("headers"); appendHeaders(request.headerFields, options: options)
-        case let .didFailToCreateRequest(_, error):
-            key("error"); appendError(error)
-        case .didAuthorize:
-            break
-        case let .didRejectClient(_, error):
-            key("error"); appendError(error)
-        case let .didAdaptRequest(_, target, fields):
-            key("upstream_target"); string(redactingURL(target, options: options))
-            key("headers"); appendHeaders(fields, options: options)
-        case let .didLookUpCache(_, result):
-            key("result"); string(result)
-        case let .requestIsRetrying(_, attempt, reason):
-            key("attempt"); int(attempt)
-            key("reason"); string(reason)
-        case let .requestDidFinish(_, summary):
-            if let status = summary.status { key("status"); int(status) }
-            key("ms"); milliseconds(summary.totalMilliseconds)
-            if let error = summary.error { key("error"); appendError(error) }
-        // task.*
-        case let .didCreateTask(_, origin, attempt):
-            key("origin"); string(origin)
-            key("attempt"); int(attempt)
-        case let .didResolve(_, host, addresses, ms, cached):
-            key("host"); string(host)
-            key("addresses")
-            beginArray()
-            for address in addresses { element(); string(address) }
-            endArray()
-            key("ms"); milliseconds(ms)
-            key("cached"); bool(cached)
-        case let .didConnect(_, address, ms):
-            key("address"); string(address)
-            key("ms"); milliseconds(ms)
-        case let .didReuseConnection(_, address, upstreamConnectionID):
-            key("address"); string(address)
-            key("upstream_conn"); uint(upstreamConnectionID)
-        case let .didReceiveChallenge(_, host, rule, evaluator):
-            key("host"); string(host)
-            key("rule"); string(rule)
-            key("evaluator"); string(evaluator)
-        case let .didEvaluateServerTrust(_, decision):
-            key("host"); string(decision.host)
-            appendTrustFields(decision)
-            key("enforced"); bool(decision.enforced)
-        case let .didSendBodyData(_, sent, total):
-            key("bytes_sent"); int(sent)
-            key("total_bytes_sent"); uint(total)
-        case let .didReceiveResponse(_, status, reason, fields):
-            key("status"); int(status)
-            key("reason"); string(reason)
-            key("headers"); appendHeaders(fields, options: options)
-        case let .willPerformRedirect(_, status, location, decision):
-            key("status"); int(status)
-            key("location"); string(redactingURL(location, options: options))
-            key("decision"); string(decision)
-        case let .didReceiveData(_, bytes, total):
-            key("bytes"); int(bytes)
-            key("total_bytes"); uint(total)
-        case .didSuspendTask, .didResumeTask:
-            break
-        case let .willCacheResponse(_, decision):
-            key("decision"); string(decision)
-        case let .didGatherMetrics(_, metrics):
-            key("metrics"); appendTaskMetrics(metrics)
-        case let .didCompleteTask(_, error):
-            if let error { key("error"); appendError(error) }
-        // tunnel.*
-        case let .tunnelDidOpen(_, target, address):
-            key("target"); string(target)
-            key("address"); string(address)
-        case let .tunnelDidClose(_, up, down, ms, error):
-            key("client_to_upstream"); uint(up)
-            key("upstream_to_client"); uint(down)
-            key("ms"); milliseconds(ms)
-            if let error { key("error"); appendError(error) }
-        // session.*
-        case let .sessionDidStart(_, listeners):
-            key("listeners")
-            beginArray()
-            for listener in listeners { element(); string(listener) }
-            endArray()
-        case let .sessionWillInvalidate(_, inFlight):
-            key("in_flight"); int(inFlight)
-        case let .sessionDidBecomeInvalid(_, dropped):
-            key("dropped_events"); uint(dropped)
-        }
     }
 
     // MARK: - Pieces
@@ -408,4 +292,26 @@ private func schemeSeparator(in bytes: [UInt8]) -> Int? {
 
 @inline(__always) private func isAlpha(_ b: UInt8) -> Bool {
     (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+}
+
+// MARK: - Event payloads
+
+/// Event kinds write their payload fields straight into the record being built.
+extension JSONBuffer: EventFieldWriter {
+    mutating func field(_ key: StaticString, _ value: String) { self.key(key); string(value) }
+    mutating func field(_ key: StaticString, url: String) { self.key(key); string(redactingURL(url, options: recordOptions)) }
+    mutating func field(_ key: StaticString, _ value: Int) { self.key(key); int(value) }
+    mutating func field(_ key: StaticString, _ value: UInt64) { self.key(key); uint(value) }
+    mutating func field(_ key: StaticString, _ value: Bool) { self.key(key); bool(value) }
+    mutating func field(_ key: StaticString, milliseconds value: Double) { self.key(key); milliseconds(value) }
+    mutating func field(_ key: StaticString, _ values: [String]) {
+        self.key(key)
+        beginArray()
+        for value in values { element(); string(value) }
+        endArray()
+    }
+    mutating func field(_ key: StaticString, headers: HTTPFields) { self.key(key); appendHeaders(headers, options: recordOptions) }
+    mutating func field(_ key: StaticString, _ error: ProxyError) { self.key(key); appendError(error) }
+    mutating func field(_ key: StaticString, _ metrics: TaskMetrics) { self.key(key); appendTaskMetrics(metrics) }
+    mutating func trustFields(_ decision: TrustDecision) { appendTrustFields(decision) }
 }

@@ -31,6 +31,26 @@ extension SessionConfiguration {
         addVia = file.headers.via
         proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
+        temporaryDirectory = file.stateDirectory + "/tmp"
+        redirectRules = HostRuleSet(file.redirects.rules.map { rule in
+            (rule.hosts, RedirectRule(follow: rule.follow, maxHops: rule.maxHops, allowDowngrade: rule.allowDowngrade,
+                                      allowCrossHost: rule.allowCrossHost, rewrites: rule.rewrites.map { ($0.from, $0.to) }))
+        })
+        retryRules = HostRuleSet(file.retry.rules.map { settings in
+            var rule = RetryRule()
+            rule.limit = settings.limit
+            rule.methods = Set(settings.methods)
+            rule.statuses = Set(settings.statuses)
+            rule.errors = Set(settings.errors)
+            rule.backoffBase = settings.backoffBase
+            rule.backoffMultiplier = settings.backoffMultiplier
+            rule.backoffMax = settings.backoffMax
+            rule.jitter = settings.jitter
+            rule.honorRetryAfter = settings.retryAfter
+            rule.maxRetryAfter = settings.maxRetryAfter
+            rule.replayBodyBytes = UInt64(settings.replayBodyBytes)
+            return (settings.hosts, rule)
+        })
 
         tls.minimumVersion = file.tls.minimumVersion
         tls.trustManager = try ServerTrustManager(file.trust, logger: logger)

@@ -16,23 +16,22 @@ import Testing
         metrics.transactions = [summary.upstream!]
         metrics.taskEnd = summary.end
         return [
-            .connectionDidOpen(conn, client: "127.0.0.1:51234", listener: "127.0.0.1:8080"),
-            .didCreateInitialRequest(request, RequestDescription(
+            LookoutEvent(conn, ConnectionDidOpen(client: "127.0.0.1:51234", listener: "127.0.0.1:8080")),
+            LookoutEvent(request, RequestDidCreateInitialRequest(
                 method: "GET", url: "http://u:pw@127.0.0.1:9000/x", httpVersion: "HTTP/1.1",
                 headerFields: fields([("Host", "127.0.0.1:9000"), ("Proxy-Authorization", "Basic eDp5")]),
                 client: "127.0.0.1:51234")),
-            .didAdaptRequest(request, upstreamTarget: "/x", headerFields: fields([("Host", "127.0.0.1:9000"), ("Via", "1.1 lookout")])),
-            .didCreateTask(task, origin: "http://127.0.0.1:9000", attempt: 1),
-            .didResolve(task, host: "127.0.0.1", addresses: ["127.0.0.1"], milliseconds: 0.05, cached: false),
-            .didConnect(task, address: "127.0.0.1:9000", milliseconds: 0.12),
-            .didSendBodyData(task, bytesSent: 0, totalBytesSent: 0),
-            .didReceiveResponse(task, status: 200, reasonPhrase: "OK",
-                                headerFields: fields([("Content-Length", "1024"), ("Set-Cookie", "sid=1")])),
-            .didReceiveData(task, bytes: 1024, totalBytes: 1024),
-            .didGatherMetrics(task, metrics),
-            .didCompleteTask(task, error: nil),
-            .requestDidFinish(EventContext(time: summary.end, connectionID: 3, requestID: 7), summary),
-            .connectionDidClose(conn, reason: "client closed", requests: 1, bytesReceived: 80, bytesSent: 1200),
+            LookoutEvent(request, RequestDidAdaptRequest(upstreamTarget: "/x", headerFields: fields([("Host", "127.0.0.1:9000"), ("Via", "1.1 lookout")]))),
+            LookoutEvent(task, TaskDidCreate(origin: "http://127.0.0.1:9000", attempt: 1)),
+            LookoutEvent(task, TaskDidResolve(host: "127.0.0.1", addresses: ["127.0.0.1"], milliseconds: 0.05, cached: false)),
+            LookoutEvent(task, TaskDidConnect(address: "127.0.0.1:9000", milliseconds: 0.12)),
+            LookoutEvent(task, TaskDidSendBodyData(bytesSent: 0, totalBytesSent: 0)),
+            LookoutEvent(task, TaskDidReceiveResponse(status: 200, reasonPhrase: "OK", headerFields: fields([("Content-Length", "1024"), ("Set-Cookie", "sid=1")]))),
+            LookoutEvent(task, TaskDidReceiveData(bytes: 1024, totalBytes: 1024)),
+            LookoutEvent(task, TaskDidGatherMetrics(metrics: metrics)),
+            LookoutEvent(task, TaskDidComplete(error: nil)),
+            LookoutEvent(EventContext(time: summary.end, connectionID: 3, requestID: 7), RequestDidFinish(summary: summary)),
+            LookoutEvent(conn, ConnectionDidClose(reason: "client closed", requests: 1, bytesReceived: 80, bytesSent: 1200)),
         ]
     }
 
@@ -102,9 +101,9 @@ import Testing
     @Test func defaultModeWritesOnlySummariesAndSession() throws {
         let (monitor, path) = try makeMonitor()
         let session = EventContext(connectionID: 0)
-        let events = [.sessionDidStart(session, listeners: ["127.0.0.1:8080", "[::1]:8080"])] + exchangeEvents() + [
-            .sessionWillInvalidate(session, inFlight: 2),
-            .sessionDidBecomeInvalid(session, droppedEvents: 5),
+        let events = [LookoutEvent(session, SessionDidStart(listeners: ["127.0.0.1:8080", "[::1]:8080"]))] + exchangeEvents() + [
+            LookoutEvent(session, SessionWillInvalidate(inFlight: 2)),
+            LookoutEvent(session, SessionDidBecomeInvalid(droppedEvents: 5)),
         ]
         let lines = try deliver(events, to: monitor, path: path)
         let records = try lines.map(parseJSON)
@@ -120,24 +119,25 @@ import Testing
         let c = EventContext(connectionID: 2, requestID: 4, taskID: 6)
         let error = ProxyError.upstreamFailed(reason: .firstByteTimedOut(after: 60))
         let cases: [(LookoutEvent, Set<String>)] = [
-            (.connectionWasRejected(c, client: "127.0.0.1:1", error: .sessionUnavailable(reason: .tooManyConnections(limit: 4))),
+            (LookoutEvent(c, ConnectionWasRejected(client: "127.0.0.1:1", error: .sessionUnavailable(reason: .tooManyConnections(limit: 4)))),
              ["client", "error"]),
-            (.didFailToCreateRequest(c, error: .requestRejected(reason: .requestLineTooLong)), ["error"]),
-            (.didAuthorize(c), []),
-            (.didRejectClient(c, error: .requestRejected(reason: .connectPortNotAllowed(port: 25))), ["error"]),
-            (.didLookUpCache(c, result: "miss"), ["result"]),
-            (.requestIsRetrying(c, attempt: 2, reason: "upstream_closed"), ["attempt", "reason"]),
-            (.didReuseConnection(c, address: "127.0.0.1:9000", upstreamConnectionID: 11), ["address", "upstream_conn"]),
-            (.willPerformRedirect(c, status: 301, location: "http://a:b@h/", decision: "follow"),
-             ["status", "location", "decision"]),
-            (.didSuspendTask(c), []),
-            (.didResumeTask(c), []),
-            (.willCacheResponse(c, decision: "store"), ["decision"]),
-            (.didCompleteTask(c, error: error), ["error"]),
-            (.tunnelDidOpen(c, target: "h:443", address: "127.0.0.1:443"), ["target", "address"]),
-            (.tunnelDidClose(c, clientToUpstream: 1, upstreamToClient: 2, milliseconds: 3.5, error: nil),
+            (LookoutEvent(c, RequestDidFailToCreateRequest(error: .requestRejected(reason: .requestLineTooLong))), ["error"]),
+            (LookoutEvent(c, RequestDidAuthorize()), []),
+            (LookoutEvent(c, RequestDidRejectClient(error: .requestRejected(reason: .connectPortNotAllowed(port: 25)))), ["error"]),
+            (LookoutEvent(c, RequestDidLookUpCache(result: "miss")), ["result"]),
+            (LookoutEvent(c, RequestIsRetrying(attempt: 2, delay: 0, reason: "upstream_closed")), ["attempt", "delay_ms", "reason"]),
+            (LookoutEvent(c, TaskDidReuseConnection(address: "127.0.0.1:9000", upstreamConnectionID: 11)), ["address", "upstream_conn"]),
+            (LookoutEvent(c, TaskWillPerformRedirect(from: "http://h/a", to: "http://a:b@h/", status: 301,
+                                                     decision: "follow", reason: "rule")),
+             ["from", "to", "status", "decision", "reason"]),
+            (LookoutEvent(c, TaskDidSuspend()), []),
+            (LookoutEvent(c, TaskDidResume()), []),
+            (LookoutEvent(c, TaskWillCacheResponse(decision: "store")), ["decision"]),
+            (LookoutEvent(c, TaskDidComplete(error: error)), ["error"]),
+            (LookoutEvent(c, TunnelDidOpen(target: "h:443", address: "127.0.0.1:443")), ["target", "address"]),
+            (LookoutEvent(c, TunnelDidClose(clientToUpstream: 1, upstreamToClient: 2, milliseconds: 3.5, error: nil)),
              ["client_to_upstream", "upstream_to_client", "ms"]),
-            (.tunnelDidClose(c, clientToUpstream: 1, upstreamToClient: 2, milliseconds: .nan, error: error),
+            (LookoutEvent(c, TunnelDidClose(clientToUpstream: 1, upstreamToClient: 2, milliseconds: .nan, error: error)),
              ["client_to_upstream", "upstream_to_client", "ms", "error"]),
         ]
         let lines = try deliver(cases.map(\.0), to: monitor, path: path)
@@ -149,7 +149,7 @@ import Testing
             #expect(Set(record.keys).subtracting(["v", "ts", "event", "id", "task", "conn"]) == keys, "\(line)")
         }
         #expect(lines[0].hasSuffix(#""client":"127.0.0.1:1","error":{"code":"too_many_connections","message":"connection limit (4) reached"}}"#))
-        #expect(lines[7].contains(#""location":"http://a:[redacted]@h/""#))
+        #expect(lines[7].contains(#""to":"http://a:[redacted]@h/""#))
         #expect(lines[11].hasSuffix(#""error":{"code":"upstream_first_byte_timeout","message":"upstream sent no response within 60 s"}}"#))
         #expect(lines[14].contains(#""ms":-1,"error""#))
     }

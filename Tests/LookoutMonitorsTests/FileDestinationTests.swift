@@ -1,5 +1,5 @@
 import Foundation
-import Lookout
+@testable import Lookout
 import LookoutMonitors
 import Synchronization
 import Testing
@@ -10,7 +10,7 @@ import Testing
                                 method: "GET", url: url, httpVersion: "HTTP/1.1", start: .now())
         s.end = .now()
         s.status = 200
-        return .requestDidFinish(EventContext(connectionID: 1, requestID: id), s)
+        return LookoutEvent(EventContext(connectionID: 1, requestID: id), RequestDidFinish(summary: s))
     }
 
     @Test func appendsToAnExistingFileWithMode0640() throws {
@@ -155,9 +155,9 @@ import Testing
                                                 kind: .http, method: "GET", url: longURL, httpVersion: "HTTP/1.1",
                                                 start: .now())
                         s.end = .now()
-                        composite.post(.requestDidFinish(context, s))
+                        composite.post(LookoutEvent(context, RequestDidFinish(summary: s)))
                     } else {
-                        composite.post(.didReceiveData(context, bytes: i, totalBytes: UInt64(i)))
+                        composite.post(LookoutEvent(context, TaskDidReceiveData(bytes: i, totalBytes: UInt64(i))))
                     }
                 }
                 done.signal()

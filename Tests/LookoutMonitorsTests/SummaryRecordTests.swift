@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import Lookout
+@testable import Lookout
 import Testing
 @testable import LookoutMonitors
 
@@ -8,7 +8,7 @@ import Testing
     @Test func httpExchangeWithUpstreamAndMetrics() throws {
         let (monitor, path) = try makeMonitor()
         let summary = httpSummary()
-        let lines = try deliver([.requestDidFinish(EventContext(time: summary.end, connectionID: 3, requestID: 7), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(time: summary.end, connectionID: 3, requestID: 7), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":7,"conn":3,"client":"127.0.0.1:51234","#
@@ -34,7 +34,7 @@ import Testing
         summary.attempts = 2
         summary.redirects = 1
         summary.cache = "miss"
-        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 3, requestID: 7), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 3, requestID: 7), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""upstream":{"address":"127.0.0.1:9000","protocol":"http/1.1","reused":true},"#
@@ -52,7 +52,7 @@ import Testing
         summary.end = end
         summary.attempts = 1
         summary.error = .clientFailed(reason: .closed("in the middle of a request"))
-        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 4, requestID: 12), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 4, requestID: 12), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":12,"conn":4,"client":"127.0.0.1:40000","#
@@ -70,7 +70,7 @@ import Testing
         summary.status = 502
         summary.upstream = nil
         summary.error = .upstreamFailed(reason: .connectFailed("connection refused"))
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(line.contains(#""status":502,"timings_ms""#))
         #expect(!line.contains("upstream\":"))
@@ -94,7 +94,7 @@ import Testing
         summary.attempts = 1
         summary.tunnelBytesClientToUpstream = 517
         summary.tunnelBytesUpstreamToClient = 4096
-        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 5, requestID: 9), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 5, requestID: 9), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":9,"conn":5,"client":"[::1]:50000","#
@@ -122,7 +122,7 @@ import Testing
         summary.upgrade = "websocket"
         summary.tunnelBytesClientToUpstream = 7
         summary.tunnelBytesUpstreamToClient = 11
-        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 2, requestID: 3), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 2, requestID: 3), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines.count == 1)
         let line = try #require(lines.first)
@@ -139,7 +139,7 @@ import Testing
                                       start: end.subtracting(nanoseconds: 42_000))
         summary.end = end
         summary.status = 200
-        let lines = try deliver([.requestDidFinish(EventContext(connectionID: 1, requestID: 1), summary)],
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 1, requestID: 1), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":1,"conn":1,"client":"127.0.0.1:1","#
@@ -154,7 +154,7 @@ import Testing
         let (monitor, path) = try makeMonitor()
         var summary = httpSummary()
         summary.end = .now()
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         let ts = try #require(try parseJSON(line)["ts"] as? String)
         #expect(ts.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z/) != nil)
@@ -173,7 +173,7 @@ import Testing
             ("Proxy-Authorization", "Basic dXNlcjpwYXNz"), ("Accept", "text/html"), ("accept", "*/*"),
         ])
         summary.responseHeaders = fields([("Set-Cookie", "s=1; Path=/"), ("Set-Cookie", "t=2"), ("Content-Length", "1024")])
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(line.hasSuffix(#""attempts":1,"redirects":0,"#
             + #""request_headers":{"host":"127.0.0.1:9000","authorization":"[redacted]","cookie":"[redacted]","#
@@ -188,7 +188,7 @@ import Testing
         var summary = httpSummary()
         summary.requestHeaders = fields([("Authorization", "Bearer abc"), ("Cookie", "a=1"), ("Cookie", "b=2")])
         summary.responseHeaders = fields([("Set-Cookie", "s=1")])
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(line.hasSuffix(#""request_headers":{"authorization":"Bearer abc","cookie":"a=1, b=2"},"#
             + #""response_headers":{"set-cookie":"s=1"}}"#))
@@ -198,7 +198,7 @@ import Testing
         let (monitor, path) = try makeMonitor(revealSecrets: true)
         var summary = httpSummary()
         summary.requestHeaders = fields([("Authorization", "Bearer abc")])
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(!line.contains("request_headers\":{"))
         #expect(!line.contains("Bearer"))
@@ -208,13 +208,13 @@ import Testing
         let (monitor, path) = try makeMonitor()
         var summary = httpSummary()
         summary.url = "http://user:s3cret@127.0.0.1:9000/x?q=a@b"
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(line.contains(#""url":"http://user:[redacted]@127.0.0.1:9000/x?q=a@b","#))
         #expect(!line.contains("s3cret"))
 
         let (revealing, revealingPath) = try makeMonitor(revealSecrets: true)
-        let revealed = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let revealed = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                                 to: revealing, path: revealingPath).first)
         #expect(revealed.contains(#""url":"http://user:s3cret@127.0.0.1:9000/x?q=a@b","#))
     }
@@ -224,7 +224,7 @@ import Testing
         var summary = httpSummary()
         let nasty = "a\"b\\c\nd\re\tf\u{01}g\u{1F}h\u{7F}i é 日本 🚀 /"
         summary.method = nasty
-        let line = try #require(try deliver([.requestDidFinish(EventContext(connectionID: 3), summary)],
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3), RequestDidFinish(summary: summary))],
                                             to: monitor, path: path).first)
         #expect(line.contains(#""method":"a\"b\\c\nd\re\tf\u0001g\u001fh\u007fi é 日本 🚀 /","#))
         #expect(try parseJSON(line)["method"] as? String == nasty)

@@ -9,7 +9,7 @@ private final class Recorder: @unchecked Sendable {
 
 @Suite struct CompositeEventMonitorTests {
     private func event(_ n: UInt64) -> LookoutEvent {
-        .didCreateTask(EventContext(connectionID: n), origin: "o:\(n)", attempt: 1)
+        LookoutEvent(EventContext(connectionID: n), TaskDidCreate(origin: "o:\(n)", attempt: 1))
     }
 
     @Test func deliversInOrderToEachMonitorOnItsQueue() {

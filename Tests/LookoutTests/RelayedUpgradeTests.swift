@@ -10,17 +10,17 @@ import Testing
     }
 
     @Test func relaysWhatTheClientAsksForOnABodilessRequest() {
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "websocket")) == "websocket")
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "WebSocket, foo/2")) == "WebSocket, foo/2")
+        #expect(Exchange.relayedUpgrade(head(upgrade: "websocket")) == "websocket")
+        #expect(Exchange.relayedUpgrade(head(upgrade: "WebSocket, foo/2")) == "WebSocket, foo/2")
     }
 
     @Test func keepsTheExchangeHTTPWhenNoSwitchCanBeRelayed() {
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: nil)) == nil)
+        #expect(Exchange.relayedUpgrade(head(upgrade: nil)) == nil)
         // h2c, alone or among others, would hide the rest of the exchange in an opaque tunnel.
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "h2c")) == nil)
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "websocket, H2C")) == nil)
+        #expect(Exchange.relayedUpgrade(head(upgrade: "h2c")) == nil)
+        #expect(Exchange.relayedUpgrade(head(upgrade: "websocket, H2C")) == nil)
         // A request body would have to be relayed before the switch: not supported, so not asked.
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "websocket", framing: .contentLength(3))) == nil)
-        #expect(ProxyRequest.relayedUpgrade(head(upgrade: "websocket", framing: .chunked)) == nil)
+        #expect(Exchange.relayedUpgrade(head(upgrade: "websocket", framing: .contentLength(3))) == nil)
+        #expect(Exchange.relayedUpgrade(head(upgrade: "websocket", framing: .chunked)) == nil)
     }
 }

@@ -11,7 +11,7 @@ private final class EventLog: @unchecked Sendable {
 
     var summaries: [ExchangeSummary] {
         events.withLock { $0.compactMap { event -> ExchangeSummary? in
-            if case .requestDidFinish(_, let summary) = event { return summary } else { return nil }
+            (event.kind as? RequestDidFinish)?.summary
         } }
     }
 }

@@ -5,6 +5,8 @@ import LookoutHTTP
 /// one-line body `lookout: code: message`.
 enum ErrorResponse {
     static let errorHeader = HTTPField.Name("X-Lookout-Error")!
+    /// The request id, so a client can find the exchange in the log.
+    static let idHeader = HTTPField.Name("X-Lookout-Id")!
 
     static func bytes(for error: ProxyError, closeConnection: Bool, requestID: UInt64? = nil) -> [UInt8] {
         let status = error.status ?? 500
@@ -13,7 +15,7 @@ enum ErrorResponse {
         fields[.contentType] = "text/plain; charset=utf-8"
         fields[.contentLength] = String(body.count)
         fields[errorHeader] = error.code
-        if let requestID { fields[ProxyRequest.idHeader] = String(requestID) }
+        if let requestID { fields[ErrorResponse.idHeader] = String(requestID) }
         if status == 407 { fields[.proxyAuthenticate] = ProxyAuthenticator.challenge }
         if closeConnection { fields[.connection] = "close" }
         fields[.via] = ViaHeaderAdapter.value

@@ -4,7 +4,7 @@ import LookoutIO
 final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     let loop: EventLoop
     let pool: UpstreamConnectionPool
-    let taskMap = RequestTaskMap<ProxyRequest, UpstreamTask>()
+    let taskMap = RequestTaskMap<Exchange, UpstreamTask>()
     /// Open client connections by id, for shutdown and the status page.
     var clients: [UInt64: ClientConnection] = [:]
 

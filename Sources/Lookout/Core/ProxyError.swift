@@ -14,6 +14,18 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case sessionUnavailable(reason: SessionUnavailableReason)
     /// The upstream's certificate chain failed the host's trust rule (pins, roots, names, dates).
     case serverTrustEvaluationFailed(reason: TrustEvaluationError)
+    /// A redirect the host's redirect rule refuses to pass or follow.
+    case redirectFailed(reason: RedirectFailureReason)
+
+    /// Why a redirect was refused.
+    public enum RedirectFailureReason: Sendable, Equatable {
+        /// Following it would be hop number `maxHops + 1`.
+        case limitExceeded(maxHops: Int)
+        /// The chain came back to a URL it had already requested.
+        case loop(url: String)
+        /// An https URL redirected to an http one (`allow_downgrade: false`).
+        case downgradeRefused(location: String)
+    }
 
     /// Why a request was refused.
     public enum RequestRejectionReason: Sendable, Equatable {
@@ -111,6 +123,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .serverTrustEvaluationFailed:
             return "server_trust_evaluation_failed"
+        case .redirectFailed(let reason):
+            switch reason {
+            case .limitExceeded: return "redirect_limit_exceeded"
+            case .loop: return "redirect_loop"
+            case .downgradeRefused: return "redirect_downgrade_refused"
+            }
         }
     }
 
@@ -140,7 +158,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .sessionUnavailable:
             return 503
-        case .serverTrustEvaluationFailed:
+        case .serverTrustEvaluationFailed, .redirectFailed:
             return 502
         }
     }
@@ -163,7 +181,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
             case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
             case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"
-            case .unsupportedTransferCoding: return "only the chunked transfer coding is supported"
+            case .unsupportedTransferCoding:
+                return "Transfer-Encoding must end in one chunked, after gzip, deflate, compress or identity only"
             case .pinningRequiresInterception(let host, let rule):
                 return "trust rule \(rule) pins \(host), which a blind tunnel cannot check; add the host to interception.hosts or set trust.pinning_without_interception: allow"
             }
@@ -194,6 +213,13 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .serverTrustEvaluationFailed(let error):
             return error.description
+        case .redirectFailed(let reason):
+            switch reason {
+            case .limitExceeded(let maxHops): return "more than \(maxHops) redirects (redirects.rules max_hops)"
+            case .loop(let url): return "redirect loop: \(url) was already requested in this chain"
+            case .downgradeRefused(let location):
+                return "redirect from https to \(location) refused (redirects.rules allow_downgrade)"
+            }
         }
     }
 

@@ -33,7 +33,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let group: EventLoopGroup
     let contexts: [LoopContext]
     let resolver: Resolver
-    lazy var delegate = SessionDelegate(session: self)
+    /// Every upstream and tunnel callback passes through it; built in `init`, never replaced.
+    let delegate: SessionDelegate
     private let acceptQueue = DispatchQueue(label: "lookout.accept")
     private var listeners: [Listener] = []
     let startTime = Instant.now()
@@ -48,9 +49,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     private let shuttingDown = Atomic<Bool>(false)
 
     public init(configuration: SessionConfiguration, monitors: [EventMonitor],
-                redirectHandler: RedirectHandler = Redirector.passThrough,
+                redirectHandler: RedirectHandler? = nil,
                 cachedResponseHandler: CachedResponseHandler? = nil,
-                retrier: RequestRetrier = StaleConnectionRetryPolicy(),
+                retrier: RequestRetrier? = nil,
                 logger: Logger = Logger(label: "lookout")) throws {
         self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
@@ -74,15 +75,18 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         }
         self.configuration = configuration
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
-        self.redirectHandler = redirectHandler
+        // The configured rules unless the embedder brings its own policies.
+        self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
         self.cachedResponseHandler = cachedResponseHandler
-        self.retrier = retrier
+        self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
         self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
         self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount)
         self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }
         self.resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
+        self.delegate = SessionDelegate(monitor: monitor, logger: logger, redirectHandler: self.redirectHandler,
+                                        retrier: self.retrier, cachedResponseHandler: cachedResponseHandler)
     }
 
     // MARK: - Ids and events
@@ -92,9 +96,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
     func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
 
-    /// Posts an event, building it only if some monitor wants events of that interest.
-    @inline(__always) func emit(_ interest: EventInterest, _ make: () -> LookoutEvent) {
-        if monitor.wants(interest) { monitor.post(make()) }
+    /// Posts an event, building it only if some monitor wants its kind.
+    @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
+        delegate.emit(context(), make())
     }
 
     func context(for loop: EventLoop) -> LoopContext { contexts[loop.index] }
@@ -118,7 +122,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             bound.append(listener.address)
         }
         listeners.forEach { $0.start() }
-        emit(.summaries) { .sessionDidStart(EventContext(connectionID: 0), listeners: bound.map(\.description)) }
+        emit(EventContext(connectionID: 0), SessionDidStart(listeners: bound.map(\.description)))
         return bound
     }
 
@@ -140,7 +144,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             _ = response.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             Glibc.shutdown(fd, Int32(SHUT_WR))
             Glibc.close(fd)
-            emit(.lifecycle) { .connectionWasRejected(EventContext(connectionID: id), client: peer.description, error: refusal) }
+            emit(EventContext(connectionID: id), ConnectionWasRejected(client: peer.description, error: refusal))
             return
         }
         openConnections.add(1, ordering: .relaxed)
@@ -150,10 +154,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
             let client = ClientConnection(session: self, context: context, connection: connection)
             context.clients[id] = client
-            emit(.lifecycle) {
-                .connectionDidOpen(EventContext(connectionID: id), client: peer.description,
-                                   listener: connection.localAddress?.description ?? "")
-            }
+            emit(EventContext(connectionID: id),
+                 ConnectionDidOpen(client: peer.description, listener: connection.localAddress?.description ?? ""))
             client.start()
         }
     }
@@ -172,7 +174,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         guard !shuttingDown.exchange(true, ordering: .relaxed) else { return }
         listeners.forEach { $0.stop() }
         let inFlight = exchangesInFlight.load(ordering: .relaxed)
-        emit(.summaries) { .sessionWillInvalidate(EventContext(connectionID: 0), inFlight: inFlight) }
+        emit(EventContext(connectionID: 0), SessionWillInvalidate(inFlight: inFlight))
         for context in contexts {
             context.loop.execute {
                 for client in Array(context.clients.values) { client.beginShutdown() }
@@ -206,9 +208,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 context.loop.execute { group.leave() }
             }
             group.notify(queue: .global()) { [self] in
-                emit(.summaries) {
-                    .sessionDidBecomeInvalid(EventContext(connectionID: 0), droppedEvents: monitor.droppedEventCount)
-                }
+                emit(EventContext(connectionID: 0), SessionDidBecomeInvalid(droppedEvents: monitor.droppedEventCount))
                 monitor.flush()
                 completion()
             }

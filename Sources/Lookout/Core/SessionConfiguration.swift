@@ -39,6 +39,12 @@ public struct SessionConfiguration: Sendable {
     public var monitorQueueLimit = 65536
     /// TLS: trust rules, interception, versions.
     public var tls = TLSSettings()
+    /// Where request bodies kept for replay spill to disk (files unlinked at creation).
+    public var temporaryDirectory = "/tmp"
+    /// Per-host redirect rules (`redirects.rules`); none = every redirect passes to the client.
+    public var redirectRules = HostRuleSet<RedirectRule>.empty
+    /// Per-host retry rules (`retry.rules`); none = only the stale pooled-connection retry.
+    public var retryRules = HostRuleSet<RetryRule>.empty
 
     public init() {}
 }

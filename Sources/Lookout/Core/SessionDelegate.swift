@@ -3,145 +3,204 @@ import LookoutHTTP
 import LookoutIO
 import Logging
 
-/// Receives every upstream transport callback, tells the monitors first, then the policies, then
-/// the exchange, which it finds through the loop's `RequestTaskMap` (the state provider).
-final class SessionDelegate: @unchecked Sendable {  // methods run on the calling task's loop queue
-    /// `unowned(unsafe)`: the session owns its delegate and outlives it, and the checked kind
-    /// costs an atomic increment and decrement on every one of the several uses per request.
-    unowned(unsafe) let session: Session
+/// What a task does with a final response head: go on relaying it, or stop because the exchange
+/// holds it back (a retry or a followed redirect comes next, or a refusal is answered instead).
+enum ResponseDisposition {
+    case allow
+    case abandon
+}
 
-    init(session: Session) {
-        self.session = session
+/// What the exchange does with a final response head, as the policies decided.
+enum ResponsePlan: Equatable {
+    /// Relay it; `location` replaces the `Location` field when a redirect rule rewrote it.
+    case forward(location: String?)
+    /// Hold it back and request `url` next (a followed redirect with this status).
+    case follow(url: String, status: Int)
+    /// Hold it back and try again after `delay` seconds.
+    case retry(delay: Double, countsAgainstRule: Bool)
+    /// Hold it back and answer the client with this error.
+    case fail(ProxyError)
+}
+
+/// Receives every upstream transport callback — tasks' and tunnels' — tells the monitors first,
+/// then asks the policies (redirect, retry, cache), then tells the exchange, which it finds
+/// through the loop's `RequestTaskMap` (the state provider). Nothing below it knows about events.
+final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on the calling task's loop queue
+    let monitor: CompositeEventMonitor
+    let logger: Logger
+    let redirectHandler: RedirectHandler
+    let retrier: RequestRetrier
+    let cachedResponseHandler: CachedResponseHandler?
+
+    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier,
+         cachedResponseHandler: CachedResponseHandler?) {
+        self.monitor = monitor
+        self.logger = logger
+        self.redirectHandler = redirectHandler
+        self.retrier = retrier
+        self.cachedResponseHandler = cachedResponseHandler
     }
 
-    private func request(for task: UpstreamTask) -> ProxyRequest {
-        guard let request = task.context.taskMap.request(forTask: task.id) else {
+    /// Posts an event, building it only if some monitor wants its kind.
+    @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
+        if monitor.wants(Kind.interest) { monitor.post(LookoutEvent(context(), make())) }
+    }
+
+    private func exchange(for task: UpstreamTask) -> Exchange {
+        guard let exchange = task.context.taskMap.request(forTask: task.id) else {
             preconditionFailure("task \(task.id) reported after leaving the request-task map")
         }
-        return request
+        return exchange
     }
 
     private func context(_ task: UpstreamTask) -> EventContext {
         EventContext(connectionID: task.connectionID, requestID: task.requestID, taskID: task.id)
     }
 
-    // MARK: - Connection
+    // MARK: - Connecting (tasks and tunnels)
 
-    func taskDidCreate(_ task: UpstreamTask) {
-        session.emit(.lifecycle) { .didCreateTask(context(task), origin: task.origin.authority, attempt: task.attempt) }
+    func upstream(_ context: EventContext, didCreateFor origin: Origin, attempt: Int) {
+        emit(context, TaskDidCreate(origin: origin.authority, attempt: attempt))
     }
 
-    func task(_ task: UpstreamTask, didResolve resolution: Resolution, host: String, milliseconds: Double) {
-        session.emit(.lifecycle) {
-            .didResolve(context(task), host: host, addresses: resolution.addresses.map(\.ipText),
-                        milliseconds: milliseconds, cached: resolution.fromCache)
-        }
+    func upstream(_ context: EventContext, didResolve resolution: Resolution, host: String, milliseconds: Double) {
+        emit(context, TaskDidResolve(host: host, addresses: resolution.addresses.map(\.ipText),
+                                     milliseconds: milliseconds, cached: resolution.fromCache))
     }
 
-    func task(_ task: UpstreamTask, didConnect connection: ByteStream, milliseconds: Double) {
-        session.emit(.lifecycle) {
-            .didConnect(context(task), address: connection.peerAddress?.description ?? "", milliseconds: milliseconds)
-        }
+    func upstream(_ context: EventContext, didConnect connection: ByteStream, milliseconds: Double) {
+        emit(context, TaskDidConnect(address: connection.peerAddress?.description ?? "", milliseconds: milliseconds))
     }
 
-    func task(_ task: UpstreamTask, didReuse connection: ByteStream) {
-        session.emit(.lifecycle) {
-            .didReuseConnection(context(task), address: connection.peerAddress?.description ?? "",
-                                upstreamConnectionID: connection.id)
-        }
+    func upstream(_ context: EventContext, didReuse connection: ByteStream) {
+        emit(context, TaskDidReuseConnection(address: connection.peerAddress?.description ?? "",
+                                             upstreamConnectionID: connection.id))
     }
+
+    // MARK: - Trust
 
     func task(_ task: UpstreamTask, didReceiveChallengeFor host: String, rule: String, evaluator: String) {
-        session.emit(.lifecycle) { .didReceiveChallenge(context(task), host: host, rule: rule, evaluator: evaluator) }
+        emit(context(task), TaskDidReceiveChallenge(host: host, rule: rule, evaluator: evaluator))
     }
 
     func task(_ task: UpstreamTask, didEvaluateServerTrust decision: TrustDecision) {
-        session.emit(.lifecycle) { .didEvaluateServerTrust(context(task), decision) }
+        emit(context(task), TaskDidEvaluateServerTrust(decision: decision))
         if decision.evaluator.contains("disabled") {
-            session.logger.warning("trust evaluation is disabled for \(decision.host) (rule \(decision.rule)): any certificate is accepted")
+            logger.warning("trust evaluation is disabled for \(decision.host) (rule \(decision.rule)): any certificate is accepted")
         }
         if decision.outcome != .passed {
             let level: Logger.Level = decision.outcome == .failed ? .warning : .notice
-            session.logger.log(level: level, "trust rule \(decision.rule) \(decision.outcome == .failed ? "refused" : "reported") \(decision.host): \(decision.reason ?? "") \(decision.message ?? "")")
+            logger.log(level: level, "trust rule \(decision.rule) \(decision.outcome == .failed ? "refused" : "reported") \(decision.host): \(decision.reason ?? "") \(decision.message ?? "")")
         }
     }
 
     // MARK: - Request
 
     func taskIsReadyForBody(_ task: UpstreamTask) {
-        request(for: task).taskIsReadyForBody(task)
+        exchange(for: task).taskIsReadyForBody(task)
     }
 
     func task(_ task: UpstreamTask, didSendBodyData bytes: Int) {
-        session.emit(.lifecycle) {
-            .didSendBodyData(context(task), bytesSent: bytes, totalBytesSent: task.metrics.requestBodyBytes)
-        }
+        emit(context(task), TaskDidSendBodyData(bytesSent: bytes, totalBytesSent: task.metrics.requestBodyBytes))
+    }
+
+    func taskDidDrainRequestBody(_ task: UpstreamTask) {
+        exchange(for: task).taskDidDrainRequestBody()
     }
 
     // MARK: - Response
 
     func task(_ task: UpstreamTask, didReceiveInformational head: ResponseHead) {
-        session.emit(.lifecycle) {
-            .didReceiveResponse(context(task), status: head.status, reasonPhrase: head.reasonPhrase, headerFields: head.headerFields)
-        }
-        request(for: task).taskDidReceiveInformational(head)
+        emit(context(task), TaskDidReceiveResponse(status: head.status, reasonPhrase: head.reasonPhrase,
+                                                   headerFields: head.headerFields))
+        exchange(for: task).taskDidReceiveInformational(head)
     }
 
-    func task(_ task: UpstreamTask, didReceiveResponse head: ResponseHead) {
-        let request = request(for: task)
-        session.emit(.lifecycle) {
-            .didReceiveResponse(context(task), status: head.status, reasonPhrase: head.reasonPhrase, headerFields: head.headerFields)
-        }
-        if (300..<400).contains(head.status), let location = head.headerFields[.location] {
-            let decision = session.redirectHandler.decision(forStatus: head.status, location: location,
-                                                            requestURL: request.head.rawTarget)
-            session.emit(.lifecycle) {
-                .willPerformRedirect(context(task), status: head.status, location: location, decision: decision.rawValue)
+    /// Monitors, then the redirect and retry policies, then the exchange with the resulting plan.
+    func task(_ task: UpstreamTask, didReceiveResponse head: ResponseHead) -> ResponseDisposition {
+        let exchange = exchange(for: task)
+        emit(context(task), TaskDidReceiveResponse(status: head.status, reasonPhrase: head.reasonPhrase,
+                                                   headerFields: head.headerFields))
+        var plan = ResponsePlan.forward(location: nil)
+        if RedirectStatus.isFollowable(head.status), let location = head.headerFields[.location] {
+            let outcome = redirectHandler.outcome(for: exchange.redirectContext(status: head.status, location: location))
+            emit(context(task), TaskWillPerformRedirect(from: task.request.url, to: outcome.target, status: head.status,
+                                                        decision: outcome.decision.name, reason: outcome.reason))
+            switch outcome.decision {
+            case .follow(let url): plan = .follow(url: url, status: head.status)
+            case .pass(let location): plan = .forward(location: location)
+            case .refuse(let error): plan = .fail(error)
             }
         }
-        if let cacher = session.cachedResponseHandler {
-            let decision = cacher.decision(forStatus: head.status, method: request.head.method.rawValue,
-                                           url: request.head.rawTarget)
-            session.emit(.lifecycle) { .willCacheResponse(context(task), decision: decision.rawValue) }
+        if case .forward = plan, head.status != 101, let retry = exchange.retryContext(
+            for: task, outcome: .response(status: head.status, retryAfter: head.headerFields[.retryAfter])) {
+            if case .retry(let delay, let reason, let counts) = retrier.decision(for: retry) {
+                emit(EventContext(connectionID: task.connectionID, requestID: task.requestID),
+                     RequestIsRetrying(attempt: task.attempt + 1, delay: delay, reason: reason))
+                plan = .retry(delay: delay, countsAgainstRule: counts)
+            }
         }
-        request.taskDidReceiveResponse(head)
+        if case .forward = plan, let cacher = cachedResponseHandler {
+            let decision = cacher.decision(forStatus: head.status, method: task.request.method.rawValue, url: task.request.url)
+            emit(context(task), TaskWillCacheResponse(decision: decision.rawValue))
+        }
+        exchange.taskDidReceiveResponse(head, plan: plan)
+        if case .forward = plan { return .allow }
+        return .abandon
     }
 
     /// Returns false when the client is backed up.
     func task(_ task: UpstreamTask, didReceiveData bytes: UnsafeRawBufferPointer, total: UInt64) -> Bool {
-        session.emit(.lifecycle) { .didReceiveData(context(task), bytes: bytes.count, totalBytes: total) }
-        return request(for: task).taskDidReceiveData(bytes)
+        emit(context(task), TaskDidReceiveData(bytes: bytes.count, totalBytes: total))
+        return exchange(for: task).taskDidReceiveData(bytes)
     }
 
     func task(_ task: UpstreamTask, didFinishResponseWith trailers: HTTPFields?) {
-        request(for: task).taskDidFinishResponse(trailers: trailers)
+        exchange(for: task).taskDidFinishResponse(trailers: trailers)
     }
 
     func taskDidSuspend(_ task: UpstreamTask) {
-        session.emit(.lifecycle) { .didSuspendTask(context(task)) }
+        emit(context(task), TaskDidSuspend())
     }
 
     func taskDidResume(_ task: UpstreamTask) {
-        session.emit(.lifecycle) { .didResumeTask(context(task)) }
+        emit(context(task), TaskDidResume())
     }
 
     // MARK: - Completion
 
-    /// Metrics first, then completion (the map forgets the task only after both), then the exchange.
-    func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: TransactionMetrics, notifyRequest: Bool) {
+    /// Metrics first, then completion (the map forgets the task only after both), then — unless
+    /// the exchange itself stopped the task — the retry policy and the exchange.
+    func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: TransactionMetrics, notifyExchange: Bool) {
         let map = task.context.taskMap
-        let request = request(for: task)
-        session.emit(.lifecycle) {
-            var all = TaskMetrics(taskStart: metrics.fetchStart)
-            all.transactions = [metrics]
-            all.taskEnd = .now()
-            return .didGatherMetrics(context(task), all)
-        }
+        let exchange = exchange(for: task)
+        emit(context(task), TaskDidGatherMetrics(metrics: exchange.metrics(adding: metrics)))
         map.disassociateIfNecessaryAfterGatheringMetrics(task)
-        session.emit(.lifecycle) { .didCompleteTask(context(task), error: error) }
+        emit(context(task), TaskDidComplete(error: error))
         map.disassociateIfNecessaryAfterCompleting(task)
-        if notifyRequest {
-            request.taskDidComplete(task, metrics: metrics, error: error)
+        guard notifyExchange else { return }
+        var retry = RetryDecision.doNotRetry
+        if let error, let context = exchange.retryContext(for: task, outcome: .failure(error)) {
+            retry = retrier.decision(for: context)
+            if case .retry(let delay, let reason, _) = retry {
+                emit(EventContext(connectionID: task.connectionID, requestID: task.requestID),
+                     RequestIsRetrying(attempt: task.attempt + 1, delay: delay, reason: reason))
+            }
         }
+        exchange.taskDidComplete(task, metrics: metrics, error: error, retry: retry)
+    }
+
+    // MARK: - Tunnels
+
+    func tunnel(_ context: EventContext, didOpenTo target: String, address: String) {
+        emit(context, TunnelDidOpen(target: target, address: address))
+    }
+
+    func tunnel(_ context: EventContext, didCloseAfter milliseconds: Double, clientToUpstream: UInt64,
+                upstreamToClient: UInt64, error: ProxyError?, completesTask: Bool) {
+        emit(context, TunnelDidClose(clientToUpstream: clientToUpstream, upstreamToClient: upstreamToClient,
+                                     milliseconds: milliseconds, error: error))
+        // A switched exchange's upstream task completed at the 101; a CONNECT's ends with its tunnel.
+        if completesTask { emit(context, TaskDidComplete(error: error)) }
     }
 }

@@ -13,6 +13,11 @@ public struct TransactionMetrics: Sendable {
     public var responseStart: Instant?
     public var responseEnd: Instant?
 
+    /// The absolute URL this attempt requested.
+    public var url: String?
+    /// The error that ended the attempt, if one did.
+    public var errorCode: String?
+
     public var networkProtocolName: String = "http/1.1"
     public var isReusedConnection = false
     public var remoteAddress: String?
@@ -41,7 +46,7 @@ public struct TransactionMetrics: Sendable {
     }
 }
 
-/// All the transactions of one upstream task chain: retries and followed redirects add transactions.
+/// All the transactions of one exchange: retries and followed redirects add transactions.
 public struct TaskMetrics: Sendable {
     public var transactions: [TransactionMetrics]
     public var taskStart: Instant

@@ -12,12 +12,15 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
 
     let id: UInt64
-    unowned let client: ClientConnection
+    /// Where the upstream's bytes go; only ever written to here.
+    private let client: ByteStream
+    weak var delegate: ExchangeDelegate?
     let head: RequestHead
     let origin: Origin
     private let taskID: UInt64
-    /// Held directly: the client connection may be gone by the time the last event is emitted.
     private let session: Session
+    private let context: LoopContext
+    private let records: ExchangeRecords
     private var summary: ExchangeSummary
     private var upstream: ByteStream?
     /// The protocol an exchange switched to; nil for a CONNECT tunnel.
@@ -38,31 +41,35 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private var lastActivity = Instant.now()
 
     /// A `CONNECT` tunnel; `start` opens its upstream connection.
-    convenience init(id: UInt64, client: ClientConnection, head: RequestHead, origin: Origin) {
+    convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, session: Session,
+                     context: LoopContext, records: ExchangeRecords) {
         let start = Instant.now()
-        let summary = ExchangeSummary(requestID: id, connectionID: client.id, clientAddress: client.clientAddress,
+        let summary = ExchangeSummary(requestID: id, connectionID: records.connectionID, clientAddress: records.clientAddress,
                                       kind: .tunnel, method: "CONNECT", url: origin.authority,
                                       httpVersion: head.version.description, start: start)
         var metrics = TransactionMetrics(fetchStart: start)
         metrics.networkProtocolName = "tunnel"
-        self.init(head: head, summary: summary, upgrade: nil, origin: origin,
-                  taskID: client.session.makeTaskID(), metrics: metrics, client: client)
+        self.init(head: head, summary: summary, upgrade: nil, origin: origin, taskID: session.makeTaskID(),
+                  metrics: metrics, client: client, session: session, context: context, records: records)
     }
 
     /// Either kind: a `CONNECT` tunnel (`upgrade` nil, through the convenience initialiser), or
     /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
     init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
-         metrics: TransactionMetrics, client: ClientConnection) {
+         metrics: TransactionMetrics, client: ByteStream, session: Session, context: LoopContext,
+         records: ExchangeRecords) {
         self.id = summary.requestID
         self.client = client
         self.head = head
         self.origin = origin
-        self.session = client.session
+        self.session = session
+        self.context = context
+        self.records = records
         self.taskID = taskID
         self.summary = summary
         self.summary.upgrade = upgrade
         self.metrics = metrics
-        self.idleTimer = LoopTimer(loop: client.connection.loop)
+        self.idleTimer = LoopTimer(loop: context.loop)
         self.upgrade = upgrade
     }
 
@@ -72,32 +79,29 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
 
     func start() {
         session.exchangesInFlight.add(1, ordering: .relaxed)
-        client.emitCreated(head, requestID: id, url: origin.authority)
-        session.emit(.lifecycle) { .didCreateTask(eventContext, origin: origin.authority, attempt: 1) }
+        records.created(head, requestID: id, url: origin.authority)
+        let delegate = session.delegate
+        delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
-        let opener = UpstreamOpener(session: session, loop: client.connection.loop)
+        let opener = UpstreamOpener(session: session, loop: context.loop)
         opening = opener.open(origin, steps: .init(
             didResolve: { [unowned self] resolution, start, end in
                 metrics.domainLookupStart = start
                 metrics.domainLookupEnd = end
-                session.emit(.lifecycle) {
-                    .didResolve(eventContext, host: origin.host, addresses: resolution.addresses.map(\.ipText),
-                                milliseconds: end.milliseconds(since: start), cached: resolution.fromCache)
-                }
+                delegate.upstream(eventContext, didResolve: resolution, host: origin.host,
+                                  milliseconds: end.milliseconds(since: start))
             },
             willConnect: { [unowned self] start in metrics.connectStart = start },
             didConnect: { [unowned self] connection, end in
                 opening = nil
                 metrics.connectEnd = end
-                session.emit(.lifecycle) {
-                    .didConnect(eventContext, address: connection.peerAddress?.description ?? "",
-                                milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
-                }
+                delegate.upstream(eventContext, didConnect: connection,
+                                  milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
                 open(connection)
             },
             didFail: { [unowned self] error in
                 opening = nil
-                client.connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+                client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
                 summary.status = error.status
                 finish(error: error)
             }))
@@ -108,7 +112,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         metrics.localAddress = connection.localAddress?.description
         metrics.upstreamConnectionID = connection.id
         metrics.requestStart = .now()
-        client.connection.write(Tunnel.established)
+        client.write(Tunnel.established)
         summary.status = 200
         relay(connection)
     }
@@ -119,7 +123,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         var clientKeepsUp = true
         if !upstreamLeftover.isEmpty {
             upstreamToClient += UInt64(upstreamLeftover.count)
-            clientKeepsUp = client.connection.write(upstreamLeftover)
+            clientKeepsUp = client.write(upstreamLeftover)
         }
         relay(connection, readUpstream: clientKeepsUp)
     }
@@ -129,10 +133,9 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         upstream = connection
         connection.delegate = self
         openedAt = .now()
-        let address = connection.peerAddress?.description ?? ""
-        session.emit(.lifecycle) { .tunnelDidOpen(eventContext, target: origin.authority, address: address) }
+        session.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
         if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
-        client.resumeInput()
+        delegate?.exchangeCanTakeInput()
         lastActivity = .now()
         armIdleCheck()
     }
@@ -143,7 +146,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         guard let upstream, !isDone else { return }
         clientToUpstream += UInt64(bytes.count)
         lastActivity = .now()
-        if !upstream.write(bytes) { client.connection.pauseReading() }
+        if !upstream.write(bytes) { client.pauseReading() }
     }
 
     func clientDidReadEOF() {
@@ -171,17 +174,17 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         guard !isDone else { return }
         upstreamToClient += UInt64(bytes.count)
         lastActivity = .now()
-        if !client.connection.write(bytes) { connection.pauseReading() }
+        if !client.write(bytes) { connection.pauseReading() }
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
         upstreamFinished = true
-        client.connection.shutdownWrite()
+        client.shutdownWrite()
         if clientFinished { finish(error: nil) }
     }
 
     func connectionDidDrain(_ connection: ByteStream) {
-        client.connection.resumeReading()
+        client.resumeReading()
     }
 
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {
@@ -231,22 +234,15 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         summary.upstream = openedAt == nil ? nil : metrics
         summary.tunnelBytesClientToUpstream = clientToUpstream
         summary.tunnelBytesUpstreamToClient = upstreamToClient
-        let summary = self.summary
         let duration = openedAt.map { end.milliseconds(since: $0) } ?? 0
         if openedAt != nil {
-            session.emit(.lifecycle) {
-                .tunnelDidClose(eventContext, clientToUpstream: summary.tunnelBytesClientToUpstream ?? 0,
-                                upstreamToClient: summary.tunnelBytesUpstreamToClient ?? 0,
-                                milliseconds: duration, error: error)
-            }
+            session.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,
+                                    upstreamToClient: upstreamToClient, error: error, completesTask: upgrade == nil)
+        } else if upgrade == nil {
+            session.delegate.emit(eventContext, TaskDidComplete(error: error))
         }
-        // A switched exchange's upstream task completed at the 101.
-        if upgrade == nil { session.emit(.lifecycle) { .didCompleteTask(eventContext, error: error) } }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
-        session.exchangesFinished.add(1, ordering: .relaxed)
-        session.emit(.summaries) {
-            .requestDidFinish(EventContext(time: end, connectionID: summary.connectionID, requestID: id), summary)
-        }
-        client.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
+        records.finish(summary)
+        delegate?.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
     }
 }

@@ -3,22 +3,21 @@ import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 
-/// One upstream attempt for a `ProxyRequest`: get a connection (pooled or new), send the request,
-/// parse and relay the response. Every step is reported through `SessionDelegate`.
-final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confined to `loop.queue`
+/// One upstream attempt of an exchange: get a connection (pooled or new), send the request, parse
+/// and relay the response. It holds what to send as a value (`UpstreamRequest`), never the exchange:
+/// every step is reported through `SessionDelegate`, which finds the exchange in the loop's
+/// `RequestTaskMap`. The exchange calls down (`sendBody`, `finishBody`, `resumeReading`, `cancel`).
+final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confined to `context.loop.queue`
     let id: UInt64
     let attempt: Int
-    /// Only touched while the task is not done: a finished exchange may already be gone.
-    unowned let request: ProxyRequest
-    let loop: EventLoop
-    // Copied from the request so that events and timers never reach through `request`.
+    let request: UpstreamRequest
     let session: Session
-    let origin: Origin
+    var origin: Origin { request.origin }
     let requestID: UInt64
     let connectionID: UInt64
-    /// Looked up once: the delegate finds the request through this loop's map on every callback.
     let context: LoopContext
     private let delegate: SessionDelegate
+    private var loop: EventLoop { context.loop }
 
     private var upstream: UpstreamConnection?
     private var opening: OpenHandle?
@@ -35,19 +34,23 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     private var isDone = false
     private var bodyBytesReceived: UInt64 = 0
 
-    init(id: UInt64, attempt: Int, request: ProxyRequest, loop: EventLoop) {
+    init(id: UInt64, attempt: Int, request: UpstreamRequest, requestID: UInt64, connectionID: UInt64,
+         session: Session, context: LoopContext) {
         self.id = id
         self.attempt = attempt
         self.request = request
-        self.loop = loop
-        self.session = request.session
-        self.origin = request.origin
-        self.requestID = request.id
-        self.connectionID = request.client.id
-        self.context = request.session.context(for: loop)
-        self.delegate = request.session.delegate
-        self.parser = HTTPResponseParser(limits: request.session.configuration.parserLimits)
+        self.session = session
+        self.requestID = requestID
+        self.connectionID = connectionID
+        self.context = context
+        self.delegate = session.delegate
+        self.parser = HTTPResponseParser(limits: session.configuration.parserLimits)
         self.metrics = TransactionMetrics(fetchStart: .now())
+        metrics.url = request.url
+    }
+
+    private var eventContext: EventContext {
+        EventContext(connectionID: connectionID, requestID: requestID, taskID: id)
     }
 
     // MARK: - Connection
@@ -56,7 +59,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         let pool = context.pool
         if let pooled = pool.take(origin) {
             metrics.isReusedConnection = true
-            delegate.task(self, didReuse: pooled.connection)
+            delegate.upstream(eventContext, didReuse: pooled.connection)
             use(pooled)
             return
         }
@@ -65,7 +68,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             didResolve: { [unowned self] resolution, start, end in
                 metrics.domainLookupStart = start
                 metrics.domainLookupEnd = end
-                delegate.task(self, didResolve: resolution, host: origin.host, milliseconds: end.milliseconds(since: start))
+                delegate.upstream(eventContext, didResolve: resolution, host: origin.host,
+                                  milliseconds: end.milliseconds(since: start))
             },
             willConnect: { [unowned self] start in metrics.connectStart = start },
             didConnect: { [unowned self] connection, end in
@@ -73,7 +77,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
                 metrics.connectEnd = end
                 metrics.remoteAddress = connection.peerAddress?.description
                 metrics.localAddress = connection.localAddress?.description
-                delegate.task(self, didConnect: connection, milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
+                delegate.upstream(eventContext, didConnect: connection,
+                                  milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
                 if origin.isSecure {
                     secure(connection)
                 } else {
@@ -149,9 +154,9 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         metrics.remoteAddress = connection.remoteAddressText
         metrics.localAddress = connection.localAddressText
         metrics.upstreamConnectionID = connection.connection.id
-        parser.expectResponse(to: request.head.method)
+        parser.expectResponse(to: request.method)
         metrics.requestStart = .now()
-        let head = request.upstreamHead
+        let head = request.head
         metrics.requestHeaderBytes = UInt64(head.count)
         connection.connection.write(head)
         armFirstByteTimer()
@@ -165,7 +170,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         guard let connection = upstream?.connection, !isDone else { return true }
         metrics.requestBodyBytes += UInt64(bytes.count)
         let accepted: Bool
-        if request.upstreamBodyIsChunked {
+        if request.bodyIsChunked {
             connection.write(HTTPSerializer.chunkHeader(length: bytes.count))
             connection.write(bytes)
             accepted = connection.write(HTTPSerializer.crlf)
@@ -178,7 +183,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     func finishBody(trailers: HTTPFields?) {
         guard let connection = upstream?.connection, !isDone, !requestBodySent else { return }
-        if request.upstreamBodyIsChunked {
+        if request.bodyIsChunked {
             connection.write(HTTPSerializer.lastChunk(trailers: trailers))
         }
         requestBodySent = true
@@ -187,7 +192,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
 
     func upstreamDidDrain() {
         guard !isDone else { return }
-        request.upstreamDidDrain()
+        delegate.taskDidDrainRequestBody(self)
     }
 
     // MARK: - Response
@@ -232,7 +237,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         case .head(let head):
             metrics.responseHeaderBytes += UInt64(head.headLength)
             if head.status == 101 {
-                guard request.upgradeProtocol != nil else {
+                guard request.asksForUpgrade else {
                     // A switch nobody asked for (RFC 9110 §15.2.2): the bytes that follow would not be HTTP.
                     complete(.upstreamFailed(reason: .malformedResponse("101 Switching Protocols without an Upgrade request")))
                     return
@@ -240,7 +245,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
                 responseHeadReceived = true
                 metrics.statusCode = head.status
                 // The parser stops after the 101; `upstreamDidRead` hands the connection over.
-                delegate.task(self, didReceiveResponse: head)
+                _ = delegate.task(self, didReceiveResponse: head)
                 return
             }
             if head.status < 200 {
@@ -250,14 +255,16 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             responseHeadReceived = true
             metrics.statusCode = head.status
             reuseAllowed = head.keepAlive
-            delegate.task(self, didReceiveResponse: head)
+            if delegate.task(self, didReceiveResponse: head) == .abandon {
+                // The exchange holds this response back (a retry or a followed redirect follows):
+                // its body is not wanted, and the connection is closed rather than drained.
+                abandon()
+            }
         case .body(let range):
             let bytes = UnsafeRawBufferPointer(rebasing: slice[range])
             bodyBytesReceived += UInt64(bytes.count)
             metrics.responseBodyBytes = bodyBytesReceived
             let clientKeepsUp = delegate.task(self, didReceiveData: bytes, total: bodyBytesReceived)
-            // Relaying can fail the client connection and end the exchange under our feet.
-            if isDone { return }
             if !clientKeepsUp && !readingPaused {
                 readingPaused = true
                 upstream?.connection.pauseReading()
@@ -267,7 +274,6 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             metrics.responseEnd = .now()
             responseComplete = true
             delegate.task(self, didFinishResponseWith: trailers)
-            if isDone { return }
             // An origin that answered before the whole request body was sent cannot be reused:
             // the rest of the body would be read as the next request.
             if !requestBodySent { reuseAllowed = false }
@@ -383,7 +389,16 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         complete(nil)
     }
 
-    /// Stops the task without reporting (the exchange is already over).
+    /// The response was held back: close the connection and end the attempt without an error.
+    private func abandon() {
+        metrics.responseEnd = .now()
+        upstream?.close()
+        upstream = nil
+        complete(nil)
+    }
+
+    /// Stops the task; its completion is recorded (events, the map) but not reported to the
+    /// exchange, which is the one stopping it.
     func cancel() {
         guard !isDone else { return }
         opening?.cancel()
@@ -407,6 +422,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             upstream.close(abortive: true)
         }
         if metrics.responseEnd == nil && metrics.responseStart != nil { metrics.responseEnd = .now() }
-        delegate.task(self, didCompleteWith: error, metrics: metrics, notifyRequest: reported)
+        metrics.errorCode = error?.code
+        delegate.task(self, didCompleteWith: error, metrics: metrics, notifyExchange: reported)
     }
 }

@@ -1,6 +1,6 @@
 import HTTPTypes
 
-/// Everything the summary log record says about one finished exchange (EVENTS.md).
+/// Everything the summary log record says about one finished exchange (`LOG.md` in LookoutMonitors).
 public struct ExchangeSummary: Sendable {
     /// How the exchange was handled.
     public enum Kind: String, Sendable {
@@ -23,6 +23,10 @@ public struct ExchangeSummary: Sendable {
     public var upstream: TransactionMetrics?
     public var attempts: Int
     public var redirects: Int
+    /// Every upstream attempt, in order (the last is `upstream`).
+    public var transactions: [TransactionMetrics] = []
+    /// The URL of the last hop, after followed redirects.
+    public var finalURL: String?
     public var cache: String?
     public var error: ProxyError?
     /// Bytes of the request and response heads and bodies exchanged with the upstream.

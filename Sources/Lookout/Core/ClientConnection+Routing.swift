@@ -1,0 +1,146 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+import LookoutTLS
+
+/// Where a parsed request goes: a forwarded exchange, a tunnel, the proxy's own pages, or a refusal
+/// (with the record of a request that never became an exchange).
+extension ClientConnection {
+    // MARK: - Requests
+
+    func begin(_ head: RequestHead) {
+        timer.cancel()
+        headTimerArmed = false
+        requestsServed += 1
+        let requestID = session.makeRequestID()
+        // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
+        if let authenticator = session.authenticator, head.target.isProxied, interceptedOrigin == nil,
+           !authenticator.accepts(head.headerFields) {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
+            return
+        }
+        switch head.target {
+        case .authority(let host, let port):
+            beginTunnel(head, requestID: requestID, host: host, port: port)
+        case .absolute(let scheme, let host, let port, let path):
+            guard scheme == "http" || scheme == "https" else {
+                reject(head, requestID: requestID, error: .requestRejected(reason: .unsupportedScheme(scheme)))
+                return
+            }
+            let isSecure = scheme == "https"
+            let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure)
+            startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
+        case .origin(let path):
+            if let interceptedOrigin {
+                startExchange(head, requestID: requestID, origin: interceptedOrigin, path: path,
+                              url: interceptedOrigin.url(path: path))
+            } else {
+                answerAdmin(head, requestID: requestID, path: path)
+            }
+        case .asterisk:
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")), kind: .admin)
+        }
+    }
+
+    func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
+        let exchange = Exchange(id: requestID, session: session, context: context, client: connection, records: records,
+                                head: head, origin: origin, path: path, url: url,
+                                kind: interceptedOrigin == nil ? .http : .intercepted)
+        exchange.delegate = self
+        self.exchange = exchange
+        exchange.start()
+    }
+
+    func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int) {
+        guard session.configuration.allowedConnectPorts.contains(port) else {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .connectPortNotAllowed(port: port)))
+            return
+        }
+        if let engine = session.interceptionTLS, session.configuration.tls.intercepts(host),
+           let plain = connection as? Connection {
+            beginInterception(head, requestID: requestID, origin: Origin(host: host, port: port, isSecure: true),
+                              engine: engine, plain: plain)
+            return
+        }
+        if session.configuration.tls.pinningWithoutInterception == .refuse,
+           let rule = session.trustManager.pinningRuleName(for: host) {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .pinningRequiresInterception(host: host, rule: rule)))
+            return
+        }
+        let tunnel = Tunnel(id: requestID, head: head, origin: Origin(host: host, port: port), client: connection,
+                            session: session, context: context, records: records)
+        tunnel.delegate = self
+        self.tunnel = tunnel
+        connection.pauseReading()
+        tunnel.start()
+    }
+
+    // MARK: - Answers of the proxy's own
+
+    func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
+        let keepAlive = head.keepAlive && !closeWhenIdle
+        guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive) else {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
+            return
+        }
+        let start = Instant.now()
+        records.created(head, requestID: requestID, url: adminURL(path))
+        connection.write(response.bytes)
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .admin,
+                                      method: head.method.rawValue, url: adminURL(path),
+                                      httpVersion: head.version.description, start: start)
+        summary.status = response.status
+        records.finish(summary)
+        // Admin requests carry no body worth reading; skip to the next message.
+        if head.framing != .none { closeWhenIdle = true }
+        if !keepAlive { closeWhenIdle = true }
+        exchangeDidFinish(keepAlive: keepAlive && head.framing == .none)
+    }
+
+    func adminURL(_ path: String) -> String {
+        "http://\(connection.localAddress?.description ?? "lookout")\(path)"
+    }
+
+    /// Refuses a request whose head parsed but which cannot be served.
+    func reject(_ head: RequestHead, requestID: UInt64, error: ProxyError, kind: ExchangeSummary.Kind? = nil) {
+        let start = Instant.now()
+        let url = head.rawTarget
+        records.created(head, requestID: requestID, url: url)
+        session.delegate.emit(EventContext(connectionID: id, requestID: requestID), RequestDidRejectClient(error: error))
+        connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
+                                      kind: kind ?? (head.method == .connect ? .tunnel : .http), method: head.method.rawValue,
+                                      url: url, httpVersion: head.version.description, start: start)
+        summary.status = error.status
+        summary.error = error
+        records.finish(summary)
+        closeAfterResponse()
+    }
+
+    /// The head could not be parsed: answer the error, record it, close.
+    func rejectInput(_ error: ProxyError, startLine: RequestLineSketch?) {
+        if let exchange {
+            // The body was malformed mid-exchange.
+            exchange.clientSentInvalidBody(error)
+            return
+        }
+        recordFailedRequest(error, sendResponse: true, startLine: startLine)
+        closeAfterResponse()
+    }
+
+    func recordFailedRequest(_ error: ProxyError, sendResponse: Bool, startLine: RequestLineSketch? = nil) {
+        let requestID = session.makeRequestID()
+        let start = Instant.now()
+        session.delegate.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
+        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
+                                      kind: startLine?.method == "CONNECT" ? .tunnel : .http,
+                                      method: startLine?.method ?? "", url: startLine?.target ?? "",
+                                      httpVersion: startLine?.version ?? "", start: start)
+        if sendResponse, error.status != nil {
+            connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
+            summary.status = error.status
+        }
+        summary.error = error
+        records.finish(summary)
+    }
+}

@@ -1,0 +1,49 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+import LookoutTLS
+
+/// The connection's one timer: waiting for a request head to complete, or for the next request.
+extension ClientConnection {
+    // MARK: - Timers
+
+
+    func timerFired() {
+        switch timerPurpose {
+        case .idle: idleTimerFired(limit: session.configuration.timeouts.clientIdle)
+        case .head: headTimerFired(limit: session.configuration.timeouts.clientHeader)
+        }
+    }
+
+    func armIdleTimer() {
+        headTimerArmed = false
+        timerPurpose = .idle
+        timer.schedule(after: session.configuration.timeouts.clientIdle)
+    }
+
+    func idleTimerFired(limit: Double) {
+        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        if !parser.isIdle {
+            armHeadTimer()
+            return
+        }
+        let idleFor = Instant.now().milliseconds(since: lastActivity) / 1000
+        if idleFor + 0.01 < limit {
+            timer.schedule(after: limit - idleFor)
+            return
+        }
+        close(reason: "idle_timeout")
+    }
+
+    func armHeadTimer() {
+        headTimerArmed = true
+        timerPurpose = .head
+        timer.schedule(after: session.configuration.timeouts.clientHeader)
+    }
+
+    func headTimerFired(limit: Double) {
+        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        recordFailedRequest(.clientFailed(reason: .headerTimedOut(after: limit)), sendResponse: true)
+        closeAfterResponse()
+    }
+}

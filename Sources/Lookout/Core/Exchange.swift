@@ -1,0 +1,586 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// One forwarded HTTP exchange: the client's request, the ordered upstream attempts that serve it
+/// (retries and followed redirects are more attempts, each a task with its own transaction), and
+/// the response relayed back. Owns the framing decisions for both directions (RFC 9112 §6, §7).
+///
+/// Data flows one way: the client connection calls down into the exchange, the exchange into its
+/// current task; results come back through `SessionDelegate` (from the task) and `ExchangeDelegate`
+/// (to the connection). The exchange only writes to the client stream; the connection hears about
+/// that stream's failures and tells the exchange on a later turn of the loop.
+final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to the client connection's loop queue
+    /// HTTPTypes models Host as the :authority pseudo-field; on the HTTP/1.1 wire it is a plain field.
+    static let hostHeader = HTTPField.Name("Host")!
+
+    /// How the response body is framed toward the client.
+    private enum ClientFraming {
+        case none, contentLength, chunked, untilClose
+    }
+
+    let id: UInt64
+    let session: Session
+    let context: LoopContext
+    /// Where the response goes; only ever written to here.
+    private let client: ByteStream
+    weak var delegate: ExchangeDelegate?
+    let head: RequestHead
+    private let records: ExchangeRecords
+    /// The protocol switch asked for (`Upgrade` with `Connection: upgrade`) that goes upstream,
+    /// e.g. "websocket"; nil when none was asked for or it is not relayed (see `relayedUpgrade`).
+    let upgradeProtocol: String?
+    /// The protocol the origin's 101 named.
+    private var acceptedUpgrade: String?
+    private(set) var summary: ExchangeSummary
+
+    // Attempts.
+    /// What the current (or next) attempt sends.
+    private var request: UpstreamRequest
+    private var task: UpstreamTask?
+    private var attempt = 0
+    private var retriesByRule = 0
+    private var redirectsFollowed = 0
+    /// URLs requested before the current one (loop detection).
+    private var visitedURLs: Set<String> = []
+    /// One per finished attempt, in order.
+    private var transactions: [TransactionMetrics] = []
+    /// Set when the current response is held back: what to do once its task has ended.
+    private var pendingPlan: ResponsePlan?
+    /// A retry's backoff is running.
+    private var waitingForNextAttempt = false
+
+    // Request body, client → upstream.
+    private var requestEnded = false
+    private var requestTrailers: HTTPFields?
+    private var bodyPausedForUpstream = false
+    private var earlyBody: [UInt8] = []
+    private var requestBodyBytes: UInt64 = 0
+    private var taskTakesBody = false
+    /// The body kept for another attempt (retry rules, followed 307/308), when a rule may need it.
+    private var replay: ReplayableBody?
+    /// How much of `replay` the current task has been sent.
+    private var replaySent: UInt64 = 0
+    /// A followed redirect turned the request into a bodiless GET: the rest of the body is read and dropped.
+    private var bodyDropped = false
+
+    // Response, upstream → client.
+    private var responseHeadSent = false
+    private var clientFraming = ClientFraming.none
+    private var keepClientAlive = true
+    private var finished = false
+
+    init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, records: ExchangeRecords,
+         head: RequestHead, origin: Origin, path: String, url: String, kind: ExchangeSummary.Kind) {
+        self.id = id
+        self.session = session
+        self.context = context
+        self.client = client
+        self.records = records
+        self.head = head
+        self.summary = ExchangeSummary(requestID: id, connectionID: records.connectionID,
+                                       clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
+                                       url: url, httpVersion: head.version.description, start: .now())
+        self.upgradeProtocol = Self.relayedUpgrade(head)
+        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, head: [], bodyIsChunked: false,
+                                       hasBody: head.framing != .none, asksForUpgrade: false)
+        self.upstreamPath = path
+        self.firstHost = origin.host
+    }
+
+    /// The first hop's origin-form target.
+    private let upstreamPath: String
+    /// The host the client addressed: only it gets the client's credentials.
+    private let firstHost: String
+
+    /// Which protocol switches are relayed (RFC 9110 §7.8): any the client asks for on a request
+    /// without a body (a WebSocket handshake is a bodiless GET), except `h2c` — the exchange would
+    /// continue as HTTP/2 inside an opaque tunnel, so it stays HTTP/1.1 and visible instead.
+    static func relayedUpgrade(_ head: RequestHead) -> String? {
+        guard let upgrade = head.upgrade, head.framing == .none else { return nil }
+        var asksForH2C = false
+        FieldList.forEachElement(of: upgrade) { element in
+            if element.equalsLowercase("h2c") { asksForH2C = true }
+        }
+        return asksForH2C ? nil : upgrade
+    }
+
+    private var requestContext: EventContext { EventContext(connectionID: records.connectionID, requestID: id) }
+
+    // MARK: - Start
+
+    func start() {
+        session.exchangesInFlight.add(1, ordering: .relaxed)
+        records.created(head, requestID: id, url: summary.url)
+        session.delegate.emit(requestContext, RequestDidAuthorize())
+        let limit = session.configuration.maxRequestBodyBytes
+        if limit > 0, case .contentLength(let length) = head.framing, length > limit {
+            fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
+            return
+        }
+        let origin = request.origin
+        if head.framing != .none, session.retrier.keepsBodies(forHost: origin.host)
+            || session.redirectHandler.keepsBodies(forHost: origin.host) {
+            let replayLimit = session.retrier.replayLimit(forHost: origin.host)
+            if case .contentLength(let length) = head.framing, length > replayLimit {
+                // Too large to keep: streamed, and never sent twice.
+            } else {
+                replay = ReplayableBody(limit: replayLimit, directory: session.configuration.temporaryDirectory)
+            }
+        }
+        request = makeUpstreamRequest(method: head.method, origin: origin, path: upstreamPath, url: summary.url,
+                                      withBody: head.framing != .none, stripCredentials: false)
+        if head.framing == .none { requestEnded = true }
+        startAttempt()
+    }
+
+    /// The request head for one hop, serialized: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
+    /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the adapters.
+    private func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
+                                     withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
+        var fields = head.headerFields
+        fields[Exchange.hostHeader] = origin.hostFieldValue
+        HopByHopHeaders.remove(from: &fields)
+        var chunked = false
+        if withBody {
+            switch head.framing {
+            case .chunked:
+                // Re-chunked hop by hop; codings before "chunked" (e.g. gzip) describe the body itself.
+                fields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
+                chunked = true
+            case .contentLength(let length):
+                // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
+                // cannot frame the body differently.
+                let values = fields[values: .contentLength]
+                if values.count != 1 || values[0].contains(",") { fields[.contentLength] = String(length) }
+            default:
+                break
+            }
+        } else if head.framing != .none {
+            // RFC 9110 §15.4: a redirect that turns the request into a GET drops the content and the
+            // fields that describe it.
+            for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .contentLanguage, .contentLocation] {
+                fields[name] = nil
+            }
+        }
+        if let upgradeProtocol {
+            // Hop-by-hop, so removed above; asked for again on this hop.
+            fields[.connection] = "upgrade"
+            fields[.upgrade] = upgradeProtocol
+        }
+        if stripCredentials {
+            // Credentials meant for the first host are not sent to another one.
+            fields[.authorization] = nil
+            fields[.cookie] = nil
+        }
+        var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority, headerFields: fields)
+        for adapter in session.adapters { adapter.adapt(&upstream) }
+        session.delegate.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target,
+                                                                     headerFields: upstream.headerFields))
+        let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
+                                               headerFields: upstream.headerFields)
+        return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, bodyIsChunked: chunked,
+                               hasBody: withBody, asksForUpgrade: upgradeProtocol != nil)
+    }
+
+    private func startAttempt() {
+        attempt += 1
+        let task = UpstreamTask(id: session.makeTaskID(), attempt: attempt, request: request, requestID: id,
+                                connectionID: records.connectionID, session: session, context: context)
+        self.task = task
+        taskTakesBody = false
+        replaySent = 0
+        summary.attempts = attempt
+        context.taskMap.add(task, for: self)
+        session.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
+                                  didCreateFor: request.origin, attempt: attempt)
+        task.start()
+    }
+
+    // MARK: - Request body (called by the client connection)
+
+    /// False while the request is complete or the upstream cannot take more yet.
+    var acceptsRequestBody: Bool { !requestEnded && !bodyPausedForUpstream && !finished }
+
+    func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !finished else { return }
+        requestBodyBytes += UInt64(bytes.count)
+        let limit = session.configuration.maxRequestBodyBytes
+        if limit > 0 && requestBodyBytes > limit {
+            fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
+            return
+        }
+        if bodyDropped { return }
+        if let replay, replay.append(bytes) {
+            feedTask()
+            if replay.count - replaySent >= 64 * 1024 { bodyPausedForUpstream = true }
+            return
+        }
+        if taskTakesBody, let task, earlyBody.isEmpty, replay == nil {
+            if !task.sendBody(bytes) { bodyPausedForUpstream = true }
+        } else {
+            // The upstream is still connecting (or stored bytes go first): hold one read's worth,
+            // then stop reading.
+            earlyBody.append(contentsOf: bytes)
+            if earlyBody.count >= 64 * 1024 { bodyPausedForUpstream = true }
+            feedTask()
+        }
+    }
+
+    func clientFinishedBody(trailers: HTTPFields?) {
+        // A bodiless request was already complete at its head.
+        guard !finished, head.framing != .none else { return }
+        requestEnded = true
+        requestTrailers = trailers
+        feedTask()
+    }
+
+    func clientSentInvalidBody(_ error: ProxyError) {
+        fail(error)
+    }
+
+    func clientDidDrain() {
+        task?.resumeReading()
+    }
+
+    func clientDidClose(_ error: ProxyError) {
+        guard !finished else { return }
+        stopTask()
+        finish(error: error, keepAlive: false)
+    }
+
+    func abort(_ error: ProxyError) {
+        guard !finished else { return }
+        stopTask()
+        if !responseHeadSent {
+            client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+            summary.status = error.status
+        }
+        finish(error: error, keepAlive: false)
+    }
+
+    /// Sends the current task what it has not had yet: kept bytes first, then what waited, then the
+    /// end of the body. Pauses the client while the upstream is backed up.
+    private func feedTask() {
+        guard taskTakesBody, let task, !bodyDropped else { return }
+        if let replay {
+            while replaySent < replay.count {
+                var accepted = true
+                let sent = replay.read(from: replaySent, maximum: 64 * 1024) { accepted = task.sendBody($0) }
+                guard sent > 0 else { break }
+                replaySent += UInt64(sent)
+                if !accepted {
+                    bodyPausedForUpstream = true
+                    return
+                }
+            }
+            // Past its limit the body can no longer be sent again: stream the rest.
+            if replay.isOverLimit { self.replay = nil }
+        }
+        if !earlyBody.isEmpty {
+            let body = earlyBody
+            earlyBody = []
+            if !body.withUnsafeBytes({ task.sendBody($0) }) {
+                bodyPausedForUpstream = true
+                return
+            }
+        }
+        if requestEnded { task.finishBody(trailers: requestTrailers) }
+        if bodyPausedForUpstream {
+            bodyPausedForUpstream = false
+            resumeClientInput()
+        }
+    }
+
+    /// Asks the connection for more input on the next turn of the loop, never on this stack.
+    private func resumeClientInput() {
+        context.loop.execute { [weak self] in
+            guard let self, !finished else { return }
+            delegate?.exchangeCanTakeInput()
+        }
+    }
+
+    // MARK: - Upstream callbacks (from SessionDelegate)
+
+    /// The upstream head is on its way: send what body is waiting, then let the client continue.
+    func taskIsReadyForBody(_ task: UpstreamTask) {
+        taskTakesBody = true
+        let wasPaused = bodyPausedForUpstream
+        feedTask()
+        if !requestEnded && !bodyPausedForUpstream && !wasPaused && !bodyDropped { resumeClientInput() }
+    }
+
+    func taskDidDrainRequestBody() {
+        feedTask()
+    }
+
+    /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 clients, dropped for 1.0 ones.
+    func taskDidReceiveInformational(_ response: ResponseHead) {
+        guard head.version == .http1_1, response.status != 101 else { return }
+        var fields = response.headerFields
+        HopByHopHeaders.remove(from: &fields)
+        client.write(HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                 version: .http1_1, headerFields: fields))
+    }
+
+    /// A final response head, with what the policies decided about it.
+    func taskDidReceiveResponse(_ response: ResponseHead, plan: ResponsePlan) {
+        guard case .forward(let location) = plan else {
+            // Held back: the task stops, and its completion starts what comes next.
+            pendingPlan = plan
+            return
+        }
+        summary.status = response.status
+        var fields = response.headerFields
+        HopByHopHeaders.remove(from: &fields)
+        if response.status == 101 {
+            // The origin accepted the switch (the task only passes a 101 on when one was asked
+            // for): the client gets the 101 with the switch named, then the bytes both ways.
+            fields[.connection] = "upgrade"
+            if let accepted = response.headerFields[.upgrade] {
+                fields[.upgrade] = accepted
+                acceptedUpgrade = accepted
+            }
+            clientFraming = .none
+            keepClientAlive = false
+        } else {
+            prepareFraming(for: response, fields: &fields)
+        }
+        if let location { fields[.location] = location }
+        if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
+        let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                version: .http1_1, headerFields: fields)
+        client.write(bytes)
+        responseHeadSent = true
+        summary.responseHeaders = fields
+        summary.requestHeaders = head.headerFields
+    }
+
+    /// How the response body goes to the client, and whether the client connection stays open.
+    private func prepareFraming(for response: ResponseHead, fields: inout HTTPFields) {
+        keepClientAlive = head.keepAlive && !(delegate?.isClosingAfterExchange ?? true) && !session.isShuttingDown
+        switch response.framing {
+        case .none:
+            clientFraming = .none
+        case .contentLength(let length):
+            clientFraming = .contentLength
+            let values = fields[values: .contentLength]
+            if values.count != 1 || values[0].contains(",") { fields[.contentLength] = String(length) }
+        case .chunked where head.version == .http1_1:
+            clientFraming = .chunked
+            fields[.transferEncoding] = TransferCoding.canonicalField(response.headerFields)
+        case .chunked, .untilClose:
+            // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
+            clientFraming = .untilClose
+            keepClientAlive = false
+        }
+        if !requestEnded {
+            // The origin answered before the whole request was sent (e.g. 413): the rest of the
+            // request body cannot be delimited any more, so this connection ends with the exchange.
+            keepClientAlive = false
+        }
+        if keepClientAlive {
+            if head.version == .http1_0 { fields[.connection] = "keep-alive" }
+        } else {
+            fields[.connection] = "close"
+        }
+    }
+
+    /// Relays body bytes; false asks the task to stop reading until the client drains.
+    func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch clientFraming {
+        case .chunked:
+            client.write(HTTPSerializer.chunkHeader(length: bytes.count))
+            client.write(bytes)
+            return client.write(HTTPSerializer.crlf)
+        case .contentLength, .untilClose:
+            return client.write(bytes)
+        case .none:
+            return true
+        }
+    }
+
+    func taskDidFinishResponse(trailers: HTTPFields?) {
+        if clientFraming == .chunked {
+            var fields = trailers ?? HTTPFields()
+            HopByHopHeaders.remove(from: &fields)
+            client.write(HTTPSerializer.lastChunk(trailers: fields.isEmpty ? nil : fields))
+        }
+        if clientFraming == .untilClose { keepClientAlive = false }
+    }
+
+    /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
+    func taskDidComplete(_ task: UpstreamTask, metrics: TransactionMetrics, error: ProxyError?, retry: RetryDecision) {
+        record(metrics)
+        self.task = nil
+        if error == nil, let switched = task.takeSwitchedStream() {
+            switchProtocols(task: task, upstream: switched.stream, upstreamLeftover: switched.leftover)
+            return
+        }
+        guard !finished else { return }
+        if let plan = pendingPlan {
+            pendingPlan = nil
+            proceed(with: plan)
+            return
+        }
+        guard let error else {
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        if case .retry(let delay, _, let counts) = retry, !responseHeadSent {
+            proceed(with: .retry(delay: delay, countsAgainstRule: counts))
+            return
+        }
+        fail(error)
+    }
+
+    // MARK: - Further attempts
+
+    private func proceed(with plan: ResponsePlan) {
+        switch plan {
+        case .forward:
+            preconditionFailure("a forwarded response is not held back")
+        case .fail(let error):
+            fail(error)
+        case .retry(let delay, let countsAgainstRule):
+            if countsAgainstRule { retriesByRule += 1 }
+            nextAttempt(after: delay)
+        case .follow(let url, let status):
+            follow(url, status: status)
+        }
+    }
+
+    /// Starts the next attempt after `delay` seconds (on the next turn of the loop at the soonest).
+    private func nextAttempt(after delay: Double) {
+        // Dispatch's own timer, not the loop's 50 ms deadline list: backoffs are short and exact.
+        waitingForNextAttempt = true
+        context.loop.execute(after: max(delay, 0)) { [weak self] in
+            guard let self, !finished, waitingForNextAttempt else { return }
+            waitingForNextAttempt = false
+            startAttempt()
+        }
+    }
+
+    /// The next hop of a followed redirect (RFC 9110 §15.4): same trust rules, pool and interception
+    /// as a first request, the method as the status says, credentials only to the first host.
+    private func follow(_ url: String, status: Int) {
+        guard let target = RedirectPolicy.parse(url) else {
+            preconditionFailure("the redirect policy follows only absolute http(s) URLs")
+        }
+        redirectsFollowed += 1
+        summary.redirects = redirectsFollowed
+        visitedURLs.insert(request.url)
+        let method = RedirectStatus.method(after: status, from: request.method)
+        let keepsBody = request.hasBody && method == request.method
+        if request.hasBody && !keepsBody {
+            bodyDropped = true
+            replay = nil
+            earlyBody = []
+            if bodyPausedForUpstream {
+                bodyPausedForUpstream = false
+                resumeClientInput()
+            }
+        }
+        let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https")
+        request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
+                                      withBody: keepsBody, stripCredentials: origin.host != firstHost)
+        summary.finalURL = url
+        startAttempt()
+    }
+
+    /// What the redirect policy needs to know.
+    func redirectContext(status: Int, location: String) -> RedirectContext {
+        RedirectContext(status: status, location: location, requestURL: request.url, method: request.method,
+                        redirectsFollowed: redirectsFollowed, visitedURLs: visitedURLs.union([request.url]),
+                        hasBody: request.hasBody, bodyIsReplayable: bodyIsReplayable)
+    }
+
+    /// What the retry policy needs to know; nil once bytes of a response reached the client.
+    func retryContext(for task: UpstreamTask, outcome: AttemptOutcome) -> RetryContext? {
+        guard !responseHeadSent, !finished else { return nil }
+        return RetryContext(method: request.method, host: request.origin.host, attempt: task.attempt,
+                            retriesByRule: retriesByRule, outcome: outcome,
+                            usedReusedConnection: task.metrics.isReusedConnection,
+                            receivedResponseBytes: task.receivedResponseBytes, bodyIsReplayable: bodyIsReplayable,
+                            now: Double(Instant.now().unixMicroseconds) / 1e6)
+    }
+
+    private var bodyIsReplayable: Bool {
+        !request.hasBody || (replay.map { !$0.isOverLimit } ?? false)
+    }
+
+    /// Every transaction so far plus `current`, for `task.didGatherMetrics`.
+    func metrics(adding current: TransactionMetrics) -> TaskMetrics {
+        var metrics = TaskMetrics(taskStart: summary.start)
+        metrics.transactions = transactions + [current]
+        metrics.redirectCount = redirectsFollowed
+        metrics.taskEnd = .now()
+        return metrics
+    }
+
+    private func record(_ metrics: TransactionMetrics) {
+        transactions.append(metrics)
+        summary.upstream = metrics
+    }
+
+    /// Stops the running attempt (its events are still written) and keeps its transaction.
+    private func stopTask() {
+        waitingForNextAttempt = false
+        guard let task else { return }
+        self.task = nil
+        task.cancel()
+        record(task.metrics)
+    }
+
+    // MARK: - Protocol switch
+
+    /// After a 101 the exchange becomes a tunnel over the same two connections; the tunnel
+    /// writes this exchange's summary when both sides are done.
+    private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
+        finished = true
+        guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
+                            origin: request.origin, taskID: task.id, metrics: task.metrics, client: client,
+                            session: session, context: context, records: records)
+        tunnel.delegate = delegate
+        delegate?.exchangeDidSwitchProtocols(to: tunnel)
+        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
+    }
+
+    // MARK: - Finishing
+
+    /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a
+    /// truncated response (the connection closes without completing the body).
+    private func fail(_ error: ProxyError) {
+        guard !finished else { return }
+        stopTask()
+        if !responseHeadSent {
+            if error.status != nil {
+                client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+                summary.status = error.status
+            }
+            finish(error: error, keepAlive: false)
+        } else {
+            finish(error: error, keepAlive: false, truncate: true)
+        }
+    }
+
+    private func finish(error: ProxyError?, keepAlive: Bool, truncate: Bool = false) {
+        guard !finished else { return }
+        finished = true
+        waitingForNextAttempt = false
+        replay = nil
+        summary.error = error
+        summary.transactions = transactions
+        if redirectsFollowed > 0 { summary.finalURL = request.url }
+        session.exchangesInFlight.subtract(1, ordering: .relaxed)
+        records.finish(summary)
+        if truncate {
+            // The bytes relayed so far still go out, then a reset: the client must see a failed
+            // transfer, never a short "complete" one.
+            delegate?.exchangeDidBreakOff()
+            return
+        }
+        delegate?.exchangeDidFinish(keepAlive: keepAlive)
+    }
+}

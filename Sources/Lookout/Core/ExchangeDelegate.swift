@@ -1,0 +1,41 @@
+import LookoutHTTP
+/// What a client connection learns from the exchange or tunnel it runs: the one boundary back up.
+/// The connection owns the exchange; the exchange holds this delegate weakly and never calls it for
+/// a failure the connection itself reported (those arrive on a later turn of the loop).
+protocol ExchangeDelegate: AnyObject {
+    /// The exchange can take request body bytes again: parse what is stashed, read more.
+    func exchangeCanTakeInput()
+    /// The exchange is over; with `keepAlive` the next request may follow, else close after the response.
+    func exchangeDidFinish(keepAlive: Bool)
+    /// The response broke off after bytes reached the client: deliver what is queued, then reset.
+    func exchangeDidBreakOff()
+    /// The origin switched protocols: from now on `tunnel` relays this connection's bytes.
+    func exchangeDidSwitchProtocols(to tunnel: Tunnel)
+    /// The tunnel is over; `upstreamFailed` resets the client after what is queued.
+    func tunnelDidFinish(upstreamFailed: Bool)
+    /// Responses must announce `Connection: close` (shutdown, or this connection ends after the exchange).
+    var isClosingAfterExchange: Bool { get }
+}
+
+/// The records every kind of client exchange writes: the request as received, and the summary.
+struct ExchangeRecords {
+    let session: Session
+    let connectionID: UInt64
+    let clientAddress: String
+
+    func created(_ head: RequestHead, requestID: UInt64, url: String) {
+        session.delegate.emit(EventContext(connectionID: connectionID, requestID: requestID),
+                              RequestDidCreateInitialRequest(method: head.method.rawValue, url: url,
+                                                             httpVersion: head.version.description,
+                                                             headerFields: head.headerFields, client: clientAddress))
+    }
+
+    /// Writes the exchange's summary, ending it now.
+    func finish(_ summary: ExchangeSummary) {
+        var summary = summary
+        summary.end = .now()
+        session.exchangesFinished.add(1, ordering: .relaxed)
+        session.delegate.emit(EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID),
+                              RequestDidFinish(summary: summary))
+    }
+}

@@ -1,0 +1,69 @@
+/// `connection.didOpen`: a client connection was accepted.
+public struct ConnectionDidOpen: EventKind {
+    public static let name = "connection.didOpen"
+    public var client: String
+    public var listener: String
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("client", client)
+        writer.field("listener", listener)
+    }
+}
+
+/// `connection.didClose`: a client connection ended, with why and what crossed it.
+public struct ConnectionDidClose: EventKind {
+    public static let name = "connection.didClose"
+    public var reason: String
+    public var requests: Int
+    public var bytesReceived: UInt64
+    public var bytesSent: UInt64
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("reason", reason)
+        writer.field("requests", requests)
+        writer.field("bytes_received", bytesReceived)
+        writer.field("bytes_sent", bytesSent)
+    }
+}
+
+/// `connection.wasRejected`: a connection refused before any request (limits, shutdown).
+/// Written in default mode too: a refusal is no exchange, but must be seen.
+public struct ConnectionWasRejected: EventKind {
+    public static let name = "connection.wasRejected"
+    public static let interest = EventInterest.summaries
+    public var client: String
+    public var error: ProxyError
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("client", client)
+        writer.field("error", error)
+    }
+}
+
+/// `connection.didCompleteClientTLSHandshake`: an intercepted client's TLS is up.
+public struct ConnectionDidCompleteClientTLSHandshake: EventKind {
+    public static let name = "connection.didCompleteClientTLSHandshake"
+    public var serverName: String?
+    public var version: String
+    public var cipher: String
+    public var applicationProtocol: String?
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        if let serverName { writer.field("sni", serverName) }
+        writer.field("version", version)
+        writer.field("cipher", cipher)
+        if let applicationProtocol { writer.field("alpn", applicationProtocol) }
+    }
+}
+
+/// `connection.didFailClientTLSHandshake`: an intercepted client's handshake failed.
+public struct ConnectionDidFailClientTLSHandshake: EventKind {
+    public static let name = "connection.didFailClientTLSHandshake"
+    public var serverName: String?
+    public var error: ProxyError
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        if let serverName { writer.field("sni", serverName) }
+        writer.field("error", error)
+    }
+}

@@ -1,0 +1,17 @@
+import Dispatch
+
+/// Sees the whole life of every exchange. `receive` is called on the monitor's own `queue`, never on
+/// an event loop, so a slow monitor cannot stall traffic. A monitor picks the kinds it cares about
+/// from `event.kind` (`if let finish = event.kind as? RequestDidFinish { … }`).
+public protocol EventMonitor: AnyObject, Sendable {
+    /// Where `receive` runs.
+    var queue: DispatchQueue { get }
+    /// Which events to deliver. Default: all.
+    var interest: EventInterest { get }
+    /// Receives every event of `interest`, in the order they were posted.
+    func receive(_ event: LookoutEvent)
+}
+
+extension EventMonitor {
+    public var interest: EventInterest { .all }
+}

@@ -1,0 +1,84 @@
+import HTTPTypes
+
+/// Who an event is about and when it happened.
+public struct EventContext: Sendable {
+    public var time: Instant
+    public var connectionID: UInt64
+    public var requestID: UInt64?
+    public var taskID: UInt64?
+
+    public init(time: Instant = .now(), connectionID: UInt64, requestID: UInt64? = nil, taskID: UInt64? = nil) {
+        self.time = time
+        self.connectionID = connectionID
+        self.requestID = requestID
+        self.taskID = taskID
+    }
+}
+
+/// One kind of event: its log name, who must ask for it, and its payload fields.
+///
+/// Every kind is one struct in this folder (`ConnectionEvents.swift`, `RequestEvents.swift`,
+/// `TaskEvents.swift`, `TunnelEvents.swift`, `SessionEvents.swift`), and that struct is the only
+/// place that knows the kind: adding one means writing its struct and its line in the encoding test
+/// (`EventRecordTests`), nothing else. Monitors look at `LookoutEvent.kind` with `as?` or a `switch`
+/// of type patterns for the kinds they care about.
+public protocol EventKind: Sendable {
+    /// The name in the log, `subject.method`, e.g. `task.didResolve`.
+    static var name: String { get }
+    /// What a monitor must declare to receive it; `.lifecycle` unless the kind says otherwise.
+    static var interest: EventInterest { get }
+    /// Writes the payload fields (the ids and time are written from the context).
+    func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer)
+}
+
+extension EventKind {
+    public static var interest: EventInterest { .lifecycle }
+}
+
+/// Where an event kind writes its fields: the JSON-lines log, and whatever later monitor needs
+/// them by name. Secrets are the writer's business: `url:` and `headers:` values are redacted by
+/// a writer that is told to.
+public protocol EventFieldWriter: ~Copyable {
+    mutating func field(_ key: StaticString, _ value: String)
+    mutating func field(_ key: StaticString, url: String)
+    mutating func field(_ key: StaticString, _ value: Int)
+    mutating func field(_ key: StaticString, _ value: UInt64)
+    mutating func field(_ key: StaticString, _ value: Bool)
+    /// A duration or offset in milliseconds (negative = did not happen).
+    mutating func field(_ key: StaticString, milliseconds: Double)
+    mutating func field(_ key: StaticString, _ values: [String])
+    mutating func field(_ key: StaticString, headers: HTTPFields)
+    mutating func field(_ key: StaticString, _ error: ProxyError)
+    mutating func field(_ key: StaticString, _ metrics: TaskMetrics)
+    /// The trust decision's fields, inline (rule, evaluator, result, reason, message, presented_pins).
+    mutating func trustFields(_ decision: TrustDecision)
+}
+
+/// One step in the life of a connection, exchange, upstream task, tunnel or the session.
+public struct LookoutEvent: Sendable {
+    public let context: EventContext
+    /// What happened; its type is the event's kind.
+    public let kind: any EventKind
+
+    public init(_ context: EventContext, _ kind: any EventKind) {
+        self.context = context
+        self.kind = kind
+    }
+
+    /// The log name, e.g. `task.didResolve`.
+    public var name: String { type(of: kind).name }
+    public var interest: EventInterest { type(of: kind).interest }
+}
+
+/// What a monitor wants delivered. Lifecycle events are built only when some monitor wants them,
+/// so a summary-only log costs one event per exchange.
+public struct EventInterest: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `request.didFinish`, `connection.wasRejected` (refusals are not exchanges but must be seen) and `session.*`.
+    public static let summaries = EventInterest(rawValue: 1)
+    /// Every other event.
+    public static let lifecycle = EventInterest(rawValue: 2)
+    public static let all: EventInterest = [.summaries, .lifecycle]
+}

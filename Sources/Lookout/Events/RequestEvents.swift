@@ -1,0 +1,98 @@
+import HTTPTypes
+
+/// `request.didCreateInitialRequest`: a request head arrived, as the client sent it.
+public struct RequestDidCreateInitialRequest: EventKind {
+    public static let name = "request.didCreateInitialRequest"
+    public var method: String
+    public var url: String
+    public var httpVersion: String
+    public var headerFields: HTTPFields
+    public var client: String
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("method", method)
+        writer.field("url", url: url)
+        writer.field("http_version", httpVersion)
+        writer.field("client", client)
+        writer.field("headers", headers: headerFields)
+    }
+}
+
+/// `request.didFailToCreateRequest`: the input was no request (parse error, timeout, TLS failure).
+public struct RequestDidFailToCreateRequest: EventKind {
+    public static let name = "request.didFailToCreateRequest"
+    public var error: ProxyError
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("error", error)
+    }
+}
+
+/// `request.didAuthorize`: the request passed the proxy's checks and will be forwarded.
+public struct RequestDidAuthorize: EventKind {
+    public static let name = "request.didAuthorize"
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {}
+}
+
+/// `request.didRejectClient`: a parsed request the proxy refuses to serve.
+public struct RequestDidRejectClient: EventKind {
+    public static let name = "request.didRejectClient"
+    public var error: ProxyError
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("error", error)
+    }
+}
+
+/// `request.didAdaptRequest`: the request as it goes upstream, after hop-by-hop removal and adapters.
+public struct RequestDidAdaptRequest: EventKind {
+    public static let name = "request.didAdaptRequest"
+    public var upstreamTarget: String
+    public var headerFields: HTTPFields
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("upstream_target", url: upstreamTarget)
+        writer.field("headers", headers: headerFields)
+    }
+}
+
+/// `request.didLookUpCache`: what the cache had for the request.
+public struct RequestDidLookUpCache: EventKind {
+    public static let name = "request.didLookUpCache"
+    public var result: String
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("result", result)
+    }
+}
+
+/// `request.isRetrying`: another upstream attempt starts after `delay` seconds.
+public struct RequestIsRetrying: EventKind {
+    public static let name = "request.isRetrying"
+    /// The number of the attempt about to start (2 for the first retry).
+    public var attempt: Int
+    public var delay: Double
+    /// The status (`"503"`) or error code (`"upstream_connect_failed"`) retried, or
+    /// `"stale_pooled_connection"`.
+    public var reason: String
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("attempt", attempt)
+        writer.field("delay_ms", milliseconds: delay * 1000)
+        writer.field("reason", reason)
+    }
+}
+
+/// `request.didFinish`: the exchange is over; carries the summary the default log writes as `exchange`.
+public struct RequestDidFinish: EventKind {
+    public static let name = "request.didFinish"
+    public static let interest = EventInterest.summaries
+    public var summary: ExchangeSummary
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        if let status = summary.status { writer.field("status", status) }
+        writer.field("ms", milliseconds: summary.totalMilliseconds)
+        if let error = summary.error { writer.field("error", error) }
+    }
+}

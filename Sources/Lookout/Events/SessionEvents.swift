@@ -1,0 +1,32 @@
+/// `session.didStart`: listening.
+public struct SessionDidStart: EventKind {
+    public static let name = "session.didStart"
+    public static let interest = EventInterest.summaries
+    public var listeners: [String]
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("listeners", listeners)
+    }
+}
+
+/// `session.willInvalidate`: shutdown began, with the exchanges still running.
+public struct SessionWillInvalidate: EventKind {
+    public static let name = "session.willInvalidate"
+    public static let interest = EventInterest.summaries
+    public var inFlight: Int
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("in_flight", inFlight)
+    }
+}
+
+/// `session.didBecomeInvalid`: the last record, with the events monitors could not take.
+public struct SessionDidBecomeInvalid: EventKind {
+    public static let name = "session.didBecomeInvalid"
+    public static let interest = EventInterest.summaries
+    public var droppedEvents: UInt64
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("dropped_events", droppedEvents)
+    }
+}
