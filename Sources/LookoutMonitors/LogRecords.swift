@@ -46,6 +46,8 @@ extension JSONBuffer {
         key("timings_ms")
         beginObject()
         let phases = s.upstream?.phases ?? (dns: -1, connect: -1, tls: -1, send: -1, wait: -1, receive: -1)
+        // The client's view: what earlier attempts and backoffs took, then the last attempt's phases.
+        key("blocked"); milliseconds(s.upstream.map { $0.fetchStart.milliseconds(since: s.start) } ?? -1)
         key("dns"); milliseconds(phases.dns)
         key("connect"); milliseconds(phases.connect)
         key("tls"); milliseconds(phases.tls)
@@ -78,6 +80,16 @@ extension JSONBuffer {
         }
         key("attempts"); int(s.attempts)
         key("redirects"); int(s.redirects)
+        if let finalURL = s.finalURL { key("final_url"); string(redactingURL(finalURL, options: options)) }
+        if s.transactions.count > 1 {
+            key("transactions")
+            beginArray()
+            for transaction in s.transactions {
+                element()
+                appendTransaction(transaction, options: options)
+            }
+            endArray()
+        }
         if let cache = s.cache { key("cache"); string(cache) }
         if let error = s.error { key("error"); appendError(error) }
         if options.includeHeaders {
@@ -150,7 +162,7 @@ extension JSONBuffer {
         beginArray()
         for transaction in metrics.transactions {
             element()
-            appendTransaction(transaction)
+            appendTransaction(transaction, options: recordOptions)
         }
         endArray()
         key("redirects"); int(metrics.redirectCount)
@@ -158,8 +170,11 @@ extension JSONBuffer {
         endObject()
     }
 
-    mutating func appendTransaction(_ t: TransactionMetrics) {
+    /// One attempt: `{url, status | error, address, protocol, reused, timings_ms, bytes}`.
+    mutating func appendTransaction(_ t: TransactionMetrics, options: LogRecordOptions) {
         beginObject()
+        if let url = t.url { key("url"); string(redactingURL(url, options: options)) }
+        if let code = t.errorCode { key("error"); string(code) }
         if let address = t.remoteAddress { key("address"); string(address) }
         if let local = t.localAddress { key("local_address"); string(local) }
         key("protocol"); string(t.networkProtocolName)

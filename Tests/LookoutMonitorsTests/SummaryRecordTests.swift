@@ -14,7 +14,7 @@ import Testing
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":7,"conn":3,"client":"127.0.0.1:51234","#
             + #""kind":"http","method":"GET","url":"http://127.0.0.1:9000/x","http_version":"HTTP/1.1","status":200,"#
             + #""upstream":{"address":"127.0.0.1:9000","protocol":"http/1.1","reused":false},"#
-            + #""timings_ms":{"dns":0.05,"connect":0.12,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.4},"#
+            + #""timings_ms":{"blocked":0,"dns":0.05,"connect":0.12,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.4},"#
             + #""bytes":{"request_headers":120,"request_body":0,"response_headers":150,"response_body":1024},"#
             + #""attempts":1,"redirects":0}"#,
         ])
@@ -38,9 +38,51 @@ import Testing
                                 to: monitor, path: path)
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""upstream":{"address":"127.0.0.1:9000","protocol":"http/1.1","reused":true},"#
-            + #""timings_ms":{"dns":-1,"connect":-1,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.4},"#
+            + #""timings_ms":{"blocked":0,"dns":-1,"connect":-1,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.4},"#
             + #""bytes":{"request_headers":120,"request_body":5,"response_headers":150,"response_body":1024},"#
             + #""attempts":2,"redirects":1,"cache":"miss"}"#) == true)
+    }
+
+    @Test func severalAttemptsListTheirTransactionsAndFinalURL() throws {
+        let (monitor, path) = try makeMonitor()
+        var summary = httpSummary()
+        var first = summary.upstream!
+        first.url = "http://u:pw@127.0.0.1:9000/x"
+        first.statusCode = 503
+        var second = summary.upstream!
+        second.url = "http://127.0.0.1:9000/y"
+        second.isReusedConnection = true
+        var failed = TransactionMetrics(fetchStart: summary.start)
+        failed.url = "http://127.0.0.1:9001/y"
+        failed.errorCode = "upstream_connect_failed"
+        summary.transactions = [first, failed, second]
+        summary.upstream = second
+        summary.attempts = 3
+        summary.redirects = 1
+        summary.finalURL = "http://u:pw@127.0.0.1:9000/y"
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3, requestID: 7), RequestDidFinish(summary: summary))],
+                                            to: monitor, path: path).first)
+        let record = try parseJSON(line)
+        #expect(record["attempts"] as? Int == 3)
+        #expect(record["redirects"] as? Int == 1)
+        #expect(record["final_url"] as? String == "http://u:[redacted]@127.0.0.1:9000/y")
+        let transactions = try #require(record["transactions"] as? [[String: Any]])
+        #expect(transactions.map { $0["url"] as? String } == ["http://u:[redacted]@127.0.0.1:9000/x", "http://127.0.0.1:9001/y",
+                                                             "http://127.0.0.1:9000/y"])
+        #expect(transactions.map { $0["status"] as? Int } == [503, nil, 200])
+        #expect(transactions.map { $0["error"] as? String } == [nil, "upstream_connect_failed", nil])
+        #expect(transactions.map { $0["reused"] as? Bool } == [false, false, true])
+        #expect(transactions.allSatisfy { ($0["timings_ms"] as? [String: Any])?["total"] != nil })
+    }
+
+    @Test func oneAttemptWritesNoTransactions() throws {
+        let (monitor, path) = try makeMonitor()
+        var summary = httpSummary()
+        summary.transactions = [summary.upstream!]
+        let line = try #require(try deliver([LookoutEvent(EventContext(connectionID: 3, requestID: 7), RequestDidFinish(summary: summary))],
+                                            to: monitor, path: path).first)
+        let record = try parseJSON(line)
+        #expect(record["transactions"] == nil && record["final_url"] == nil)
     }
 
     @Test func failedExchangeHasErrorAndNoStatus() throws {
@@ -57,7 +99,7 @@ import Testing
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":12,"conn":4,"client":"127.0.0.1:40000","#
             + #""kind":"http","method":"POST","url":"http://127.0.0.1:9/upload","http_version":"HTTP/1.1","#
-            + #""timings_ms":{"dns":-1,"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":2.5},"#
+            + #""timings_ms":{"blocked":-1,"dns":-1,"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":2.5},"#
             + #""bytes":{"request_headers":0,"request_body":0,"response_headers":0,"response_body":0},"#
             + #""attempts":1,"redirects":0,"#
             + #""error":{"code":"client_closed","message":"client closed the connection: in the middle of a request"}}"#,
@@ -100,7 +142,7 @@ import Testing
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":9,"conn":5,"client":"[::1]:50000","#
             + #""kind":"tunnel","method":"CONNECT","url":"example.test:443","http_version":"HTTP/1.1","status":200,"#
             + #""upstream":{"address":"127.0.0.1:8443","protocol":"tcp","reused":false},"#
-            + #""timings_ms":{"dns":-1,"connect":0.3,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":1234.568},"#
+            + #""timings_ms":{"blocked":0,"dns":-1,"connect":0.3,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":1234.568},"#
             + #""bytes":{"client_to_upstream":517,"upstream_to_client":4096},"duration_ms":1234.568,"#
             + #""attempts":1,"redirects":0}"#,
         ])
@@ -144,7 +186,7 @@ import Testing
         #expect(lines == [
             #"{"v":1,"ts":"2031-03-04T05:06:07.890123Z","event":"exchange","id":1,"conn":1,"client":"127.0.0.1:1","#
             + #""kind":"admin","method":"GET","url":"/healthz","http_version":"HTTP/1.1","status":200,"#
-            + #""timings_ms":{"dns":-1,"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":0.042},"#
+            + #""timings_ms":{"blocked":-1,"dns":-1,"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":0.042},"#
             + #""bytes":{"request_headers":0,"request_body":0,"response_headers":0,"response_body":0},"#
             + #""attempts":0,"redirects":0}"#,
         ])
