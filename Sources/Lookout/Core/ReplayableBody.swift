@@ -68,7 +68,12 @@ final class ReplayableBody: @unchecked Sendable {  // confined to the exchange's
 
     /// Moves what is in memory to a new unlinked file.
     private func spill() -> Bool {
-        mkdir(directory, 0o700)
+        // The folder and its parents (the state folder may not exist yet), private to this user.
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            mkdir(path, 0o700)
+        }
         var template = Array((directory + "/body-XXXXXX").utf8CString)
         let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard file >= 0 else {

@@ -257,13 +257,18 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             reuseAllowed = head.keepAlive
             if delegate.task(self, didReceiveResponse: head) == .abandon {
                 // The exchange holds this response back (a retry or a followed redirect follows):
-                // its body is not wanted, and the connection is closed rather than drained.
-                abandon()
+                // a short body is read and dropped so the connection can serve the next attempt,
+                // anything longer (or close-delimited) closes it.
+                if case .untilClose = head.framing { abandon() } else { isDiscardingBody = true }
             }
         case .body(let range):
             let bytes = UnsafeRawBufferPointer(rebasing: slice[range])
             bodyBytesReceived += UInt64(bytes.count)
             metrics.responseBodyBytes = bodyBytesReceived
+            if isDiscardingBody {
+                if bodyBytesReceived > Self.maxDiscardedBodyBytes { abandon() }
+                return
+            }
             let clientKeepsUp = delegate.task(self, didReceiveData: bytes, total: bodyBytesReceived)
             if !clientKeepsUp && !readingPaused {
                 readingPaused = true
@@ -273,7 +278,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         case .end(let trailers):
             metrics.responseEnd = .now()
             responseComplete = true
-            delegate.task(self, didFinishResponseWith: trailers)
+            if !isDiscardingBody { delegate.task(self, didFinishResponseWith: trailers) }
             // An origin that answered before the whole request body was sent cannot be reused:
             // the rest of the body would be read as the next request.
             if !requestBodySent { reuseAllowed = false }
@@ -282,6 +287,10 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     }
 
     private var reuseAllowed = true
+    /// The exchange held the response back: its body is read and dropped, not relayed.
+    private var isDiscardingBody = false
+    /// A held-back body longer than this closes the connection instead of being read.
+    static let maxDiscardedBodyBytes: UInt64 = 64 * 1024
 
     // MARK: - Protocol switch
 
