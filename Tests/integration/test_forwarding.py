@@ -263,6 +263,8 @@ def test_stale_pooled_connection_is_retried_once_for_idempotent_requests(make_pr
     assert recs[1]["upstream"]["reused"] is False, "the successful attempt used a new connection"
     retries = p.log_records(where=lambda rec: rec["event"] == "request.isRetrying")
     assert len(retries) == 1 and retries[0]["id"] == recs[1]["id"]
+    assert (retries[0]["attempt"], retries[0]["reason"], retries[0]["delay_ms"]) == (2, "stale_pooled_connection", 0)
+    assert [(t["reused"], t.get("error")) for t in recs[1]["transactions"]] == [(True, "upstream_closed"), (False, None)]
     assert len(o.received) == 3, "first, second on the stale connection, second again"
 
 
