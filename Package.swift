@@ -47,6 +47,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutMonitors",
                 dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")],
+                exclude: ["LOG.md"],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS"]),
         .executableTarget(name: "lookout",

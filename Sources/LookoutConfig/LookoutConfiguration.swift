@@ -3,7 +3,7 @@ import Foundation
 /// Lookout's configuration as plain, validated values.
 ///
 /// `LookoutConfiguration()` holds every default from the shared contract
-/// (SPEC.md, "Config file"); `ConfigurationLoader` builds one from a YAML file,
+/// (documented key by key in `config/lookout.yaml`); `ConfigurationLoader` builds one from a YAML file,
 /// starting from these defaults and replacing what the file sets.
 ///
 /// This module depends on no other Lookout module: the lead maps these values

@@ -41,7 +41,7 @@ public enum JSONLinesLogError: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
-/// Writes the JSON-lines traffic log (EVENTS.md): one `"exchange"` summary per finished exchange,
+/// Writes the JSON-lines traffic log (every record and field: `LOG.md` beside this file): one `"exchange"` summary per finished exchange,
 /// `session.*` and `connection.wasRejected` records, and in verbose mode one record per
 /// lifecycle event as well.
 ///

@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// Owns a running proxy: the session, its log monitor and the signal handlers.
-/// Signal handlers live in this class, not in top-level code (see FACTS.md on Swift 6 isolation).
+/// Signal handlers live in this class, not in top-level code: a Dispatch source handler written in
+/// `main.swift` compiles in Swift 6 mode but traps on its first event (the isolation check).
 final class ProxyRunner: @unchecked Sendable {  // signal sources and state confined to `signalQueue`
     private let session: Session
     /// Nil when `log.enabled` is false.

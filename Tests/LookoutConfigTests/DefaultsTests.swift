@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Defaults")
 struct DefaultsTests {
-    @Test("init() holds every default from SPEC.md")
+    @Test("init() holds every default config/lookout.yaml documents")
     func initHoldsTheDefaults() {
         let configuration = LookoutConfiguration(homeDirectory: "/home/someone")
         #expect(configuration.listen == [ListenAddress(host: "127.0.0.1", port: 8080)])

@@ -43,7 +43,7 @@ struct UnknownKeyTests {
         #expect(error(yaml) == expected)
     }
 
-    @Test("an unknown key in the SPEC.md example renders as SPEC.md shows")
+    @Test("an unknown key renders as PATH:LINE:COL: KEY: message with a suggestion")
     func specExample() throws {
         do {
             _ = try ConfigurationLoader.load(yaml: "log:\n  verbose: true\ntimeouts:\n  bogus: 1\n", file: "x.yaml")

@@ -139,6 +139,17 @@ import Testing
              ["client_to_upstream", "upstream_to_client", "ms"]),
             (LookoutEvent(c, TunnelDidClose(clientToUpstream: 1, upstreamToClient: 2, milliseconds: .nan, error: error)),
              ["client_to_upstream", "upstream_to_client", "ms", "error"]),
+            (LookoutEvent(c, ConnectionDidCompleteClientTLSHandshake(serverName: "a.test", version: "TLSv1.3",
+                                                                     cipher: "TLS_AES_128_GCM_SHA256", applicationProtocol: "http/1.1")),
+             ["sni", "version", "cipher", "alpn"]),
+            (LookoutEvent(c, ConnectionDidFailClientTLSHandshake(serverName: nil, error: .clientFailed(reason: .tlsHandshakeFailed("x")))),
+             ["error"]),
+            (LookoutEvent(c, TaskDidReceiveChallenge(host: "a.test", rule: "api", evaluator: "default")),
+             ["host", "rule", "evaluator"]),
+            (LookoutEvent(c, TaskDidEvaluateServerTrust(decision: TrustDecision(
+                host: "a.test", rule: "api", evaluator: "public-keys", outcome: .failed, reason: "pin_mismatch",
+                message: "no pin matched", presentedPins: ["sha256/x"], enforced: true))),
+             ["host", "rule", "evaluator", "result", "reason", "message", "presented_pins", "enforced"]),
         ]
         let lines = try deliver(cases.map(\.0), to: monitor, path: path)
         #expect(lines.count == cases.count)

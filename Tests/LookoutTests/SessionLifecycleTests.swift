@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import LookoutTLS
 import Testing
 @testable import Lookout
 
@@ -17,8 +18,10 @@ private final class EventLog: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct SessionLifecycleTests {
-    private func runSession(_ body: (Session, Int) throws -> Void) async throws -> EventLog {
+    private func runSession(retryRules: HostRuleSet<RetryRule> = .empty,
+                            _ body: (Session, Int) throws -> Void) async throws -> EventLog {
         var configuration = SessionConfiguration()
+        configuration.retryRules = retryRules
         configuration.listen = [("127.0.0.1", 0)]
         configuration.eventLoopCount = 2
         let log = EventLog()
@@ -76,6 +79,37 @@ private final class EventLog: @unchecked Sendable {
         #expect(names.first == "request.didCreateInitialRequest")
         #expect(names.last == "request.didFinish")
         #expect(names.contains("task.didComplete"))
+    }
+
+    @Test func retriesAreAttemptsOfOneExchangeEachWithItsTransaction() async throws {
+        var rule = RetryRule()
+        rule.limit = 2
+        rule.backoffBase = 0.01
+        rule.jitter = false
+        var response = ""
+        let log = try await runSession(retryRules: HostRuleSet([([try HostPattern("127.0.0.1")], rule)])) { _, port in
+            let deadPort = unusedLoopbackPort()
+            response = blockingExchange(port: port, request:
+                "GET http://127.0.0.1:\(deadPort)/ HTTP/1.1\r\nHost: 127.0.0.1:\(deadPort)\r\n\r\n")
+        }
+        #expect(response.contains("X-Lookout-Error: upstream_connect_failed\r\n"))
+        let summary = try #require(log.summaries.first)
+        #expect(summary.attempts == 3)
+        #expect(summary.transactions.map(\.errorCode) == Array(repeating: "upstream_connect_failed", count: 3))
+        #expect(summary.upstream?.fetchStart == summary.transactions.last?.fetchStart)
+        let names = log.names(forRequest: summary.requestID)
+        // Each attempt is a whole task before the next one begins.
+        let attempt = ["task.didCreateTask", "task.didResolve", "task.didGatherMetrics", "task.didComplete"]
+        #expect(names == ["request.didCreateInitialRequest", "request.didAuthorize", "request.didAdaptRequest"]
+                + attempt + ["request.isRetrying"] + attempt + ["request.isRetrying"] + attempt + ["request.didFinish"])
+        let gathered = log.events.withLock { events in
+            events.compactMap { ($0.kind as? TaskDidGatherMetrics)?.metrics.transactions.count }
+        }
+        #expect(gathered == [1, 2, 3])
+        let retries = log.events.withLock { $0.compactMap { $0.kind as? RequestIsRetrying } }
+        #expect(retries.map(\.attempt) == [2, 3])
+        #expect(retries.map(\.delay) == [0.01, 0.02])
+        #expect(retries.allSatisfy { $0.reason == "upstream_connect_failed" })
     }
 
     @Test func aMalformedHeadIsRejectedWithItsCode() async throws {

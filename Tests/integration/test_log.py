@@ -1,4 +1,4 @@
-"""The JSON-lines log (EVENTS.md): summary records, redaction, verbose lifecycle, SIGHUP reopen."""
+"""The JSON-lines log (Sources/LookoutMonitors/LOG.md): summary records, redaction, verbose lifecycle, SIGHUP reopen."""
 
 from __future__ import annotations
 
