@@ -43,10 +43,9 @@ extension ClientConnection {
     }
 
     func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
-        let exchange = Exchange(id: requestID, session: session, context: context, client: connection, records: records,
-                                head: head, origin: origin, path: path, url: url,
+        let exchange = Exchange(id: requestID, session: session, context: context, client: connection, delegate: self,
+                                records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)
-        exchange.delegate = self
         self.exchange = exchange
         exchange.start()
     }
@@ -68,8 +67,7 @@ extension ClientConnection {
             return
         }
         let tunnel = Tunnel(id: requestID, head: head, origin: Origin(host: host, port: port), client: connection,
-                            session: session, context: context, records: records)
-        tunnel.delegate = self
+                            delegate: self, session: session, context: context, records: records)
         self.tunnel = tunnel
         connection.pauseReading()
         tunnel.start()

@@ -24,7 +24,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     let context: LoopContext
     /// Where the response goes; only ever written to here.
     private let client: ByteStream
-    weak var delegate: ExchangeDelegate?
+    /// The client connection that owns this exchange. `unowned`: the connection finishes its
+    /// exchange before it goes away, and a finished exchange never calls it (a weak reference
+    /// would cost a side-table allocation per connection).
+    private unowned let delegate: ExchangeDelegate
     let head: RequestHead
     private let records: ExchangeRecords
     /// The protocol switch asked for (`Upgrade` with `Connection: upgrade`) that goes upstream,
@@ -43,7 +46,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var redirectsFollowed = 0
     /// URLs requested before the current one (loop detection).
     private var visitedURLs: Set<String> = []
-    /// One per finished attempt, in order.
+    /// One per finished attempt, in order — kept only once there is a second (the one attempt most
+    /// exchanges make is `summary.upstream`, with no array to allocate).
     private var transactions: [TransactionMetrics] = []
     /// Set when the current response is held back: what to do once its task has ended.
     private var pendingPlan: ResponsePlan?
@@ -70,9 +74,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var keepClientAlive = true
     private var finished = false
 
-    init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, records: ExchangeRecords,
-         head: RequestHead, origin: Origin, path: String, url: String, kind: ExchangeSummary.Kind) {
+    init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
+         records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
+         kind: ExchangeSummary.Kind) {
         self.id = id
+        self.delegate = delegate
         self.session = session
         self.context = context
         self.client = client
@@ -296,7 +302,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func resumeClientInput() {
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
-            delegate?.exchangeCanTakeInput()
+            delegate.exchangeCanTakeInput()
         }
     }
 
@@ -358,7 +364,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// How the response body goes to the client, and whether the client connection stays open.
     private func prepareFraming(for response: ResponseHead, fields: inout HTTPFields) {
-        keepClientAlive = head.keepAlive && !(delegate?.isClosingAfterExchange ?? true) && !session.isShuttingDown
+        keepClientAlive = head.keepAlive && !delegate.isClosingAfterExchange && !session.isShuttingDown
         switch response.framing {
         case .none:
             clientFraming = .none
@@ -512,14 +518,17 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Every transaction so far plus `current`, for `task.didGatherMetrics`.
     func metrics(adding current: TransactionMetrics) -> TaskMetrics {
         var metrics = TaskMetrics(taskStart: summary.start)
-        metrics.transactions = transactions + [current]
+        metrics.transactions = (transactions.isEmpty ? summary.upstream.map { [$0] } ?? [] : transactions) + [current]
         metrics.redirectCount = redirectsFollowed
         metrics.taskEnd = .now()
         return metrics
     }
 
     private func record(_ metrics: TransactionMetrics) {
-        transactions.append(metrics)
+        if let previous = summary.upstream {
+            if transactions.isEmpty { transactions.append(previous) }
+            transactions.append(metrics)
+        }
         summary.upstream = metrics
     }
 
@@ -541,9 +550,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: client,
-                            session: session, context: context, records: records)
-        tunnel.delegate = delegate
-        delegate?.exchangeDidSwitchProtocols(to: tunnel)
+                            delegate: delegate, session: session, context: context, records: records)
+        delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
     }
 
@@ -571,16 +579,16 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         waitingForNextAttempt = false
         replay = nil
         summary.error = error
-        summary.transactions = transactions
+        summary.transactions = transactions.isEmpty ? [] : transactions
         if redirectsFollowed > 0 { summary.finalURL = request.url }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)
         if truncate {
             // The bytes relayed so far still go out, then a reset: the client must see a failed
             // transfer, never a short "complete" one.
-            delegate?.exchangeDidBreakOff()
+            delegate.exchangeDidBreakOff()
             return
         }
-        delegate?.exchangeDidFinish(keepAlive: keepAlive)
+        delegate.exchangeDidFinish(keepAlive: keepAlive)
     }
 }

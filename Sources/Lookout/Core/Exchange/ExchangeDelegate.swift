@@ -1,7 +1,8 @@
 import LookoutHTTP
 /// What a client connection learns from the exchange or tunnel it runs: the one boundary back up.
-/// The connection owns the exchange; the exchange holds this delegate weakly and never calls it for
-/// a failure the connection itself reported (those arrive on a later turn of the loop).
+/// The connection owns the exchange and finishes it before going away; the exchange holds this
+/// delegate `unowned`, never calls it once finished, and never for a failure the connection itself
+/// reported (those arrive on a later turn of the loop).
 protocol ExchangeDelegate: AnyObject {
     /// The exchange can take request body bytes again: parse what is stashed, read more.
     func exchangeCanTakeInput()

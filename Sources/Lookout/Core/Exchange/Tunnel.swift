@@ -14,7 +14,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     let id: UInt64
     /// Where the upstream's bytes go; only ever written to here.
     private let client: ByteStream
-    weak var delegate: ExchangeDelegate?
+    /// The client connection that owns this tunnel (`unowned`, as for `Exchange`).
+    private unowned let delegate: ExchangeDelegate
     let head: RequestHead
     let origin: Origin
     private let taskID: UInt64
@@ -41,8 +42,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     private var lastActivity = Instant.now()
 
     /// A `CONNECT` tunnel; `start` opens its upstream connection.
-    convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, session: Session,
-                     context: LoopContext, records: ExchangeRecords) {
+    convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, delegate: ExchangeDelegate,
+                     session: Session, context: LoopContext, records: ExchangeRecords) {
         let start = Instant.now()
         let summary = ExchangeSummary(requestID: id, connectionID: records.connectionID, clientAddress: records.clientAddress,
                                       kind: .tunnel, method: "CONNECT", url: origin.authority,
@@ -50,16 +51,18 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         var metrics = TransactionMetrics(fetchStart: start)
         metrics.networkProtocolName = "tunnel"
         self.init(head: head, summary: summary, upgrade: nil, origin: origin, taskID: session.makeTaskID(),
-                  metrics: metrics, client: client, session: session, context: context, records: records)
+                  metrics: metrics, client: client, delegate: delegate, session: session, context: context,
+                  records: records)
     }
 
     /// Either kind: a `CONNECT` tunnel (`upgrade` nil, through the convenience initialiser), or
     /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
     init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
-         metrics: TransactionMetrics, client: ByteStream, session: Session, context: LoopContext,
-         records: ExchangeRecords) {
+         metrics: TransactionMetrics, client: ByteStream, delegate: ExchangeDelegate, session: Session,
+         context: LoopContext, records: ExchangeRecords) {
         self.id = summary.requestID
         self.client = client
+        self.delegate = delegate
         self.head = head
         self.origin = origin
         self.session = session
@@ -135,7 +138,7 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         openedAt = .now()
         session.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
         if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
-        delegate?.exchangeCanTakeInput()
+        delegate.exchangeCanTakeInput()
         lastActivity = .now()
         armIdleCheck()
     }
@@ -243,6 +246,6 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)
-        delegate?.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
+        delegate.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
     }
 }
