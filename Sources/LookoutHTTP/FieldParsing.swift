@@ -3,6 +3,8 @@ import HTTPTypes
 /// Facts about framing and connection management gathered while parsing header fields.
 struct FieldFacts {
     var contentLength: UInt64?
+    /// Content-Length came as a list (`5,5`) or in several fields: a proxy forwards one value.
+    var contentLengthIsList = false
     var hasTransferEncoding = false
     /// Number of "chunked" codings seen over all Transfer-Encoding lines.
     var chunkedCount = 0
@@ -215,7 +217,10 @@ enum FieldParsing {
                 value = r
                 i += 1
             }
-            if let existing = facts.contentLength, existing != value { throw .invalidContentLength }
+            if let existing = facts.contentLength {
+                if existing != value { throw .invalidContentLength }
+                facts.contentLengthIsList = true
+            }
             facts.contentLength = value
             sawElement = true
             s = comma + 1

@@ -236,10 +236,12 @@ public struct HTTPRequestParser: Sendable {
         }
         // Upgrade is ignored on HTTP/1.0 requests (RFC 9110 §7.8) and meaningless on CONNECT.
         let upgrade = (facts.connectionUpgrade && method != .connect && minor == 1) ? facts.upgrade : nil
-        return RequestHead(
+        var head = RequestHead(
             method: method, rawTarget: rawTarget, target: target, version: version, headerFields: fields,
             framing: framing, keepAlive: keepAlive, expectsContinue: facts.expectContinue && minor == 1,
             upgrade: upgrade, headLength: h.count)
+        head.contentLengthIsList = facts.contentLengthIsList
+        return head
     }
 
     @inline(__always)

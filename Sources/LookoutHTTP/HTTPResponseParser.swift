@@ -216,8 +216,10 @@ public struct HTTPResponseParser: Sendable {
             keepAlive = facts.connectionKeepAlive && !facts.connectionClose
         }
         if framing == .untilClose || isTunnel { keepAlive = false }
-        return ResponseHead(
+        var head = ResponseHead(
             status: status, reasonPhrase: reason, version: version, headerFields: fields, framing: framing,
             keepAlive: keepAlive, headLength: h.count)
+        head.contentLengthIsList = facts.contentLengthIsList
+        return head
     }
 }

@@ -83,6 +83,9 @@ public struct RequestHead: Sendable, Equatable {
     public var upgrade: String?
     /// Bytes of the head on the wire including the final CRLF (leading empty lines not counted).
     public var headLength: Int
+    /// Content-Length arrived as a list of identical values (`5,5`, or repeated fields): forward
+    /// one value instead (RFC 9110 §8.6).
+    public var contentLengthIsList = false
 
     public init(
         method: HTTPRequest.Method, rawTarget: String, target: RequestTarget, version: HTTPVersion,
@@ -113,6 +116,8 @@ public struct ResponseHead: Sendable, Equatable {
     /// a 101 response, or a 2xx answer to CONNECT (the connection becomes a tunnel).
     public var keepAlive: Bool
     public var headLength: Int
+    /// As for requests: a list of identical Content-Length values, to be forwarded as one.
+    public var contentLengthIsList = false
 
     public init(
         status: Int, reasonPhrase: String, version: HTTPVersion, headerFields: HTTPFields,

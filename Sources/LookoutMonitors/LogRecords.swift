@@ -141,7 +141,7 @@ extension JSONBuffer {
         if let task = c.taskID { key("task"); uint(task) }
         key("conn"); uint(c.connectionID)
         recordOptions = options
-        event.kind.encode(to: &self)
+        event.encodeFields(to: &self)
         endObject()
         endLine()
     }

@@ -67,6 +67,10 @@ import Testing
 
     @Test func identicalContentLengthListIsOneLength() throws {
         let h = try requestHead("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3,3\r\nContent-Length: 3\r\n\r\nabc")
-        #expect(h.framing == .contentLength(3))
+        #expect(h.framing == .contentLength(3) && h.contentLengthIsList)
+        let single = try requestHead("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc")
+        #expect(!single.contentLengthIsList)
+        let responses = try responseHeads("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok")
+        #expect(responses.first?.contentLengthIsList == true)
     }
 }

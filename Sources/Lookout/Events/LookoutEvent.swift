@@ -29,10 +29,13 @@ public protocol EventKind: Sendable {
     static var interest: EventInterest { get }
     /// Writes the payload fields (the ids and time are written from the context).
     func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer)
+    /// The exchange summary this event carries (`request.didFinish`); nil for every other kind.
+    var exchangeSummary: ExchangeSummary? { get }
 }
 
 extension EventKind {
     public static var interest: EventInterest { .lifecycle }
+    public var exchangeSummary: ExchangeSummary? { nil }
 }
 
 /// Where an event kind writes its fields: the JSON-lines log, and whatever later monitor needs
@@ -55,19 +58,61 @@ public protocol EventFieldWriter: ~Copyable {
 }
 
 /// One step in the life of a connection, exchange, upstream task, tunnel or the session.
+///
+/// One reference to a box that holds the context and the kind inline: posting an event to several
+/// mailboxes copies a pointer, and building it costs one allocation whatever the kind's size.
 public struct LookoutEvent: Sendable {
-    public let context: EventContext
-    /// What happened; its type is the event's kind.
-    public let kind: any EventKind
+    private let box: EventBoxBase
 
-    public init(_ context: EventContext, _ kind: any EventKind) {
-        self.context = context
-        self.kind = kind
+    public init<Kind: EventKind>(_ context: EventContext, _ kind: Kind) {
+        box = EventBox(context: context, kind: kind)
     }
 
+    public var context: EventContext { box.context }
+    /// What happened; its type is the event's kind.
+    public var kind: any EventKind { box.anyKind }
     /// The log name, e.g. `task.didResolve`.
-    public var name: String { type(of: kind).name }
-    public var interest: EventInterest { type(of: kind).interest }
+    public var name: String { box.name }
+    public var interest: EventInterest { box.interest }
+
+    /// The kind, when it is `Kind` (a class check, no existential opened).
+    public func kind<Kind: EventKind>(_ type: Kind.Type) -> Kind? {
+        (box as? EventBox<Kind>)?.kind
+    }
+
+    /// The summary of a `request.didFinish` event (no cast: the log asks this of every event).
+    public var summary: ExchangeSummary? { box.summary }
+
+    /// Writes the kind's payload fields.
+    public func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        box.encodeFields(to: &writer)
+    }
+}
+
+/// The type-erased box; `EventBox<Kind>` is the only subclass.
+class EventBoxBase: @unchecked Sendable {  // immutable
+    let context: EventContext
+    init(context: EventContext) { self.context = context }
+    var anyKind: any EventKind { preconditionFailure("abstract") }
+    var name: String { preconditionFailure("abstract") }
+    var interest: EventInterest { preconditionFailure("abstract") }
+    var summary: ExchangeSummary? { preconditionFailure("abstract") }
+    func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { preconditionFailure("abstract") }
+}
+
+final class EventBox<Kind: EventKind>: EventBoxBase, @unchecked Sendable {  // immutable
+    let kind: Kind
+    init(context: EventContext, kind: Kind) {
+        self.kind = kind
+        super.init(context: context)
+    }
+    override var anyKind: any EventKind { kind }
+    override var name: String { Kind.name }
+    override var interest: EventInterest { Kind.interest }
+    override var summary: ExchangeSummary? { kind.exchangeSummary }
+    override func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        kind.encode(to: &writer)
+    }
 }
 
 /// What a monitor wants delivered. Lifecycle events are built only when some monitor wants them,

@@ -65,6 +65,9 @@ public protocol RequestRetrier: Sendable {
     func replayLimit(forHost host: String) -> UInt64
     /// Whether requests to `host` may be retried, so their bodies are worth keeping.
     func keepsBodies(forHost host: String) -> Bool
+    /// Whether a response with `status` from `host` could be retried at all; false lets the
+    /// exchange skip building a `RetryContext` for every response.
+    func mayRetry(status: Int, host: String) -> Bool
 }
 
 /// Retries by per-host rules, plus the one automatic retry RFC 9112 §9.3.1 allows with no rule: an
@@ -84,6 +87,11 @@ public struct RetryPolicy: RequestRetrier {
 
     public func replayLimit(forHost host: String) -> UInt64 {
         rules.rule(for: host)?.replayBodyBytes ?? RetryRule().replayBodyBytes
+    }
+
+    public func mayRetry(status: Int, host: String) -> Bool {
+        guard !rules.isEmpty, let rule = rules.rule(for: host) else { return false }
+        return rule.limit > 0 && rule.statuses.contains(status)
     }
 
     public func keepsBodies(forHost host: String) -> Bool {

@@ -157,8 +157,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             case .contentLength(let length):
                 // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
                 // cannot frame the body differently.
-                let values = fields[values: .contentLength]
-                if values.count != 1 || values[0].contains(",") { fields[.contentLength] = String(length) }
+                if head.contentLengthIsList { fields[.contentLength] = String(length) }
             default:
                 break
             }
@@ -370,8 +369,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             clientFraming = .none
         case .contentLength(let length):
             clientFraming = .contentLength
-            let values = fields[values: .contentLength]
-            if values.count != 1 || values[0].contains(",") { fields[.contentLength] = String(length) }
+            if response.contentLengthIsList { fields[.contentLength] = String(length) }
         case .chunked where head.version == .http1_1:
             clientFraming = .chunked
             fields[.transferEncoding] = TransferCoding.canonicalField(response.headerFields)

@@ -59,21 +59,24 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
 
     // MARK: - Connecting (tasks and tunnels)
 
-    func upstream(_ context: EventContext, didCreateFor origin: Origin, attempt: Int) {
-        emit(context, TaskDidCreate(origin: origin.authority, attempt: attempt))
+    // The contexts are autoclosures: building one reads the clock, which only a monitor needs.
+
+    func upstream(_ context: @autoclosure () -> EventContext, didCreateFor origin: Origin, attempt: Int) {
+        emit(context(), TaskDidCreate(origin: origin.authority, attempt: attempt))
     }
 
-    func upstream(_ context: EventContext, didResolve resolution: Resolution, host: String, milliseconds: Double) {
-        emit(context, TaskDidResolve(host: host, addresses: resolution.addresses.map(\.ipText),
+    func upstream(_ context: @autoclosure () -> EventContext, didResolve resolution: Resolution, host: String,
+                  milliseconds: Double) {
+        emit(context(), TaskDidResolve(host: host, addresses: resolution.addresses.map(\.ipText),
                                      milliseconds: milliseconds, cached: resolution.fromCache))
     }
 
-    func upstream(_ context: EventContext, didConnect connection: ByteStream, milliseconds: Double) {
-        emit(context, TaskDidConnect(address: connection.peerAddress?.description ?? "", milliseconds: milliseconds))
+    func upstream(_ context: @autoclosure () -> EventContext, didConnect connection: ByteStream, milliseconds: Double) {
+        emit(context(), TaskDidConnect(address: connection.peerAddress?.description ?? "", milliseconds: milliseconds))
     }
 
-    func upstream(_ context: EventContext, didReuse connection: ByteStream) {
-        emit(context, TaskDidReuseConnection(address: connection.peerAddress?.description ?? "",
+    func upstream(_ context: @autoclosure () -> EventContext, didReuse connection: ByteStream) {
+        emit(context(), TaskDidReuseConnection(address: connection.peerAddress?.description ?? "",
                                              upstreamConnectionID: connection.id))
     }
 
@@ -132,7 +135,8 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
             case .refuse(let error): plan = .fail(error)
             }
         }
-        if case .forward = plan, head.status != 101, let retry = exchange.retryContext(
+        if case .forward = plan, retrier.mayRetry(status: head.status, host: task.origin.host),
+           let retry = exchange.retryContext(
             for: task, outcome: .response(status: head.status, retryAfter: head.headerFields[.retryAfter])) {
             if case .retry(let delay, let reason, let counts) = retrier.decision(for: retry) {
                 emit(EventContext(connectionID: task.connectionID, requestID: task.requestID),
@@ -192,8 +196,8 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
 
     // MARK: - Tunnels
 
-    func tunnel(_ context: EventContext, didOpenTo target: String, address: String) {
-        emit(context, TunnelDidOpen(target: target, address: address))
+    func tunnel(_ context: @autoclosure () -> EventContext, didOpenTo target: String, address: String) {
+        emit(context(), TunnelDidOpen(target: target, address: address))
     }
 
     func tunnel(_ context: EventContext, didCloseAfter milliseconds: Double, clientToUpstream: UInt64,

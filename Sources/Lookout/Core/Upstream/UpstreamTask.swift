@@ -12,7 +12,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     let attempt: Int
     let request: UpstreamRequest
     let session: Session
-    var origin: Origin { request.origin }
+    /// `request.origin`, kept apart so that reading it copies nothing.
+    let origin: Origin
     let requestID: UInt64
     let connectionID: UInt64
     let context: LoopContext
@@ -39,6 +40,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         self.id = id
         self.attempt = attempt
         self.request = request
+        self.origin = request.origin
         self.session = session
         self.requestID = requestID
         self.connectionID = connectionID
