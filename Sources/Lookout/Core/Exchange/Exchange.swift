@@ -144,20 +144,23 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the adapters.
     private func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
                                      withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
-        var fields = head.headerFields
-        fields[Exchange.hostHeader] = origin.hostFieldValue
-        HopByHopHeaders.remove(from: &fields)
+        // Built in place inside the head the adapters change: a separate copy would be copied
+        // again by the first adapter that appends a field (one allocation per request).
+        var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
+                                           headerFields: head.headerFields)
+        upstream.headerFields[Exchange.hostHeader] = origin.hostFieldValue
+        HopByHopHeaders.remove(from: &upstream.headerFields)
         var chunked = false
         if withBody {
             switch head.framing {
             case .chunked:
                 // Re-chunked hop by hop; codings before "chunked" (e.g. gzip) describe the body itself.
-                fields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
+                upstream.headerFields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
                 chunked = true
             case .contentLength(let length):
                 // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
                 // cannot frame the body differently.
-                if head.contentLengthIsList { fields[.contentLength] = String(length) }
+                if head.contentLengthIsList { upstream.headerFields[.contentLength] = String(length) }
             default:
                 break
             }
@@ -165,20 +168,19 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             // RFC 9110 §15.4: a redirect that turns the request into a GET drops the content and the
             // fields that describe it.
             for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .contentLanguage, .contentLocation] {
-                fields[name] = nil
+                upstream.headerFields[name] = nil
             }
         }
         if let upgradeProtocol {
             // Hop-by-hop, so removed above; asked for again on this hop.
-            fields[.connection] = "upgrade"
-            fields[.upgrade] = upgradeProtocol
+            upstream.headerFields[.connection] = "upgrade"
+            upstream.headerFields[.upgrade] = upgradeProtocol
         }
         if stripCredentials {
             // Credentials meant for the first host are not sent to another one.
-            fields[.authorization] = nil
-            fields[.cookie] = nil
+            upstream.headerFields[.authorization] = nil
+            upstream.headerFields[.cookie] = nil
         }
-        var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority, headerFields: fields)
         for adapter in session.adapters { adapter.adapt(&upstream) }
         session.delegate.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target,
                                                                      headerFields: upstream.headerFields))
