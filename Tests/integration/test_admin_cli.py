@@ -189,3 +189,49 @@ def test_listen_from_config_file(make_proxy, origin):
     p = make_proxy({"listen": ["127.0.0.1:0"]}, listen=())
     resp, _ = raw_exchange(p.port, request_bytes("GET", origin.url("/fixed/4")))
     assert resp.status == 200
+
+
+POLICY_CONFIG = """\
+redirects:
+  rules:
+    - hosts: ["**.example.com"]
+      follow: true
+      max_hops: 5
+      allow_downgrade: false
+      allow_cross_host: true
+      rewrite:
+        - from: "http://old.example.com/"
+          to: "https://new.example.com/"
+retry:
+  rules:
+    - hosts: ["**"]
+      limit: 2
+      methods: [GET, HEAD, OPTIONS, PUT, DELETE]
+      statuses: [502, 503, 504]
+      errors: [upstream_connect_failed, upstream_connect_timeout, upstream_closed]
+      backoff: {base: 0.2, multiplier: 2, max: 5, jitter: true}
+      retry_after: true
+      max_retry_after: 30
+      replay_body_bytes: 10485760
+"""
+
+
+def test_config_check_redirect_and_retry_rules(lookout_bin, tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(POLICY_CONFIG)
+    p = config_check(lookout_bin, good)
+    assert p.returncode == 0 and p.stdout == f"{good}: ok\n", p.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(POLICY_CONFIG.replace("max_hops: 5", "max_hops: many")
+                   .replace("statuses: [502, 503, 504]", "statuses: [502, 200]")
+                   .replace("upstream_closed]", "upstream_gone]"))
+    p = config_check(lookout_bin, bad)
+    assert p.returncode == 1
+    assert p.stderr.splitlines() == [
+        f'{bad}:5:17: redirects.rules[0].max_hops: expected a whole number, got "many"',
+        f"{bad}:16:23: retry.rules[0].statuses[1]: only 4xx and 5xx responses can be retried",
+        f'{bad}:17:67: retry.rules[0].errors[2]: "upstream_gone" is not a retryable error code (one of '
+        "upstream_dns_failed, upstream_connect_failed, upstream_connect_timeout, upstream_first_byte_timeout, "
+        "upstream_idle_timeout, upstream_closed, upstream_malformed_response, upstream_tls_handshake_failed, "
+        "upstream_tls_handshake_timed_out)",
+    ], p.stderr
