@@ -11,7 +11,8 @@ then measures, for direct-to-nginx, the floor and each proxy, in one run:
   1. 1 KiB keep-alive:   wrk -t2 -c64 --latency          req/s, p50, p99
   2. 1 MiB responses:    wrk -t2 -c8                     MiB/s
   3. new conn/request:   wrk -t2 -c64 -H 'Connection: close'  req/s
-  4. CONNECT bulk:       4 parallel curl over HTTPS (direct = straight TLS to nginx)  MiB/s
+  4. CONNECT bulk:       4 parallel curl over HTTPS (direct = straight TLS to nginx)  MiB/s,
+                         then one stream alone (the per-chunk cost four streams hide)
   5. idle RSS:           1,000 idle keep-alive clients, KiB per connection
 and prints a Markdown table (also written to --out). Python stdlib only.
 """
@@ -595,30 +596,32 @@ def main():
                 if runs[t.key]:
                     t.results[tag] = median_run(runs[t.key], "mib_s" if tag == "m1" else "rps")
 
-        bulk_runs = {t.key: [] for t in targets}
-        for round_number in range(rounds):
+        # Four streams, then one: a single stream shows the per-chunk cost that four hide.
+        for tag, parallel in (("bulk", args.parallel), ("bulk1", 1)):
+            bulk_runs = {t.key: [] for t in targets}
+            for round_number in range(rounds):
+                for t in targets:
+                    log(f"CONNECT bulk ({parallel} x {args.big_mib} MiB, >= {D}s)"
+                        f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
+                    big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
+                    cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(parallel),
+                           "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
+                    if t.proxied:
+                        cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
+                    cw = CpuWatch()
+                    try:
+                        p = run(cmd, timeout=D + 300)
+                        r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
+                    except (subprocess.TimeoutExpired, ValueError) as exc:
+                        r = {"failed": repr(exc)}
+                    n = log_records(t)
+                    if n is not None:
+                        r["log_records"] = n
+                    r["foreign_cpu"] = cw.foreign()
+                    bulk_runs[t.key].append(r)
+                    time.sleep(1)
             for t in targets:
-                log(f"CONNECT bulk ({args.parallel} x {args.big_mib} MiB, >= {D}s)"
-                    f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
-                big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
-                cmd = [sys.executable, BULK, "--url", big_url, "--parallel", str(args.parallel),
-                       "--duration", str(D), "--expect-bytes", str(args.big_mib << 20)]
-                if t.proxied:
-                    cmd += ["--proxy", f"http://{LOOPBACK}:{t.port}"]
-                cw = CpuWatch()
-                try:
-                    p = run(cmd, timeout=D + 300)
-                    r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
-                except (subprocess.TimeoutExpired, ValueError) as exc:
-                    r = {"failed": repr(exc)}
-                n = log_records(t)
-                if n is not None:
-                    r["log_records"] = n
-                r["foreign_cpu"] = cw.foreign()
-                bulk_runs[t.key].append(r)
-                time.sleep(1)
-        for t in targets:
-            t.results["bulk"] = median_run(bulk_runs[t.key], "mib_per_s")
+                t.results[tag] = median_run(bulk_runs[t.key], "mib_per_s")
 
         # Still alive after all that?
         for t, pr in [(t, next((p for p in PROCS if p.pid == t.pid), None)) for t in targets]:
@@ -726,8 +729,8 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
             x = r.get("m1", {}); return None if "failed" in x or not x else x["mib_s"]
         if key == "close":
             x = r.get("close", {}); return None if "failed" in x or not x else x["rps"]
-        if key == "bulk":
-            x = r.get("bulk", {}); return None if "failed" in x or not x else x["mib_per_s"]
+        if key in ("bulk", "bulk1"):
+            x = r.get(key, {}); return None if "failed" in x or not x else x["mib_per_s"]
         if key == "idle":
             x = r.get("idle", {}); return None if "failed" in x or not x else x.get("per_conn_kib")
         return None
@@ -739,6 +742,7 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         ("m1", "1 MiB responses, c8 (MiB/s)", 0),
         ("close", "new connection per request, c64 (req/s)", 0),
         ("bulk", f"CONNECT bulk HTTPS, {args.parallel} parallel (MiB/s)", 0),
+        ("bulk1", "CONNECT bulk HTTPS, one stream (MiB/s)", 0),
         ("idle", f"RSS per idle keep-alive conn, {args.idle_conns} conns (KiB)", 1),
     ]
     out = []
@@ -802,11 +806,14 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         if floor is not None:
             parts = []
             for key, name in (("k1_rps", "1 KiB keep-alive"), ("m1", "1 MiB"), ("close", "new connection"),
-                              ("bulk", "CONNECT bulk")):
+                              ("bulk", "CONNECT bulk"), ("bulk1", "CONNECT one stream")):
                 a, fl, d = val(on, key), val(floor, key), val(direct, key)
                 if a is not None and fl and d:
                     parts.append(f"{name}: floor {fl / d:.2f}× direct, Lookout {a / fl:.0%} of the floor")
             spliced = next((t for t in targets if t.key == "floor_splice"), None)
+            if spliced is not None and val(spliced, "bulk1") and val(floor, "bulk1"):
+                parts.append(f"one CONNECT stream through the splice floor: "
+                             f"{val(spliced, 'bulk1') / val(floor, 'bulk1'):.2f}× the read/write floor")
             if spliced is not None and val(spliced, "bulk") and val(direct, "bulk"):
                 parts.append(f"CONNECT bulk through the zero-copy (splice) floor: "
                              f"{val(spliced, 'bulk') / val(direct, 'bulk'):.2f}× direct")
