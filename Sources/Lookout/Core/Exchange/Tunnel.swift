@@ -8,7 +8,7 @@ import LookoutIO
 /// Also what an exchange becomes after the origin switched protocols (`Upgrade`, e.g. WebSocket;
 /// RFC 9110 §7.8): then it adopts the exchange's upstream connection, and its summary is the
 /// exchange's, with the bytes relayed after the 101.
-final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to the client connection's loop queue
+final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendable {  // confined to the client connection's loop queue
     static let established = Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8)
 
     let id: UInt64
@@ -36,7 +36,8 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
     /// One side's connection failed (e.g. was reset): the other is reset too, after its bytes.
     private var upstreamBrokeOff = false
     private var clientBrokeOff = false
-    private var metrics: TransactionMetrics
+    /// The upstream connection's transaction; the opener records DNS and connect timings into it.
+    var metrics: TransactionMetrics
     /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
     private let idleTimer: LoopTimer
     private var lastActivity = Instant.now()
@@ -76,43 +77,31 @@ final class Tunnel: ConnectionDelegate, @unchecked Sendable {  // confined to th
         self.upgrade = upgrade
     }
 
-    private var eventContext: EventContext {
+    var eventContext: EventContext {
         EventContext(connectionID: summary.connectionID, requestID: id, taskID: taskID)
     }
 
     func start() {
         session.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: origin.authority)
-        let delegate = session.delegate
-        delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
+        session.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
-        let opener = UpstreamOpener(session: session, loop: context.loop)
-        opening = opener.open(origin, steps: .init(
-            didResolve: { [unowned self] resolution, start, end in
-                metrics.domainLookupStart = start
-                metrics.domainLookupEnd = end
-                delegate.upstream(eventContext, didResolve: resolution, host: origin.host,
-                                  milliseconds: end.milliseconds(since: start))
-            },
-            willConnect: { [unowned self] start in metrics.connectStart = start },
-            didConnect: { [unowned self] connection, end in
-                opening = nil
-                metrics.connectEnd = end
-                delegate.upstream(eventContext, didConnect: connection,
-                                  milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
-                open(connection)
-            },
-            didFail: { [unowned self] error in
-                opening = nil
-                client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
-                summary.status = error.status
-                finish(error: error)
-            }))
+        opening = UpstreamOpener(session: session, loop: context.loop).open(origin, for: self)
+    }
+
+    func openerDidConnect(_ connection: Connection) {
+        opening = nil
+        open(connection)
+    }
+
+    func openerDidFail(_ error: ProxyError) {
+        opening = nil
+        client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+        summary.status = error.status
+        finish(error: error)
     }
 
     private func open(_ connection: Connection) {
-        metrics.remoteAddress = connection.peerAddress?.description
-        metrics.localAddress = connection.localAddress?.description
         metrics.upstreamConnectionID = connection.id
         metrics.requestStart = .now()
         client.write(Tunnel.established)

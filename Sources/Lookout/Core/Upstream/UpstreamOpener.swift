@@ -1,5 +1,15 @@
 import LookoutIO
 
+/// What an opener reports to the task or tunnel it opens a connection for (its one boundary up).
+protocol UpstreamOpenerClient: AnyObject {
+    /// Where the resolve and connect timings and addresses go.
+    var metrics: TransactionMetrics { get set }
+    /// Who the resolve and connect events are about.
+    var eventContext: EventContext { get }
+    func openerDidConnect(_ connection: Connection)
+    func openerDidFail(_ error: ProxyError)
+}
+
 /// Resolves and connects to an origin for a task or a tunnel, reporting each step.
 /// The steps go through `SessionDelegate` so both kinds of exchange emit the same events.
 struct UpstreamOpener {
@@ -14,8 +24,31 @@ struct UpstreamOpener {
         var didFail: (ProxyError) -> Void
     }
 
+    /// Opens a connection for `client`: records the DNS and connect timings in its metrics,
+    /// reports `task.didResolve` and `task.didConnect`, then hands it the connection (or the error).
+    func open(_ origin: Origin, for client: some UpstreamOpenerClient) -> OpenHandle {
+        let delegate = session.delegate
+        return open(origin, steps: .init(
+            didResolve: { [unowned client] resolution, start, end in
+                client.metrics.domainLookupStart = start
+                client.metrics.domainLookupEnd = end
+                delegate.upstream(client.eventContext, didResolve: resolution, host: origin.host,
+                                  milliseconds: end.milliseconds(since: start))
+            },
+            willConnect: { [unowned client] start in client.metrics.connectStart = start },
+            didConnect: { [unowned client] connection, end in
+                client.metrics.connectEnd = end
+                client.metrics.remoteAddress = connection.peerAddress?.description
+                client.metrics.localAddress = connection.localAddress?.description
+                delegate.upstream(client.eventContext, didConnect: connection,
+                                  milliseconds: end.milliseconds(since: client.metrics.connectStart ?? end))
+                client.openerDidConnect(connection)
+            },
+            didFail: { [unowned client] error in client.openerDidFail(error) }))
+    }
+
     /// Returns a handle to cancel a connect in progress.
-    func open(_ origin: Origin, steps: Steps) -> OpenHandle {
+    private func open(_ origin: Origin, steps: Steps) -> OpenHandle {
         let handle = OpenHandle()
         let timeout = session.configuration.timeouts.upstreamConnect
         let lookupStart = Instant.now()

@@ -7,7 +7,7 @@ import LookoutTLS
 /// and relay the response. It holds what to send as a value (`UpstreamRequest`), never the exchange:
 /// every step is reported through `SessionDelegate`, which finds the exchange in the loop's
 /// `RequestTaskMap`. The exchange calls down (`sendBody`, `finishBody`, `resumeReading`, `cancel`).
-final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confined to `context.loop.queue`
+final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked Sendable {  // confined to `context.loop.queue`
     let id: UInt64
     let attempt: Int
     let request: UpstreamRequest
@@ -25,7 +25,8 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
     /// The upstream TLS handshake in progress.
     private var securing: TLSStream?
     private var parser: HTTPResponseParser
-    private(set) var metrics: TransactionMetrics
+    /// This attempt's transaction; the opener records DNS and connect timings into it.
+    var metrics: TransactionMetrics
     private(set) var receivedResponseBytes = false
     private var responseHeadReceived = false
     private var requestBodySent = false
@@ -51,7 +52,7 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
         metrics.url = request.url
     }
 
-    private var eventContext: EventContext {
+    var eventContext: EventContext {
         EventContext(connectionID: connectionID, requestID: requestID, taskID: id)
     }
 
@@ -65,32 +66,21 @@ final class UpstreamTask: TaskMapIdentifiable, @unchecked Sendable {  // confine
             use(pooled)
             return
         }
-        let opener = UpstreamOpener(session: session, loop: loop)
-        opening = opener.open(origin, steps: .init(
-            didResolve: { [unowned self] resolution, start, end in
-                metrics.domainLookupStart = start
-                metrics.domainLookupEnd = end
-                delegate.upstream(eventContext, didResolve: resolution, host: origin.host,
-                                  milliseconds: end.milliseconds(since: start))
-            },
-            willConnect: { [unowned self] start in metrics.connectStart = start },
-            didConnect: { [unowned self] connection, end in
-                opening = nil
-                metrics.connectEnd = end
-                metrics.remoteAddress = connection.peerAddress?.description
-                metrics.localAddress = connection.localAddress?.description
-                delegate.upstream(eventContext, didConnect: connection,
-                                  milliseconds: end.milliseconds(since: metrics.connectStart ?? end))
-                if origin.isSecure {
-                    secure(connection)
-                } else {
-                    use(UpstreamConnection(connection: connection, origin: origin))
-                }
-            },
-            didFail: { [unowned self] error in
-                opening = nil
-                complete(error)
-            }))
+        opening = UpstreamOpener(session: session, loop: loop).open(origin, for: self)
+    }
+
+    func openerDidConnect(_ connection: Connection) {
+        opening = nil
+        if origin.isSecure {
+            secure(connection)
+        } else {
+            use(UpstreamConnection(connection: connection, origin: origin))
+        }
+    }
+
+    func openerDidFail(_ error: ProxyError) {
+        opening = nil
+        complete(error)
     }
 
     // MARK: - TLS
