@@ -67,7 +67,9 @@ extension ConfigReader {
             if let node = section["methods"], let methods = methodList(node, path: "\(elementPath).methods") {
                 rule.methods = methods
             }
-            if let node = section["statuses"], let statuses = statusList(node, path: "\(elementPath).statuses") {
+            if let node = section["statuses"], let statuses = integerList(
+                node, path: "\(elementPath).statuses", what: ("status codes", "a status code", "status "),
+                in: 400...599, rangeMessage: "only 4xx and 5xx responses can be retried") {
                 rule.statuses = statuses
             }
             if let node = section["errors"], let errors = errorList(node, path: "\(elementPath).errors") {
@@ -116,29 +118,6 @@ extension ConfigReader {
             methods.append(text)
         }
         return ok ? methods : nil
-    }
-
-    private func statusList(_ node: Node, path: String) -> [Int]? {
-        guard case .sequence(let sequence) = node else {
-            fail(node, path, "expected a list of status codes, \(got(node))")
-            return nil
-        }
-        var statuses: [Int] = []
-        var ok = true
-        for (index, element) in sequence.enumerated() {
-            let elementPath = "\(path)[\(index)]"
-            guard let status = integer(element, elementPath, expected: "a status code", in: 400...599,
-                                       rangeMessage: "only 4xx and 5xx responses can be retried") else {
-                ok = false
-                continue
-            }
-            if statuses.contains(status) {
-                fail(element, elementPath, "\(status) is listed twice")
-                ok = false
-            }
-            statuses.append(status)
-        }
-        return ok ? statuses : nil
     }
 
     private func errorList(_ node: Node, path: String) -> [String]? {

@@ -297,30 +297,37 @@ final class ConfigReader {
     }
 
     private func ports(_ node: Node, path: String) -> [Int]? {
+        integerList(node, path: path, what: ("port numbers", "a port number", "port "), in: 1...65535,
+                    rangeMessage: "port must be between 1 and 65535")
+    }
+
+    /// A list of distinct whole numbers in `range`; `what` names the list, one element, and the
+    /// prefix of a duplicate's message (`"port "` gives "port 443 is listed twice").
+    func integerList(_ node: Node, path: String, what: (list: String, element: String, label: String),
+                     in range: ClosedRange<Int>, rangeMessage: String) -> [Int]? {
         guard case .sequence(let sequence) = node else {
-            fail(node, path, "expected a list of port numbers, \(got(node))")
+            fail(node, path, "expected a list of \(what.list), \(got(node))")
             return nil
         }
-        var ports: [Int] = []
+        var values: [Int] = []
         var firstLine: [Int: Int] = [:]
         var ok = true
         for (index, element) in sequence.enumerated() {
             let elementPath = "\(path)[\(index)]"
-            guard let port = integer(element, elementPath, expected: "a port number", in: 1...65535,
-                                     rangeMessage: "port must be between 1 and 65535")
+            guard let value = integer(element, elementPath, expected: what.element, in: range, rangeMessage: rangeMessage)
             else {
                 ok = false
                 continue
             }
-            if let line = firstLine[port] {
-                fail(element, elementPath, "port \(port) is listed twice (first on line \(line))")
+            if let line = firstLine[value] {
+                fail(element, elementPath, "\(what.label)\(value) is listed twice (first on line \(line))")
                 ok = false
                 continue
             }
-            firstLine[port] = element.mark?.line ?? 0
-            ports.append(port)
+            firstLine[value] = element.mark?.line ?? 0
+            values.append(value)
         }
-        return ok ? ports : nil
+        return ok ? values : nil
     }
 
     // MARK: - Mappings

@@ -66,6 +66,26 @@ import Glibc
         close(peer)
     }
 
+    @Test func aFailedWriteIsReportedOnALaterTurnNotInsideTheWrite() async throws {
+        let (fd, peer) = socketPair()
+        let sink = StreamRecorder()
+        let connection = onLoop { () -> Connection in
+            let connection = Connection(fd: fd, loop: loop, id: 40)
+            connection.delegate = sink
+            return connection
+        }
+        close(peer)  // the next send fails with EPIPE
+        let (accepted, reportedInsideWrite) = onLoop { () -> (Bool, Bool) in
+            let bytes = [UInt8](repeating: 1, count: 64 * 1024)
+            let accepted = bytes.withUnsafeBytes { connection.write($0) }
+            return (accepted, sink.failure != nil)
+        }
+        #expect(!accepted)
+        #expect(!reportedInsideWrite, "the owner must not hear of the failure on its own stack")
+        #expect(await waitUntil { sink.failure != nil })
+        #expect(onLoop { connection.isClosed })
+    }
+
     @Test func dataAndEndOfInputReportedTogetherAreBothDelivered() async throws {
         for round in 0..<20 {
             let (fd, peer) = socketPair()

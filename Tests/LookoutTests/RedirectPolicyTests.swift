@@ -44,6 +44,14 @@ import Testing
         #expect(p.outcome(for: context("https://b.example.com/z")).decision == .follow(url: "https://b.example.com/z"))
     }
 
+    @Test func aLocationThatIsNoHTTPURLIsPassed() throws {
+        let p = try policy(RedirectRule(follow: true))
+        for location in ["ftp://files.example.com/x", "mailto:someone@example.com", "http://bad host/"] {
+            let outcome = p.outcome(for: context(location))
+            #expect(outcome.decision == .pass(location: nil) && outcome.reason == "unsupported_location", "\(location)")
+        }
+    }
+
     @Test func notFollowingPasses() throws {
         let outcome = try policy(RedirectRule(follow: false)).outcome(for: context("/x"))
         #expect(outcome.decision == .pass(location: nil) && outcome.reason == "not_following")

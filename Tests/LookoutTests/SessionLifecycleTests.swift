@@ -12,7 +12,7 @@ private final class EventLog: @unchecked Sendable {
 
     var summaries: [ExchangeSummary] {
         events.withLock { $0.compactMap { event -> ExchangeSummary? in
-            (event.kind as? RequestDidFinish)?.summary
+            event.kind(RequestDidFinish.self)?.summary
         } }
     }
 }
@@ -103,10 +103,10 @@ private final class EventLog: @unchecked Sendable {
         #expect(names == ["request.didCreateInitialRequest", "request.didAuthorize", "request.didAdaptRequest"]
                 + attempt + ["request.isRetrying"] + attempt + ["request.isRetrying"] + attempt + ["request.didFinish"])
         let gathered = log.events.withLock { events in
-            events.compactMap { ($0.kind as? TaskDidGatherMetrics)?.metrics.transactions.count }
+            events.compactMap { $0.kind(TaskDidGatherMetrics.self)?.metrics.transactions.count }
         }
         #expect(gathered == [1, 2, 3])
-        let retries = log.events.withLock { $0.compactMap { $0.kind as? RequestIsRetrying } }
+        let retries = log.events.withLock { $0.compactMap { $0.kind(RequestIsRetrying.self) } }
         #expect(retries.map(\.attempt) == [2, 3])
         #expect(retries.map(\.delay) == [0.01, 0.02])
         #expect(retries.allSatisfy { $0.reason == "upstream_connect_failed" })

@@ -163,6 +163,9 @@ def test_method_rules(make_proxy, site, status, method, expected):
     headers = {"Content-Type": "application/x-test"} if body else {}
     st, _, data = py_request(proxy, method, site.url("/from"), body=body, headers=headers)
     assert st == 200
+    # Every hop's request was complete (a dropped body does not leave the next hop unfinished).
+    rec = proxy.only_summary(url=site.url("/from"))
+    assert all(t["timings_ms"]["send"] >= 0 for t in rec["transactions"]), rec
     [arrived] = site.requests_for("/to")
     assert arrived.method == expected
     if expected in ("GET", "HEAD"):

@@ -2,7 +2,8 @@ import Dispatch
 
 /// Sees the whole life of every exchange. `receive` is called on the monitor's own `queue`, never on
 /// an event loop, so a slow monitor cannot stall traffic. A monitor picks the kinds it cares about
-/// from `event.kind` (`if let finish = event.kind as? RequestDidFinish { … }`).
+/// with `event.kind(_:)` (`if let retry = event.kind(RequestIsRetrying.self) { … }`), or from the
+/// existential `event.kind`.
 public protocol EventMonitor: AnyObject, Sendable {
     /// Where `receive` runs.
     var queue: DispatchQueue { get }

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutTLS
 
 /// What one host's redirect rule allows (config `redirects.rules`).
 public struct RedirectRule: Sendable {

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutTLS
 
 /// What one host's retry rule allows (config `retry.rules`).
 public struct RetryRule: Sendable {
@@ -129,20 +130,11 @@ public struct RetryPolicy: RequestRetrier {
 
     /// `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date; nil when it is neither.
     static func seconds(retryAfter value: String, now: Double) -> Double? {
-        let text = value.trimmingCharacters(in: " \t")
+        let text = value.trimmingASCIIWhitespace()
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             return Double(text.prefix(10)) ?? nil
         }
         guard let date = HTTPDate.unixSeconds(text) else { return nil }
         return max(0, date - now)
-    }
-}
-
-private extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var view = Substring(self)
-        while let first = view.first, set.contains(first) { view = view.dropFirst() }
-        while let last = view.last, set.contains(last) { view = view.dropLast() }
-        return String(view)
     }
 }

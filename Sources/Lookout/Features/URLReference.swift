@@ -1,9 +1,11 @@
+import LookoutTLS
+
 /// Resolving a `Location` against the URL of the request it answers (RFC 3986 §5.2), for the
 /// `http` and `https` URLs a proxy follows. Fragments are dropped: they never go on the wire.
 enum URLReference {
     /// `reference` made absolute against `base` (an absolute `http(s)://authority/path` URL).
     static func resolve(_ reference: String, against base: String) -> String {
-        var reference = Substring(reference.trimmingASCIISpaces())
+        var reference = Substring(reference.trimmingASCIIWhitespace())
         if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
         let (baseScheme, baseAuthority, basePath, _) = split(Substring(base))
         if let colon = reference.firstIndex(of: ":"), isScheme(reference[..<colon]) {
@@ -89,14 +91,5 @@ enum URLReference {
             }
         }
         return Substring(output.joined())
-    }
-}
-
-private extension String {
-    func trimmingASCIISpaces() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return String(view)
     }
 }

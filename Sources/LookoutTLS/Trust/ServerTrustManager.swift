@@ -9,32 +9,27 @@ public final class ServerTrustManager: Sendable {
     public let rules: [TrustRule]
     /// The rule for hosts no pattern matches.
     public let defaultRule: TrustRule
-    private let patterns: [(pattern: HostPattern, ruleIndex: Int)]
+    /// Each rule's index, by its host patterns.
+    private let ruleIndexes: HostRuleSet<Int>
 
     /// A manager for `rules` falling back to `defaultRule`; throws `invalid_host` for a
     /// malformed pattern.
     public init(rules: [TrustRule], defaultRule: TrustRule) throws(CertificateError) {
-        var patterns: [(pattern: HostPattern, ruleIndex: Int)] = []
+        var indexed: [(hosts: [HostPattern], rule: Int)] = []
         for (index, rule) in rules.enumerated() {
-            for host in rule.hosts {
-                patterns.append((try HostPattern(host), index))
-            }
+            var hosts: [HostPattern] = []
+            for host in rule.hosts { hosts.append(try HostPattern(host)) }
+            indexed.append((hosts, index))
         }
-        // Most specific first; the sort is stable on rule order for ties.
-        self.patterns = patterns.enumerated().sorted { lhs, rhs in
-            let (a, b) = (lhs.element.pattern, rhs.element.pattern)
-            if a.kind != b.kind { return a.kind < b.kind }
-            if a.domainLabelCount != b.domainLabelCount { return a.domainLabelCount > b.domainLabelCount }
-            return lhs.offset < rhs.offset
-        }.map(\.element)
+        self.ruleIndexes = HostRuleSet(indexed)
         self.rules = rules
         self.defaultRule = defaultRule
     }
 
     /// The rule for `host`.
     public func rule(for host: String) -> TrustRuleMatch {
-        for entry in patterns where entry.pattern.matches(host) {
-            return TrustRuleMatch(index: entry.ruleIndex, pattern: entry.pattern, rule: rules[entry.ruleIndex])
+        if let match = ruleIndexes.match(for: host) {
+            return TrustRuleMatch(index: match.rule, pattern: match.pattern, rule: rules[match.rule])
         }
         return TrustRuleMatch(index: nil, pattern: nil, rule: defaultRule)
     }

@@ -42,7 +42,7 @@ extension ClientConnection {
                 case .success:
                     stream.delegate = self
                     let id = self.id
-                    session.delegate.emit(EventContext(connectionID: id), ConnectionDidCompleteClientTLSHandshake(
+                    session.emit(EventContext(connectionID: id), ConnectionDidCompleteClientTLSHandshake(
                         serverName: tls.serverName, version: tls.negotiatedProtocolVersion ?? "",
                         cipher: tls.cipherSuite ?? "", applicationProtocol: tls.applicationProtocol))
                     armIdleTimer()
@@ -70,8 +70,8 @@ extension ClientConnection {
                                     serverName: String?, start: Instant) {
         isAwaitingClientHandshake = false
         let id = self.id
-        session.delegate.emit(EventContext(connectionID: id), ConnectionDidFailClientTLSHandshake(serverName: serverName, error: error))
-        session.delegate.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
+        session.emit(EventContext(connectionID: id), ConnectionDidFailClientTLSHandshake(serverName: serverName, error: error))
+        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
         var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .intercepted,
                                       method: head.method.rawValue, url: origin.authority,
                                       httpVersion: head.version.description, start: start)

@@ -104,7 +104,7 @@ extension ClientConnection {
         let start = Instant.now()
         let url = head.rawTarget
         records.created(head, requestID: requestID, url: url)
-        session.delegate.emit(EventContext(connectionID: id, requestID: requestID), RequestDidRejectClient(error: error))
+        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidRejectClient(error: error))
         connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
         var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
                                       kind: kind ?? (head.method == .connect ? .tunnel : .http), method: head.method.rawValue,
@@ -129,7 +129,7 @@ extension ClientConnection {
     func recordFailedRequest(_ error: ProxyError, sendResponse: Bool, startLine: RequestLineSketch? = nil) {
         let requestID = session.makeRequestID()
         let start = Instant.now()
-        session.delegate.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
+        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
         var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
                                       kind: startLine?.method == "CONNECT" ? .tunnel : .http,
                                       method: startLine?.method ?? "", url: startLine?.target ?? "",

@@ -267,7 +267,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         let served = requestsServed
         let received = connection.bytesRead
         let sent = connection.bytesWritten
-        session.delegate.emit(EventContext(connectionID: id), ConnectionDidClose(
+        session.emit(EventContext(connectionID: id), ConnectionDidClose(
             reason: reason, requests: served, bytesReceived: received, bytesSent: sent))
         session.clientDidClose(self, context: context)
     }

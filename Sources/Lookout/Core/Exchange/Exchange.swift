@@ -41,9 +41,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// What the current (or next) attempt sends.
     private var request: UpstreamRequest
     private var task: UpstreamTask?
-    private var attempt = 0
     private var retriesByRule = 0
-    private var redirectsFollowed = 0
     /// URLs requested before the current one (loop detection).
     private var visitedURLs: Set<String> = []
     /// One per finished attempt, in order — kept only once there is a second (the one attempt most
@@ -118,7 +116,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func start() {
         session.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: summary.url)
-        session.delegate.emit(requestContext, RequestDidAuthorize())
+        session.emit(requestContext, RequestDidAuthorize())
         let limit = session.configuration.maxRequestBodyBytes
         if limit > 0, case .contentLength(let length) = head.framing, length > limit {
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
@@ -182,7 +180,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             upstream.headerFields[.cookie] = nil
         }
         for adapter in session.adapters { adapter.adapt(&upstream) }
-        session.delegate.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target,
+        session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target,
                                                                      headerFields: upstream.headerFields))
         let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
                                                headerFields: upstream.headerFields)
@@ -191,16 +189,15 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     private func startAttempt() {
-        attempt += 1
-        let task = UpstreamTask(id: session.makeTaskID(), attempt: attempt, request: request, requestID: id,
+        summary.attempts += 1
+        let task = UpstreamTask(id: session.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
                                 connectionID: records.connectionID, session: session, context: context)
         self.task = task
         taskTakesBody = false
         replaySent = 0
-        summary.attempts = attempt
         context.taskMap.add(task, for: self)
         session.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
-                                  didCreateFor: request.origin, attempt: attempt)
+                                  didCreateFor: request.origin, attempt: summary.attempts)
         task.start()
     }
 
@@ -218,10 +215,20 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return
         }
         if bodyDropped { return }
-        if let replay, replay.append(bytes) {
-            feedTask()
-            if replay.count - replaySent >= 64 * 1024 { bodyPausedForUpstream = true }
-            return
+        if let replay {
+            // A task that has had everything stored takes the live bytes; the store keeps its copy
+            // for a later attempt without reading it back now.
+            let caughtUp = taskTakesBody && replaySent == replay.count && earlyBody.isEmpty
+            if replay.append(bytes) {
+                if caughtUp, let task {
+                    replaySent = replay.count
+                    if !task.sendBody(bytes) { bodyPausedForUpstream = true }
+                } else {
+                    feedTask()
+                    if replay.count - replaySent >= 64 * 1024 { bodyPausedForUpstream = true }
+                }
+                return
+            }
         }
         if taskTakesBody, let task, earlyBody.isEmpty, replay == nil {
             if !task.sendBody(bytes) { bodyPausedForUpstream = true }
@@ -269,7 +276,12 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Sends the current task what it has not had yet: kept bytes first, then what waited, then the
     /// end of the body. Pauses the client while the upstream is backed up.
     private func feedTask() {
-        guard taskTakesBody, let task, !bodyDropped else { return }
+        guard taskTakesBody, let task else { return }
+        if bodyDropped {
+            // The hop is a bodiless GET now: its request is complete, whatever the client still sends.
+            task.finishBody(trailers: nil)
+            return
+        }
         if let replay {
             while replaySent < replay.count {
                 var accepted = true
@@ -310,7 +322,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     // MARK: - Upstream callbacks (from SessionDelegate)
 
     /// The upstream head is on its way: send what body is waiting, then let the client continue.
-    func taskIsReadyForBody(_ task: UpstreamTask) {
+    func taskIsReadyForBody() {
         taskTakesBody = true
         let wasPaused = bodyPausedForUpstream
         feedTask()
@@ -473,8 +485,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         guard let target = RedirectPolicy.parse(url) else {
             preconditionFailure("the redirect policy follows only absolute http(s) URLs")
         }
-        redirectsFollowed += 1
-        summary.redirects = redirectsFollowed
+        summary.redirects += 1
         visitedURLs.insert(request.url)
         let method = RedirectStatus.method(after: status, from: request.method)
         let keepsBody = request.hasBody && method == request.method
@@ -490,14 +501,13 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https")
         request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
                                       withBody: keepsBody, stripCredentials: origin.host != firstHost)
-        summary.finalURL = url
         startAttempt()
     }
 
     /// What the redirect policy needs to know.
     func redirectContext(status: Int, location: String) -> RedirectContext {
         RedirectContext(status: status, location: location, requestURL: request.url, method: request.method,
-                        redirectsFollowed: redirectsFollowed, visitedURLs: visitedURLs.union([request.url]),
+                        redirectsFollowed: summary.redirects, visitedURLs: visitedURLs.union([request.url]),
                         hasBody: request.hasBody, bodyIsReplayable: bodyIsReplayable)
     }
 
@@ -519,7 +529,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func metrics(adding current: TransactionMetrics) -> TaskMetrics {
         var metrics = TaskMetrics(taskStart: summary.start)
         metrics.transactions = (transactions.isEmpty ? summary.upstream.map { [$0] } ?? [] : transactions) + [current]
-        metrics.redirectCount = redirectsFollowed
+        metrics.redirectCount = summary.redirects
         metrics.taskEnd = .now()
         return metrics
     }
@@ -579,8 +589,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         waitingForNextAttempt = false
         replay = nil
         summary.error = error
-        summary.transactions = transactions.isEmpty ? [] : transactions
-        if redirectsFollowed > 0 { summary.finalURL = request.url }
+        summary.transactions = transactions
+        if summary.redirects > 0 { summary.finalURL = request.url }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)
         if truncate {

@@ -25,7 +25,7 @@ struct ExchangeRecords {
     let clientAddress: String
 
     func created(_ head: RequestHead, requestID: UInt64, url: String) {
-        session.delegate.emit(EventContext(connectionID: connectionID, requestID: requestID),
+        session.emit(EventContext(connectionID: connectionID, requestID: requestID),
                               RequestDidCreateInitialRequest(method: head.method.rawValue, url: url,
                                                              httpVersion: head.version.description,
                                                              headerFields: head.headerFields, client: clientAddress))
@@ -36,7 +36,7 @@ struct ExchangeRecords {
         var summary = summary
         summary.end = .now()
         session.exchangesFinished.add(1, ordering: .relaxed)
-        session.delegate.emit(EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID),
+        session.emit(EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID),
                               RequestDidFinish(summary: summary))
     }
 }

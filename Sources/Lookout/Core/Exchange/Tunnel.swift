@@ -231,7 +231,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
             session.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,
                                     upstreamToClient: upstreamToClient, error: error, completesTask: upgrade == nil)
         } else if upgrade == nil {
-            session.delegate.emit(eventContext, TaskDidComplete(error: error))
+            session.emit(eventContext, TaskDidComplete(error: error))
         }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)

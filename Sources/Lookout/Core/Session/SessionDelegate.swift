@@ -100,7 +100,7 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
     // MARK: - Request
 
     func taskIsReadyForBody(_ task: UpstreamTask) {
-        exchange(for: task).taskIsReadyForBody(task)
+        exchange(for: task).taskIsReadyForBody()
     }
 
     func task(_ task: UpstreamTask, didSendBodyData bytes: Int) {

@@ -1,7 +1,7 @@
-import LookoutTLS
-
-/// Per-host rules matched like trust rules: an exact host first, then `*.domain`, then
-/// `**.domain` (more labels first), then `**`; ties go to the rule listed first.
+/// Per-host rules matched most specific first: an exact host, then `*.domain` (one label), then
+/// `**.domain` (any depth ≥ 1), then `**`. Among patterns of the same kind a longer domain wins
+/// (`**.api.example.com` before `**.example.com`); ties go to the rule listed first. Trust rules,
+/// redirect rules and retry rules all match this way.
 public struct HostRuleSet<Rule: Sendable>: Sendable {
     private let entries: [(pattern: HostPattern, rule: Rule)]
 
@@ -19,9 +19,14 @@ public struct HostRuleSet<Rule: Sendable>: Sendable {
 
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// The most specific rule whose pattern matches `host`, with that pattern.
+    public func match(for host: String) -> (pattern: HostPattern, rule: Rule)? {
+        for entry in entries where entry.pattern.matches(host) { return entry }
+        return nil
+    }
+
     /// The most specific rule whose pattern matches `host`, if any.
     public func rule(for host: String) -> Rule? {
-        for entry in entries where entry.pattern.matches(host) { return entry.rule }
-        return nil
+        match(for: host)?.rule
     }
 }
