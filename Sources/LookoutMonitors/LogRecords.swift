@@ -82,13 +82,7 @@ extension JSONBuffer {
         key("redirects"); int(s.redirects)
         if let finalURL = s.finalURL { key("final_url"); string(redactingURL(finalURL, options: options)) }
         if s.transactions.count > 1 {
-            key("transactions")
-            beginArray()
-            for transaction in s.transactions {
-                element()
-                appendTransaction(transaction, options: options)
-            }
-            endArray()
+            key("transactions"); appendTransactions(s.transactions, options: options)
         }
         if let cache = s.cache { key("cache"); string(cache) }
         if let error = s.error { key("error"); appendError(error) }
@@ -158,16 +152,20 @@ extension JSONBuffer {
     /// `{"transactions":[…],"redirects":N,"total_ms":…}`; `total_ms` is -1 while the task has no end.
     mutating func appendTaskMetrics(_ metrics: TaskMetrics) {
         beginObject()
-        key("transactions")
-        beginArray()
-        for transaction in metrics.transactions {
-            element()
-            appendTransaction(transaction, options: recordOptions)
-        }
-        endArray()
+        key("transactions"); appendTransactions(metrics.transactions, options: recordOptions)
         key("redirects"); int(metrics.redirectCount)
         key("total_ms"); milliseconds(metrics.taskEnd.map { $0.milliseconds(since: metrics.taskStart) } ?? -1)
         endObject()
+    }
+
+    /// `[…]` of attempts, in order.
+    mutating func appendTransactions(_ transactions: [TransactionMetrics], options: LogRecordOptions) {
+        beginArray()
+        for transaction in transactions {
+            element()
+            appendTransaction(transaction, options: options)
+        }
+        endArray()
     }
 
     /// One attempt: `{url, status | error, address, protocol, reused, timings_ms, bytes}`.
