@@ -161,7 +161,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     private func scheduleReadAttempt() {
         guard !readAttemptScheduled else { return }
         readAttemptScheduled = true
-        loop.queue.async { [weak self] in
+        loop.execute { [weak self] in
             guard let self, self.readAttemptScheduled, !self.isClosed, !self.isReadingPaused else {
                 self?.readAttemptScheduled = false
                 return

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,9 +82,36 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     /// True while an event is being handled; writes made then are flushed together at its end.
     private var inBatch = false
 
-    /// Runs `work` on this loop as one batch (writes it makes are flushed when it returns).
+    /// Runs `work` on this loop as one batch (writes it makes are flushed when it returns). Called
+    /// on the loop's poll thread, the work waits for the thread's next turn, after the current
+    /// batch: no Dispatch worker is woken for it.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async { [self] in runBatch(work) }
+        if pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self())) {
+            nextTurn.append(work)
+        } else {
+            queue.async { [self] in runBatch(work) }
+        }
+    }
+
+    /// The poll thread's id (`pthread_t`), set by that thread when it starts; 0 until then.
+    let pollThread = Atomic<UInt>(0)
+    /// Work the poll thread runs on its next turn (see `execute`).
+    private var nextTurn: [@Sendable () -> Void] = []
+    private var runningTurn: [@Sendable () -> Void] = []
+
+    /// One turn of the poll thread, on the queue: the work put off to this turn, then `deliver`
+    /// (the readiness it collected), as one batch. Returns whether work waits for the next turn,
+    /// in which case the thread must not block.
+    func runPollTurn(_ deliver: () -> Void) -> Bool {
+        runBatch {
+            if !nextTurn.isEmpty {
+                swap(&nextTurn, &runningTurn)
+                for work in runningTurn { work() }
+                runningTurn.removeAll(keepingCapacity: true)
+            }
+            deliver()
+        }
+        return !nextTurn.isEmpty
     }
 
     /// Runs `work` on this loop after `seconds`, as one batch.

@@ -20,8 +20,16 @@ int lookout_epoll_create(void);
 /// Watches `fd` edge-triggered for input, output, peer shutdown and errors.
 int lookout_epoll_add(int epfd, int fd, uint64_t token);
 int lookout_epoll_remove(int epfd, int fd);
-/// epoll_wait with timeout 0: fills up to `capacity` tokens and masks, returns the count or -1.
-int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity);
+/// epoll_wait (timeout in milliseconds, -1 for none; EINTR retried): fills up to `capacity`
+/// tokens and masks, returns the count or -1.
+int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity, int timeout);
+/// An eventfd watched (level-triggered) by `epfd` under `token`, for waking a thread blocked in
+/// `lookout_epoll_poll`; -1 on failure.
+int lookout_epoll_add_wake(int epfd, uint64_t token);
+/// Makes a wake descriptor readable.
+void lookout_wake(int fd);
+/// Names the calling thread (prctl(2) is variadic, so Swift cannot call it).
+void lookout_name_thread(const char *name);
 
 /// Bytes written to a TCP socket that the peer has not acknowledged yet (SIOCOUTQ; ioctl(2) is
 /// variadic, so Swift cannot call it), or -1.
