@@ -5,10 +5,16 @@ On 127.0.0.1, in one run, against nginx's TLS port (self-signed certificate for 
   1. intercepted keep-alive: 64 connections CONNECT through Lookout (interception on, summary
      log on), TLS with Lookout's CA, then GET /1k in a loop      vs the same straight to nginx
   2. new TLS connection per request (16 connections): CONNECT + handshake + one GET each
-  3. intercepted bulk: 4 downloads of /big through intercepted tunnels vs straight
+  3. intercepted bulk: 4 downloads of /big through intercepted tunnels vs straight, then one
+     download alone (the per-chunk cost that four hide)
   4. new upstream TLS handshakes: wrk sends absolute-form https:// requests to a Lookout with
      no upstream pooling, so each request opens (and resumes) an upstream TLS session; the
      direct figure is new connections with session resumption straight to nginx.
+The keep-alive and bulk rows also run the client's TLS through the floor relay (floor_relay.c,
+a C byte relay with no HTTP in front of nginx's TLS port): the most a second loopback hop
+allows, which Lookout's interception (two TLS sessions, HTTP in between) is compared with.
+With --rounds N (BENCH_ROUNDS) every row is measured N times with the targets interleaved and
+each cell is the median run.
 The load client is tls_load.c (compiled here with cc; wrk cannot speak through CONNECT).
 Appends a Markdown section to --out.
 """
@@ -22,7 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import LOOPBACK, Proc, Target, log, run, run_main, start_nginx, stop_all, wait_port, wrk  # noqa: E402
+from bench import (LOOPBACK, Proc, Target, log, median_run, run, run_main, start_floor, start_nginx,  # noqa: E402
+                   stop_all, wait_port, wrk)
 
 
 def build_client(work):
@@ -103,6 +110,7 @@ def main():
     ap.add_argument("--lookout", required=True)
     ap.add_argument("--duration", type=int, default=int(os.environ.get("BENCH_DURATION", "10")))
     ap.add_argument("--big-mib", type=int, default=int(os.environ.get("BENCH_BIG_MIB", "256")))
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", "1")))
     args = ap.parse_args()
     D = max(1, args.duration)
     work = os.path.join(args.work, "tls")
@@ -122,19 +130,33 @@ def main():
                                          "pool:\n  max_idle_per_origin: 0\n")
         time.sleep(1)
 
-        def pair(label, unit, key, mode, conns, path="/1k", extra=()):
-            log(f"TLS: {label}: direct")
-            direct = tls_load(client, https_port, origin_cert, mode, conns, D, path)
-            time.sleep(1)
-            log(f"TLS: {label}: Lookout")
-            proxied = tls_load(client, intercept_port, lookout_ca, mode, conns, D, path, tunnel=authority)
-            time.sleep(1)
-            rows.append((label, unit, key, direct, proxied, extra))
+        _, floor_port, _, _, _ = start_floor(work, http_port, https_port)
+        rounds = max(1, args.rounds)
 
-        pair("intercepted HTTPS, 1 KiB keep-alive, 64 conns", "req/s", "rps", "keepalive", 64,
-             extra=("p50_us", "p99_us"))
-        pair("new TLS connection per request (CONNECT + handshake + 1 KiB), 16 conns", "req/s", "rps", "newconn", 16)
-        pair(f"intercepted bulk, 4 x {args.big_mib} MiB", "MiB/s", "mib_s", "bulk", 4, path="/big")
+        def row(label, unit, key, mode, conns, path="/1k", extra=(), floor=False):
+            runs = {"direct": [], "floor": [], "lookout": []}
+            for round_number in range(rounds):
+                suffix = f", round {round_number + 1}/{rounds}" if rounds > 1 else ""
+                log(f"TLS: {label}{suffix}: direct")
+                runs["direct"].append(tls_load(client, https_port, origin_cert, mode, conns, D, path))
+                time.sleep(1)
+                if floor:
+                    log(f"TLS: {label}{suffix}: through the floor relay")
+                    runs["floor"].append(tls_load(client, floor_port, origin_cert, mode, conns, D, path))
+                    time.sleep(1)
+                log(f"TLS: {label}{suffix}: Lookout")
+                runs["lookout"].append(tls_load(client, intercept_port, lookout_ca, mode, conns, D, path,
+                                                tunnel=authority))
+                time.sleep(1)
+            medians = {who: median_run(r, key) if r else None for who, r in runs.items()}
+            rows.append((label, unit, key, medians["direct"], medians["floor"], medians["lookout"], extra))
+
+        row("intercepted HTTPS, 1 KiB keep-alive, 64 conns", "req/s", "rps", "keepalive", 64,
+            extra=("p50_us", "p99_us"), floor=True)
+        row("new TLS connection per request (CONNECT + handshake + 1 KiB), 16 conns", "req/s", "rps", "newconn", 16)
+        row(f"intercepted bulk, 4 x {args.big_mib} MiB", "MiB/s", "mib_s", "bulk", 4, path="/big", floor=True)
+        row(f"intercepted bulk, one stream ({args.big_mib} MiB each)", "MiB/s", "mib_s", "bulk", 1, path="/big",
+            floor=True)
 
         log("TLS: new upstream handshakes: direct (new connection + resumed session per request)")
         direct = tls_load(client, https_port, origin_cert, "newconn", 16, D, resume=True)
@@ -143,29 +165,43 @@ def main():
         target = Target("lookout_no_pool", "Lookout (no pooling)", fresh_port, None, True)
         proxied = wrk(target, https_port, "/1k", 16, D, scheme="https")
         rows.append(("new upstream TLS handshakes (absolute-form https://, pooling off), 16 conns", "req/s", "rps",
-                     direct, proxied, ()))
+                     direct, None, proxied, ()))
     finally:
         stop_all()
 
-    out = ["", "## TLS", "",
-           "| | direct | Lookout | ratio |", "|---|---:|---:|---:|"]
-    for label, unit, key, direct, proxied, extra in rows:
-        out.append(f"| {label} ({unit}) | {fmt(direct, key)} | {fmt(proxied, key)} | {ratio(direct, proxied, key)} |")
+    how_often = (f"each cell the median of {rounds} interleaved rounds" if rounds > 1 else "one run each")
+    out = ["", f"## TLS ({how_often})", "",
+           "| | direct | through the floor relay | Lookout | Lookout / direct | Lookout / floor |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for label, unit, key, direct, floor, proxied, extra in rows:
+        floor_cell = fmt(floor, key) if floor else "–"
+        floor_ratio = ratio(floor, proxied, key) if floor else "–"
+        out.append(f"| {label} ({unit}) | {fmt(direct, key)} | {floor_cell} | {fmt(proxied, key)} | "
+                   f"{ratio(direct, proxied, key)} | {floor_ratio} |")
         for k in extra:
             name = k.replace("_us", "")
-            out.append(f"| … {name} latency (ms) | {fmt_ms(direct, k)} | {fmt_ms(proxied, k)} | "
-                       f"{ratio(direct, proxied, k)} |")
+            out.append(f"| … {name} latency (ms) | {fmt_ms(direct, k)} | {fmt_ms(floor, k) if floor else '–'} | "
+                       f"{fmt_ms(proxied, k)} | {ratio(direct, proxied, k)} | "
+                       f"{ratio(floor, proxied, k) if floor else '–'} |")
+        every = [(who, r) for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied))
+                 if isinstance(r, dict) and r.get("rounds")]
+        if every:
+            out.append(f"| … every round | " + " | ".join(
+                " / ".join("failed" if v is None else f"{v:,.0f}" for v in r["rounds"]) if r and r.get("rounds")
+                else "" for r in (direct, floor, proxied)) + " | | |")
     out += ["",
             "- Lookout: interception on for `**`, its CA trusted by the client, upstream trust evaluated against "
             "nginx's certificate (`trust.ca_files`), summary log written to a file.",
             "- Load client: `Tests/bench/tls_load.c` (OpenSSL, one thread per connection, certificates verified).",
+            "- Through the floor relay: the same client's TLS to nginx, relayed by `Tests/bench/floor_relay.c` "
+            "(bytes only, no HTTP, no TLS of its own): what a second loopback hop alone allows.",
             "- New upstream TLS handshakes: wrk (16 keep-alive connections) sends absolute-form `https://` requests; "
             "Lookout runs with `pool.max_idle_per_origin: 0`, so every request opens a new upstream TCP+TLS "
             "connection (TLS session resumed from Lookout's cache). Direct: a new connection with a resumed "
             "session per request, straight to nginx.",
             ""]
-    for label, unit, key, direct, proxied, extra in rows:
-        for who, r in (("direct", direct), ("Lookout", proxied)):
+    for label, unit, key, direct, floor, proxied, extra in rows:
+        for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied)):
             if isinstance(r, dict) and ("failed" in r or r.get("errors")):
                 problem = r.get("failed") or f"errors: {r['errors']}"
                 out.append(f"- {label}, {who}: {problem}")
