@@ -51,6 +51,10 @@ void lookout_wake(int fd) {
     (void)unused;
 }
 
+int lookout_thread_id(void) {
+    return (int)gettid();
+}
+
 void lookout_name_thread(const char *name) {
     prctl(PR_SET_NAME, name, 0, 0, 0);
 }

@@ -19,7 +19,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Scratch space for ciphertext on its way from OpenSSL to a socket (see `TLSStream`).
     let ciphertextBuffer: UnsafeMutableRawBufferPointer
-    /// The readiness of every socket on this loop (one Dispatch source for all of them).
+    /// The readiness of every socket on this loop (one epoll set and its poll thread for all of them).
     let poller = LoopPoller()
     /// Empty write buffers with capacity, lent to connections while they have bytes queued: a
     /// connection gives its buffer back once drained (idle connections stay small), and the next
@@ -95,6 +95,8 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
 
     /// The poll thread's id (`pthread_t`), set by that thread when it starts; 0 until then.
     let pollThread = Atomic<UInt>(0)
+    /// The poll thread's kernel thread id (its `/proc/self/task` entry; tests), 0 until it starts.
+    let pollThreadKernelID = Atomic<Int32>(0)
     /// Work the poll thread runs on its next turn (see `execute`).
     private var nextTurn: [@Sendable () -> Void] = []
     private var runningTurn: [@Sendable () -> Void] = []

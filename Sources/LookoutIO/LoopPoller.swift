@@ -169,6 +169,7 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
 
     private func run() {
         loop?.pollThread.store(UInt(bitPattern: Int(pthread_self())), ordering: .relaxed)
+        loop?.pollThreadKernelID.store(lookout_thread_id(), ordering: .relaxed)
         var timeout: Int32 = -1
         while true {
             let n = Int(lookout_epoll_poll(epollFD, tokens, masks, Int32(LoopPoller.batch), timeout))

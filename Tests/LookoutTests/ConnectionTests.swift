@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// `Connection` on its loop's epoll set (edge-triggered readiness, one Dispatch source per loop),
+/// `Connection` on its loop's epoll set (edge-triggered readiness, one poll thread per loop),
 /// over real socket pairs: the cases where edge-triggered readiness loses data if done wrong.
 @Suite(.serialized) struct ConnectionTests {
     private let group = EventLoopGroup(count: 1)
@@ -171,4 +171,73 @@ import Glibc
         // In some rounds the victim's report came second in the batch and had to be dropped.
         #expect(onLoop { loop.poller.staleReportCount } > 0)
     }
+}
+
+/// The loop's poll thread: it runs readiness on the loop's queue, defers work sent from there to
+/// its next turn, and ends (closing its descriptors) when its loop goes.
+@Suite struct PollThreadTests {
+    @Test func workSentFromAReadHandlerRunsOnTheQueueAfterTheBatch() async throws {
+        let group = EventLoopGroup(count: 1)
+        let loop = group.loops[0]
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        let recorder = OrderRecorder(loop: loop)
+        let connection = Connection(fd: fds[0], loop: loop, id: 1)
+        loop.queue.sync {
+            connection.delegate = recorder
+            connection.resumeReading()
+        }
+        var byte: UInt8 = 7
+        #expect(Glibc.send(fds[1], &byte, 1, Int32(MSG_NOSIGNAL)) == 1)
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while loop.queue.sync(execute: { recorder.order.count < 3 }) && DispatchTime.now().uptimeNanoseconds < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        let order = loop.queue.sync { recorder.order }
+        #expect(order == ["read", "after execute", "next turn"])
+        #expect(loop.queue.sync { recorder.ranOnQueue })
+        loop.queue.sync { connection.close() }
+        close(fds[1])
+    }
+
+    @Test func aReleasedLoopEndsItsPollThread() async throws {
+        var group: EventLoopGroup? = EventLoopGroup(count: 1)
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        var tid: Int32 = 0
+        while tid == 0 && DispatchTime.now().uptimeNanoseconds < deadline {
+            tid = group!.loops[0].pollThreadKernelID.load(ordering: .relaxed)
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        #expect(tid != 0)
+        #expect(access("/proc/self/task/\(tid)", F_OK) == 0)
+        group = nil
+        while access("/proc/self/task/\(tid)", F_OK) == 0 && DispatchTime.now().uptimeNanoseconds < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(access("/proc/self/task/\(tid)", F_OK) != 0, "the poll thread outlived its loop")
+    }
+}
+
+/// Records, on the loop, the order of a read, work sent from inside it, and the rest of its batch.
+private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  // confined to `loop.queue`
+    let loop: EventLoop
+    var order: [String] = []
+    var ranOnQueue = false
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        order.append("read")
+        loop.execute { [self] in
+            dispatchPrecondition(condition: .onQueue(loop.queue))
+            ranOnQueue = true
+            order.append("next turn")
+        }
+        order.append("after execute")
+    }
+
+    func connectionDidReadEOF(_ connection: ByteStream) {}
+    func connectionDidDrain(_ connection: ByteStream) {}
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) {}
 }

@@ -189,6 +189,20 @@ def main():
             out.append(f"| … every round | " + " | ".join(
                 " / ".join("failed" if v is None else f"{v:,.0f}" for v in r["rounds"]) if r and r.get("rounds")
                 else "" for r in (direct, floor, proxied)) + " | | |")
+    goals = {"intercepted HTTPS, 1 KiB keep-alive": ("≥ 0.5× direct TLS", lambda d, f, p: (p, d), 0.5),
+             "intercepted bulk, one stream": ("≥ 0.9× direct TLS through the floor relay", lambda d, f, p: (p, f), 0.9)}
+    out += ["", "Issue 11 goals (Lookout with interception and the summary log on):", "",
+            "| goal | measured | met |", "|---|---|---|"]
+    for label, unit, key, direct, floor, proxied, extra in rows:
+        for prefix, (goal, pick, bound) in goals.items():
+            if not label.startswith(prefix):
+                continue
+            a, b = pick(direct, floor, proxied)
+            try:
+                r = a[key] / b[key]
+                out.append(f"| {prefix} {goal} | {r:.2f}× | {'yes' if r >= bound else '**no**'} |")
+            except (KeyError, TypeError, ZeroDivisionError):
+                out.append(f"| {prefix} {goal} | — | — |")
     out += ["",
             "- Lookout: interception on for `**`, its CA trusted by the client, upstream trust evaluated against "
             "nginx's certificate (`trust.ca_files`), summary log written to a file.",

@@ -30,6 +30,8 @@ int lookout_epoll_add_wake(int epfd, uint64_t token);
 void lookout_wake(int fd);
 /// Names the calling thread (prctl(2) is variadic, so Swift cannot call it).
 void lookout_name_thread(const char *name);
+/// The calling thread's kernel id (gettid(2); hidden behind _GNU_SOURCE in Glibc's Swift module).
+int lookout_thread_id(void);
 
 /// Bytes written to a TCP socket that the peer has not acknowledged yet (SIOCOUTQ; ioctl(2) is
 /// variadic, so Swift cannot call it), or -1.
