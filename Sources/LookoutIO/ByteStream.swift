@@ -28,7 +28,8 @@ public protocol ByteStream: AnyObject {
     /// Sends what is queued, ends the stream, and closes once the peer is done or `linger` passed.
     func closeAfterFlush(linger: Double)
     /// Sends what is queued, then resets the connection instead of ending it: the peer gets every
-    /// byte so far and still learns the stream broke off. Resets at once after `linger` seconds.
+    /// byte so far and still learns the stream broke off. Resets at once when the peer has made
+    /// no progress (taken or acknowledged no byte) for `linger` seconds.
     func resetAfterFlush(linger: Double)
 }
 

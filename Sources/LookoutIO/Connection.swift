@@ -261,6 +261,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         }
         guard written >= 0 else { return }
         pendingOffset += written
+        // A peer that is still taking bytes is not given up on while the rest is flushed.
+        if written > 0 && keepAliveWhileLingering != nil { armLinger() }
         if pendingByteCount > 0 {
             armWritable()
             return
@@ -371,21 +373,36 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         keepAliveWhileLingering = self
         lingerTimer?.invalidate()
         let timer = LoopTimer(loop: loop)
+        timer.setStandingHandler { [unowned self] in close(abortive: abortive) }
         lingerTimer = timer
-        timer.schedule(after: linger) { [unowned self] in close(abortive: abortive) }
+        lingerSeconds = linger
+        armLinger()
+    }
+
+    /// (Re)starts the linger: the close comes `lingerSeconds` after the peer last made progress.
+    private func armLinger() {
+        lingerTimer?.schedule(after: lingerSeconds)
     }
 
     /// An RST makes the kernel drop what it still holds for the peer, so the reset waits until
-    /// the peer has acknowledged every byte (no readiness event says so: checked every 10 ms,
-    /// until `lingerTimer` gives up on a peer that does not read).
+    /// the peer has acknowledged every byte (no readiness event says so: checked every 10 ms).
+    /// A slow peer that keeps acknowledging gets everything; one that stops for the linger is reset.
     private func resetOnceDelivered() {
         guard !isClosed else { return }
-        if Socket.unacknowledgedByteCount(fd) > 0 {
+        let unacknowledged = Socket.unacknowledgedByteCount(fd)
+        if unacknowledged > 0 {
+            if unacknowledged != lastUnacknowledgedCount {
+                lastUnacknowledgedCount = unacknowledged
+                armLinger()
+            }
             loop.execute(after: 0.01) { [self] in resetOnceDelivered() }
             return
         }
         close(abortive: true)
     }
+
+    private var lingerSeconds: Double = 0
+    private var lastUnacknowledgedCount = -1
 
     private var resetWhenFlushed = false
     private var lingering = false
