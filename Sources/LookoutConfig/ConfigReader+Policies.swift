@@ -140,7 +140,7 @@ extension ConfigReader {
     // MARK: - Rule lists
 
     /// A list of per-host rules: each a mapping with `hosts`, no host pattern in two rules.
-    private func ruleList<Rule>(_ node: Node, path: String, known: [String], what: String,
+    func ruleList<Rule>(_ node: Node, path: String, known: [String], what: String,
                                 read: ([String: Node], String) -> Rule,
                                 hosts setHosts: (inout Rule, [HostPattern]) -> Void) -> [Rule]? {
         if isNull(node) { return [] }

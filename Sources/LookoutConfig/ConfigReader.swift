@@ -16,7 +16,7 @@ enum Schema {
         "connect": ["allowed_ports"],
         "pool": ["max_idle_per_origin", "idle_timeout"],
         "dns": ["cache_ttl"],
-        "headers": ["via"],
+        "headers": ["via", "forwarded", "rules"],
         "auth": ["users"],
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
         "tls": ["minimum_version"],
@@ -39,6 +39,9 @@ enum Schema {
         "hosts", "limit", "methods", "statuses", "errors", "backoff", "retry_after", "max_retry_after", "replay_body_bytes",
     ]
     static let backoff = ["base", "multiplier", "max", "jitter"]
+    /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
+    static let headerRule = ["hosts", "request", "response"]
+    static let headerEdits = ["set", "add", "remove"]
 
     /// Every key path, top-level keys first.
     static let allPaths: [String] = topLevel + topLevel.flatMap { section in
@@ -129,6 +132,12 @@ final class ConfigReader {
         if let node = top["headers"], let section = fields(of: node, path: "headers") {
             if let node = section["via"] {
                 config.headers.via = boolean(node, "headers.via") ?? config.headers.via
+            }
+            if let node = section["forwarded"] {
+                config.headers.forwarded = boolean(node, "headers.forwarded") ?? config.headers.forwarded
+            }
+            if let node = section["rules"] {
+                config.headers.rules = headerRules(node, path: "headers.rules") ?? config.headers.rules
             }
         }
         if let node = top["auth"], let section = fields(of: node, path: "auth") {

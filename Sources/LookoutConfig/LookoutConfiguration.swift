@@ -189,9 +189,16 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public struct Headers: Sendable, Equatable {
         /// `via`: add `Via: 1.1 lookout` to forwarded requests and responses.
         public var via: Bool
+        /// `forwarded`: add an RFC 7239 `Forwarded: for=…;proto=…` element to forwarded requests
+        /// (after any the client sent).
+        public var forwarded: Bool
+        /// `rules`: per-host field edits for requests and responses.
+        public var rules: [HeaderRuleSettings]
 
-        public init(via: Bool = true) {
+        public init(via: Bool = true, forwarded: Bool = false, rules: [HeaderRuleSettings] = []) {
             self.via = via
+            self.forwarded = forwarded
+            self.rules = rules
         }
     }
 

@@ -3,6 +3,7 @@ import Lookout
 import LookoutConfig
 import LookoutHTTP
 import LookoutTLS
+import HTTPTypes
 
 extension SessionConfiguration {
     /// Maps the validated config file onto the session's runtime configuration. Loads the trust
@@ -29,6 +30,11 @@ extension SessionConfiguration {
         poolIdleTimeout = file.pool.idleTimeout
         dnsCacheTTL = file.dns.cacheTTL
         addVia = file.headers.via
+        addForwarded = file.headers.forwarded
+        headerRules = HostRuleSet(file.headers.rules.map { settings in
+            (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
+                                        request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))
+        })
         proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"
@@ -63,5 +69,14 @@ extension SessionConfiguration {
             logger.notice("interception on for \(file.interception.hosts.map(\.text).joined(separator: ", ")); \(authority.wasCreated ? "created" : "loaded") the Lookout CA \(path) (clients must trust it)")
             tls.certificateAuthority = authority
         }
+    }
+}
+
+extension HeaderEdits {
+    /// Built from checked settings: every name and value was validated when the file was read.
+    init(_ settings: HeaderRuleSettings.Edits) {
+        self.init(remove: settings.remove.compactMap { HTTPField.Name($0) },
+                  set: settings.set.compactMap { field in HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) } },
+                  add: settings.add.compactMap { field in HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) } })
     }
 }

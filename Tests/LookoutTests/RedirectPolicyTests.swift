@@ -228,3 +228,31 @@ import Testing
         #expect(body.isOverLimit && body.count == 10 && !body.isOnDisk)
     }
 }
+
+/// Header rules' edits (`headers.rules`) and the `Forwarded` element.
+@Suite struct HeaderRuleTests {
+    @Test func editsRemoveThenSetThenAddAndReportWhatChanged() {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: HTTPField.Name("X-Debug")!, value: "0"))
+        fields.append(HTTPField(name: HTTPField.Name("X-Debug")!, value: "2"))
+        fields.append(HTTPField(name: HTTPField.Name("X-Trace")!, value: "client"))
+        fields.append(HTTPField(name: HTTPField.Name("X-Internal")!, value: "secret"))
+        let edits = HeaderEdits(remove: [HTTPField.Name("X-Internal")!, HTTPField.Name("X-Absent")!],
+                                set: [HTTPField(name: HTTPField.Name("X-Debug")!, value: "1")],
+                                add: [HTTPField(name: HTTPField.Name("X-Trace")!, value: "lookout")])
+        let changes = edits.apply(to: &fields)
+        #expect(fields[values: HTTPField.Name("X-Debug")!] == ["1"])
+        #expect(fields[values: HTTPField.Name("X-Trace")!] == ["client", "lookout"])
+        #expect(fields[HTTPField.Name("X-Internal")!] == nil)
+        #expect(changes.removed == ["x-internal"])  // only what was there
+        #expect(changes.set.count == 1 && changes.added.count == 1)
+        #expect(!edits.isEmpty && HeaderEdits().isEmpty)
+    }
+
+    @Test func forwardedNamesTheClientAddressWithoutItsPort() {
+        #expect(ForwardedElement.value(clientAddress: "127.0.0.1:5123", scheme: "http") == "for=127.0.0.1;proto=http")
+        // RFC 7239 §6: an IPv6 node is bracketed and, holding ":", quoted.
+        #expect(ForwardedElement.value(clientAddress: "[::1]:5123", scheme: "https") == "for=\"[::1]\";proto=https")
+        #expect(ForwardedElement.node("") == "unknown")
+    }
+}

@@ -96,6 +96,8 @@ dns:
   cache_ttl: 30
 headers:
   via: true
+  forwarded: false
+  rules: []
 log:
   path: "-"
   verbose: false

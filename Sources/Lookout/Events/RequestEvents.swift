@@ -45,16 +45,43 @@ public struct RequestDidRejectClient: EventKind {
     }
 }
 
-/// `request.didAdaptRequest`: the request as it goes upstream, after hop-by-hop removal and adapters.
+/// `request.didAdaptRequest`: the request as it goes upstream, after hop-by-hop removal and adapters;
+/// with the header rule that changed it (`headers.rules`) and what that rule changed, if one did.
 public struct RequestDidAdaptRequest: EventKind {
     public static let name = "request.didAdaptRequest"
     public var upstreamTarget: String
     public var headerFields: HTTPFields
+    /// The matching rule's host patterns, when a header rule applied.
+    public var rule: String?
+    public var changes = HeaderChanges()
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("upstream_target", url: upstreamTarget)
         writer.field("headers", headers: headerFields)
+        if let rule { encodeHeaderRule(rule, changes, to: &writer) }
     }
+}
+
+/// `request.didAdaptResponse`: a header rule (`headers.rules[i].response`) changed the response
+/// before it went to the client.
+public struct RequestDidAdaptResponse: EventKind {
+    public static let name = "request.didAdaptResponse"
+    public var rule: String
+    public var changes: HeaderChanges
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        encodeHeaderRule(rule, changes, to: &writer)
+    }
+}
+
+/// `rule`, then `set` and `added` (header maps, secrets redacted as everywhere in the log) and
+/// `removed` (names), each only when not empty.
+private func encodeHeaderRule<Writer: EventFieldWriter & ~Copyable>(_ rule: String, _ changes: HeaderChanges,
+                                                                     to writer: inout Writer) {
+    writer.field("rule", rule)
+    if !changes.set.isEmpty { writer.field("set", headers: changes.set) }
+    if !changes.added.isEmpty { writer.field("added", headers: changes.added) }
+    if !changes.removed.isEmpty { writer.field("removed", changes.removed) }
 }
 
 /// `request.didLookUpCache`: what the cache had for the request.

@@ -180,8 +180,18 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             upstream.headerFields[.cookie] = nil
         }
         for adapter in session.adapters { adapter.adapt(&upstream) }
-        session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target,
-                                                                     headerFields: upstream.headerFields))
+        if session.configuration.addForwarded {
+            // RFC 7239 §4: a proxy appends its element, after any the client sent.
+            upstream.headerFields.append(HTTPField(name: ForwardedElement.name, value: ForwardedElement.value(
+                clientAddress: records.clientAddress, scheme: origin.scheme)))
+        }
+        var adaptation = RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: HTTPFields())
+        if let match = session.configuration.headerRules.match(for: origin.host), !match.rule.request.isEmpty {
+            adaptation.rule = match.rule.name
+            adaptation.changes = match.rule.request.apply(to: &upstream.headerFields)
+        }
+        adaptation.headerFields = upstream.headerFields
+        session.emit(requestContext, adaptation)
         let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
                                                headerFields: upstream.headerFields)
         return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, bodyIsChunked: chunked,
@@ -367,6 +377,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if let location { fields[.location] = location }
         if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
+        if let match = session.configuration.headerRules.match(for: request.origin.host), !match.rule.response.isEmpty {
+            let changes = match.rule.response.apply(to: &fields)
+            session.emit(requestContext, RequestDidAdaptResponse(rule: match.rule.name, changes: changes))
+        }
         let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
                                                 version: .http1_1, headerFields: fields)
         client.write(bytes)

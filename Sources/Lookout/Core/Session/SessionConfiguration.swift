@@ -33,6 +33,10 @@ public struct SessionConfiguration: Sendable {
     public var dnsCacheTTL: Double = 30
     /// Adds `Via: 1.1 lookout` both ways (RFC 9110 §7.6.3).
     public var addVia = true
+    /// Adds an RFC 7239 `Forwarded: for=…;proto=…` element to forwarded requests.
+    public var addForwarded = false
+    /// Per-host field edits (`headers.rules`); none = messages pass with only the hop-by-hop changes.
+    public var headerRules = HostRuleSet<HeaderRule>.empty
     /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
     public var proxyCredentials: [String] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.
