@@ -49,7 +49,7 @@ let package = Package(
                 dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")],
                 exclude: ["LOG.md"],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS"]),
+        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),

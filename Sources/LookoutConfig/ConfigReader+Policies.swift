@@ -100,7 +100,7 @@ extension ConfigReader {
         } hosts: { $0.hosts = $1 }
     }
 
-    private func methodList(_ node: Node, path: String) -> [String]? {
+    func methodList(_ node: Node, path: String) -> [String]? {
         guard let texts = stringList(node, path: path, expected: "request methods (GET, PUT, …)") else { return nil }
         var methods: [String] = []
         var ok = true

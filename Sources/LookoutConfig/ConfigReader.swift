@@ -5,7 +5,7 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
-        "tls", "interception", "trust", "redirects", "retry",
+        "tls", "interception", "trust", "redirects", "retry", "access",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -24,6 +24,7 @@ enum Schema {
         "trust": ["system_roots", "ca_files", "pinning_without_interception", "default", "rules"],
         "redirects": ["rules"],
         "retry": ["rules"],
+        "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -156,6 +157,12 @@ final class ConfigReader {
         }
         if let node = top["trust"], let section = fields(of: node, path: "trust") {
             readTrust(section, into: &config.trust)
+        }
+        if let node = top["access"], let section = fields(of: node, path: "access") {
+            readAccess(section, into: &config.access)
+        }
+        if let problem = config.openProxyProblem {
+            fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)
         }
         if let node = top["redirects"], let section = fields(of: node, path: "redirects"), let rules = section["rules"] {
             config.redirects.rules = redirectRules(rules, path: "redirects.rules") ?? config.redirects.rules

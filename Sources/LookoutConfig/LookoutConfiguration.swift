@@ -41,6 +41,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var trust: Trust
     /// `redirects`
     public var redirects = Redirects()
+    /// `access`
+    public var access = Access()
     /// `retry`
     public var retry = Retry()
 

@@ -32,6 +32,7 @@ struct RunCommand: ParsableCommand {
         if !listen.isEmpty {
             file.listen = try listen.map { try ListenAddress.parse($0) }
         }
+        if let problem = file.openProxyProblem { throw ValidationError(problem) }
         if let log { file.log.path = log }
         if verboseEvents { file.log.verbose = true }
         let runner = try ProxyRunner(configuration: file, logger: logger)

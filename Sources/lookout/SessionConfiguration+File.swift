@@ -31,6 +31,12 @@ extension SessionConfiguration {
         dnsCacheTTL = file.dns.cacheTTL
         addVia = file.headers.via
         addForwarded = file.headers.forwarded
+        access.clients = file.access.clients
+        access.restrictsHosts = !file.access.allowHosts.isEmpty
+        access.allowHosts = HostRuleSet(file.access.allowHosts.map { ([$0], $0.text) })
+        access.denyHosts = HostRuleSet(file.access.denyHosts.map { ([$0], $0.text) })
+        access.denyNetworks = file.access.denyNetworks
+        access.methods = file.access.methods
         headerRules = HostRuleSet(file.headers.rules.map { settings in
             (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
                                         request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))

@@ -194,6 +194,8 @@ struct RoundTripTests {
     func listenForms() throws {
         let loaded = try load("""
             listen: ["localhost:8080", "LOCALHOST:1", "[::1]:8080", "[::]:0", "0.0.0.0:65535", "[fe80::1:2]:9"]
+            access:
+              clients: ["10.0.0.0/8"]
             """)
         #expect(loaded.listen == [
             ListenAddress(host: "127.0.0.1", port: 8080),
@@ -206,6 +208,35 @@ struct RoundTripTests {
         #expect(loaded.listen.map(\.description) == [
             "127.0.0.1:8080", "127.0.0.1:1", "[::1]:8080", "[::]:0", "0.0.0.0:65535", "[fe80::1:2]:9",
         ])
+    }
+
+    @Test("a non-loopback listener needs access.clients or auth.users (never an open proxy by accident)")
+    func openProxyIsRefused() throws {
+        #expect(throws: (any Error).self) { try load("listen: [\"0.0.0.0:8080\"]\n") }
+        #expect(throws: (any Error).self) { try load("listen: [\"[::]:8080\"]\n") }
+        _ = try load("listen: [\"0.0.0.0:8080\"]\nauth:\n  users: [\"a:b\"]\n")
+        _ = try load("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]\n")
+        _ = try load("listen: [\"127.0.0.2:8080\", \"[::1]:1\", \"localhost:2\"]\n")
+    }
+
+    @Test("access: CIDRs, names, host patterns and methods")
+    func accessSection() throws {
+        let loaded = try load("""
+            access:
+              clients: ["127.0.0.0/8", "::1/128", "loopback"]
+              allow_hosts: ["**.example.com"]
+              deny_hosts: ["**.ads.example"]
+              deny_networks: ["private", "169.254.169.254"]
+              methods: [GET, HEAD]
+            """)
+        #expect(loaded.access.clients.map(\.description) == ["127.0.0.0/8", "::1/128", "loopback", "loopback", "loopback", "loopback"])
+        #expect(loaded.access.allowHosts.map(\.text) == ["**.example.com"])
+        #expect(loaded.access.denyHosts.map(\.text) == ["**.ads.example"])
+        #expect(loaded.access.denyNetworks.count == 5)
+        #expect(loaded.access.methods == ["GET", "HEAD"])
+        #expect(throws: (any Error).self) { try load("access:\n  clients: [\"10.0.0.1/8\"]\n") }  // host bits set
+        #expect(throws: (any Error).self) { try load("access:\n  deny_networks: [\"intranet\"]\n") }
+        #expect(throws: (any Error).self) { try load("access:\n  methods: [get]\n") }
     }
 
     @Test("port 0 may be listed more than once (the kernel picks different ports)")

@@ -241,3 +241,41 @@ private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  //
     func connectionDidDrain(_ connection: ByteStream) {}
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {}
 }
+
+/// Address ranges for `access` (clients, deny_networks).
+@Suite struct IPNetworkTests {
+    private func address(_ ip: String) -> SocketAddress { SocketAddress(ip: ip, port: 80)! }
+
+    @Test func rangesMatchByPrefixInEitherAddressFamily() {
+        let ten = IPNetwork(cidr: "10.0.0.0/8")!
+        #expect(ten.contains(address("10.255.0.1")) && !ten.contains(address("11.0.0.1")))
+        // An IPv4-mapped IPv6 address is the same address (RFC 4291 §2.5.5.2).
+        #expect(ten.contains(address("::ffff:10.1.2.3")))
+        let v6 = IPNetwork(cidr: "fd00::/8")!
+        #expect(v6.contains(address("fd12::1")) && !v6.contains(address("fe80::1")))
+        #expect(IPNetwork(cidr: "192.0.2.7")!.contains(address("192.0.2.7")))
+        #expect(!IPNetwork(cidr: "192.0.2.7")!.contains(address("192.0.2.8")))
+        #expect(IPNetwork(cidr: "0.0.0.0/0")!.contains(address("203.0.113.9")))
+        #expect(IPNetwork(cidr: "::/0")!.contains(address("2001:db8::1")))
+    }
+
+    @Test func badRangesAreRefused() {
+        for text in ["10.0.0.1/8", "10.0.0.0/33", "::1/129", "10.0.0.0/", "0x7f000001", "2130706433", "host", "10.0.0.0/+8"] {
+            #expect(IPNetwork(cidr: text) == nil, "\(text)")
+        }
+    }
+
+    @Test func namedSetsCoverTheSpellingsOfThisHost() {
+        let loopback = IPNetwork.named("loopback")!
+        for ip in ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1", "0.0.0.0", "::"] {
+            #expect(loopback.contains { $0.contains(address(ip)) }, "\(ip)")
+        }
+        #expect(!loopback.contains { $0.contains(address("192.0.2.1")) })
+        let privateRanges = IPNetwork.named("private")!
+        #expect(privateRanges.contains { $0.contains(address("172.31.255.255")) })
+        #expect(!privateRanges.contains { $0.contains(address("172.32.0.0")) })
+        #expect(IPNetwork.named("link-local")!.contains { $0.contains(address("169.254.169.254")) })
+        #expect(IPNetwork.named("multicast")!.contains { $0.contains(address("ff02::1")) })
+        #expect(IPNetwork.named("intranet") == nil)
+    }
+}

@@ -19,6 +19,11 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
             return
         }
+        if let host = destinationHost(head),
+           let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: host) {
+            reject(head, requestID: requestID, error: refusal)
+            return
+        }
         switch head.target {
         case .authority(let host, let port):
             beginTunnel(head, requestID: requestID, host: host, port: port)
@@ -39,6 +44,15 @@ extension ClientConnection {
             }
         case .asterisk:
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: "*")), kind: .admin)
+        }
+    }
+
+    /// The host a proxied request goes to (nil for the proxy's own pages).
+    private func destinationHost(_ head: RequestHead) -> String? {
+        switch head.target {
+        case .authority(let host, _), .absolute(_, let host, _, _): return host
+        case .origin: return interceptedOrigin?.host
+        case .asterisk: return nil
         }
     }
 

@@ -17,6 +17,9 @@ enum ErrorResponse {
         fields[errorHeader] = error.code
         if let requestID { fields[ErrorResponse.idHeader] = String(requestID) }
         if status == 407 { fields[.proxyAuthenticate] = ProxyAuthenticator.challenge }
+        if case .accessDenied(.methodNotAllowed(_, let allowed)) = error {
+            fields[.allow] = allowed.joined(separator: ", ")  // RFC 9110 §15.5.6
+        }
         if closeConnection { fields[.connection] = "close" }
         fields[.via] = ViaHeaderAdapter.value
         var bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase(for: status),
@@ -30,6 +33,7 @@ enum ErrorResponse {
         case 200: return "OK"
         case 400: return "Bad Request"
         case 403: return "Forbidden"
+        case 405: return "Method Not Allowed"
         case 407: return "Proxy Authentication Required"
         case 408: return "Request Timeout"
         case 413: return "Content Too Large"

@@ -133,6 +133,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let refusal: ProxyError?
         if shuttingDown.load(ordering: .relaxed) {
             refusal = .sessionUnavailable(reason: .shuttingDown)
+        } else if let denied = configuration.access.refusal(forClient: peer) {
+            refusal = denied
         } else if openConnections.load(ordering: .relaxed) >= limit {
             refusal = .sessionUnavailable(reason: .tooManyConnections(limit: limit))
         } else {

@@ -37,6 +37,8 @@ public struct SessionConfiguration: Sendable {
     public var addForwarded = false
     /// Per-host field edits (`headers.rules`); none = messages pass with only the hop-by-hop changes.
     public var headerRules = HostRuleSet<HeaderRule>.empty
+    /// Who may use the proxy and where it may go (`access`); the default restricts nothing.
+    public var access = AccessPolicy()
     /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
     public var proxyCredentials: [String] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.

@@ -54,6 +54,12 @@ struct UpstreamOpener {
         let lookupStart = Instant.now()
         let session = self.session
         let loop = self.loop
+        let access = session.configuration.access
+        // Every hop is checked here too: a followed redirect does not pass through routing.
+        if let refusal = access.refusal(forHost: origin.host) {
+            loop.execute { if !handle.isCancelled { steps.didFail(refusal) } }
+            return handle
+        }
         session.resolver.resolve(host: origin.host, port: origin.port, on: loop) { result in
             guard !handle.isCancelled else { return }
             switch result {
@@ -62,8 +68,18 @@ struct UpstreamOpener {
             case .success(let resolution):
                 let lookupEnd = Instant.now()
                 steps.didResolve(resolution, lookupStart, lookupEnd)
+                // Checked on the addresses about to be connected to, not on the name: DNS
+                // rebinding and other spellings of an address end here.
+                let addresses = access.denyNetworks.isEmpty ? resolution.addresses
+                    : resolution.addresses.filter { access.deniedNetwork(for: $0) == nil }
+                if addresses.isEmpty, let first = resolution.addresses.first,
+                   let network = access.deniedNetwork(for: first) {
+                    steps.didFail(.accessDenied(reason: .destinationNetworkDenied(
+                        host: origin.host, address: first.ipText, network: network.description)))
+                    return
+                }
                 steps.willConnect(lookupEnd)
-                handle.connector = Connector.connect(to: resolution.addresses, timeout: timeout, on: loop,
+                handle.connector = Connector.connect(to: addresses, timeout: timeout, on: loop,
                                                      connectionID: session.makeUpstreamConnectionID()) { result in
                     handle.connector = nil
                     switch result {

@@ -16,6 +16,20 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case serverTrustEvaluationFailed(reason: TrustEvaluationError)
     /// A redirect the host's redirect rule refuses to pass or follow.
     case redirectFailed(reason: RedirectFailureReason)
+    /// The `access` section refuses the client, the destination or the method.
+    case accessDenied(reason: AccessDenialReason)
+
+    /// Why `access` refused.
+    public enum AccessDenialReason: Sendable, Equatable {
+        /// The client's address is in none of `access.clients`.
+        case clientNotAllowed(client: String)
+        /// The destination host is outside `access.allow_hosts` (`pattern` nil) or in `access.deny_hosts`.
+        case destinationDenied(host: String, pattern: String?)
+        /// An address the host resolved to (or is) lies in `access.deny_networks`.
+        case destinationNetworkDenied(host: String, address: String, network: String)
+        /// The method is not in `access.methods` (`allowed`, for the response's `Allow`).
+        case methodNotAllowed(method: String, allowed: [String])
+    }
 
     /// Why a redirect was refused.
     public enum RedirectFailureReason: Sendable, Equatable {
@@ -129,6 +143,13 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .loop: return "redirect_loop"
             case .downgradeRefused: return "redirect_downgrade_refused"
             }
+        case .accessDenied(let reason):
+            switch reason {
+            case .clientNotAllowed: return "client_not_allowed"
+            case .destinationDenied: return "destination_denied"
+            case .destinationNetworkDenied: return "destination_network_denied"
+            case .methodNotAllowed: return "method_not_allowed"
+            }
         }
     }
 
@@ -160,6 +181,9 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             return 503
         case .serverTrustEvaluationFailed, .redirectFailed:
             return 502
+        case .accessDenied(let reason):
+            if case .methodNotAllowed = reason { return 405 }
+            return 403
         }
     }
 
@@ -219,6 +243,15 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .loop(let url): return "redirect loop: \(url) was already requested in this chain"
             case .downgradeRefused(let location):
                 return "redirect from https to \(location) refused (redirects.rules allow_downgrade)"
+            }
+        case .accessDenied(let reason):
+            switch reason {
+            case .clientNotAllowed(let client): return "client \(client) is not in access.clients"
+            case .destinationDenied(let host, let pattern?): return "\(host) is denied by access.deny_hosts (\(pattern))"
+            case .destinationDenied(let host, nil): return "\(host) is not in access.allow_hosts"
+            case .destinationNetworkDenied(let host, let address, let network):
+                return "\(host) is \(address), in \(network) (access.deny_networks)"
+            case .methodNotAllowed(let method, _): return "method \(method) is not in access.methods"
             }
         }
     }

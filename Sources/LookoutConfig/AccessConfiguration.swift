@@ -1,0 +1,37 @@
+import LookoutIO
+import LookoutTLS
+
+extension LookoutConfiguration {
+    /// `access`: who may use the proxy and where it may go.
+    public struct Access: Sendable, Equatable {
+        /// `clients`: client address ranges (CIDRs or the names `IPNetwork.names`); empty = any client.
+        public var clients: [IPNetwork] = []
+        /// `allow_hosts`: destination host patterns; empty = every host.
+        public var allowHosts: [HostPattern] = []
+        /// `deny_hosts`: refused with 403 destination_denied (checked after `allow_hosts`).
+        public var denyHosts: [HostPattern] = []
+        /// `deny_networks`: destination address ranges refused after DNS (CIDRs or names).
+        public var denyNetworks: [IPNetwork] = []
+        /// `methods`: allowed request methods; empty = every method.
+        public var methods: [String] = []
+        public init() {}
+    }
+
+    /// Why this configuration would run an open proxy, or nil: a listener on an address other
+    /// than loopback with neither `auth.users` nor `access.clients` set lets anyone who can reach
+    /// it use it, so Lookout refuses to start that way.
+    public var openProxyProblem: String? {
+        guard auth.users.isEmpty, access.clients.isEmpty else { return nil }
+        guard let exposed = listen.first(where: { !$0.isLoopback }) else { return nil }
+        return "listening on \(exposed) (not a loopback address) would make an open proxy: set access.clients "
+            + "(the client ranges allowed, e.g. [\"10.0.0.0/8\"]) or auth.users, or listen on 127.0.0.1"
+    }
+}
+
+extension ListenAddress {
+    /// 127.0.0.0/8 or ::1.
+    public var isLoopback: Bool {
+        guard let address = SocketAddress(ip: host, port: port) else { return false }
+        return IPNetwork(cidr: "127.0.0.0/8")!.contains(address) || IPNetwork(cidr: "::1/128")!.contains(address)
+    }
+}
