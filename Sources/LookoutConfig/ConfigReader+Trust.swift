@@ -165,11 +165,43 @@ extension ConfigReader {
             if !rule.certificates.isEmpty { rule.evaluators.append(.pinnedCertificates) }
             if !rule.crlFiles.isEmpty { rule.evaluators.append(.revocation) }
         }
+        readClientCertificate(section, path: path, into: &rule)
         if let given = section["expires"], !rule.evaluators.contains(.publicKeys),
            !rule.evaluators.contains(.pinnedCertificates) {
             fail(given, "\(path).expires", "expires applies to pins; this rule has no public-keys or pinned-certificates evaluator")
         }
         return errors.count == errorsBefore ? rule : nil
+    }
+
+    /// `client_certificate` and `client_key`: both or neither, readable, and the key the
+    /// certificate's.
+    private func readClientCertificate(_ section: [String: Node], path: String, into rule: inout TrustRuleSettings) {
+        let certificateNode = section["client_certificate"], keyNode = section["client_key"]
+        guard certificateNode != nil || keyNode != nil else { return }
+        guard let certificateNode, let keyNode else {
+            let given = certificateNode ?? keyNode!
+            fail(given, "\(path).\(certificateNode == nil ? "client_key" : "client_certificate")",
+                 "client_certificate and client_key go together")
+            return
+        }
+        guard case .text(let certificateText, _) = scalarValue(certificateNode), let certificate = resolve(certificateText) else {
+            fail(certificateNode, "\(path).client_certificate", "expected a PEM file path, \(got(certificateNode))")
+            return
+        }
+        guard case .text(let keyText, _) = scalarValue(keyNode), let key = resolve(keyText) else {
+            fail(keyNode, "\(path).client_key", "expected a PEM file path, \(got(keyNode))")
+            return
+        }
+        do {
+            _ = try ClientIdentity(certificateFile: certificate, keyFile: key)
+        } catch {
+            fail(error.kind == .keyMismatch || error.message.hasPrefix(key) ? keyNode : certificateNode,
+                 "\(path).\(error.kind == .keyMismatch || error.message.hasPrefix(key) ? "client_key" : "client_certificate")",
+                 error.message)
+            return
+        }
+        rule.clientCertificate = certificate
+        rule.clientKey = key
     }
 
     /// Every input a listed evaluator needs is given, and nothing given goes unused.

@@ -30,6 +30,7 @@ enum Schema {
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
     static let trustRule = [
         "name", "hosts", "evaluators", "pins", "certificates", "ca_files", "crl_files", "expires", "mode",
+        "client_certificate", "client_key",
     ]
 
     /// The keys of one `redirects.rules[i]`, and of one of its `rewrite` entries.

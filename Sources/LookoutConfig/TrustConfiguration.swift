@@ -75,6 +75,11 @@ public struct TrustRuleSettings: Sendable, Equatable {
     public var pinsExpire: Int64?
     /// `mode`
     public var mode: TrustMode
+    /// `client_certificate`: a PEM file, the certificate then its chain, offered when the
+    /// origin asks for one (absolute-form https and intercepted exchanges); with `client_key`.
+    public var clientCertificate: String?
+    /// `client_key`: the certificate's unencrypted PEM private key.
+    public var clientKey: String?
 
     public init(
         name: String? = nil,

@@ -76,6 +76,9 @@ struct JSONBuffer: ~Copyable {
     }
 
     /// Appends ASCII we know needs no escaping.
+    /// JSON `null`.
+    mutating func null() { raw("null") }
+
     @inline(__always) private mutating func raw(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

@@ -102,6 +102,17 @@ extension JSONBuffer {
         if let sni = tls.serverName { key("sni"); string(sni) }
         if let alpn = tls.applicationProtocol { key("alpn"); string(alpn) }
         key("resumed"); bool(tls.resumed)
+        if tls.clientCertificateRequested || tls.clientCertificate != nil {
+            key("client_certificate")
+            if let sent = tls.clientCertificate {
+                beginObject()
+                key("subject"); string(sent.subject)
+                key("sha256"); string(sent.sha256)
+                endObject()
+            } else {
+                null()  // asked for, none configured for the host
+            }
+        }
         key("trust")
         beginObject()
         appendTrustFields(tls.trust)

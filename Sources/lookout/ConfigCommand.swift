@@ -15,7 +15,8 @@ struct ConfigCommand: ParsableCommand {
 
         func run() throws {
             do {
-                _ = try ConfigurationLoader.load(contentsOf: path)
+                let configuration = try ConfigurationLoader.load(contentsOf: path)
+                for warning in configuration.warnings { FileHandleOutput.standardError("\(path): warning: \(warning)\n") }
                 print("\(path): ok")
             } catch {
                 FileHandleOutput.standardError("\(error.description)\n")

@@ -41,8 +41,13 @@ extension ServerTrustManager {
                 }
             }
             let evaluator: any ServerTrustEvaluator = members.count == 1 ? members[0] : CompositeTrustEvaluator(members)
+            var identity: ClientIdentity?
+            if let certificate = settings.clientCertificate, let key = settings.clientKey {
+                identity = try ClientIdentity(certificateFile: certificate, keyFile: key)
+                if let warning = ClientKeyPermissions.warning(for: key) { logger.warning("trust: \(label): \(warning)") }
+            }
             return TrustRule(name: settings.name, hosts: settings.hosts.map(\.text), evaluator: evaluator,
-                             mode: settings.mode, pinsExpire: settings.pinsExpire)
+                             mode: settings.mode, pinsExpire: settings.pinsExpire, clientIdentity: identity)
         }
         let rules = try trust.rules.enumerated().map { index, settings in
             try rule(settings, label: settings.name ?? "trust.rules[\(index)]")

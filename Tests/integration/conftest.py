@@ -536,6 +536,13 @@ def send_all(sock: socket.socket, data: bytes) -> bool:
         return False
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on right now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def raw_exchange(port: int, data: bytes, method: str | None = None,
                  timeout: float = 15.0) -> tuple[Response, Reader]:
     """Send ``data`` on a new connection, read one response; returns (response, reader)."""

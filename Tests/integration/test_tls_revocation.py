@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_error_response, assert_error_summary, raw_exchange, request_bytes
+from conftest import assert_error_response, assert_error_summary, free_port, raw_exchange, request_bytes
 from tls_pki import CA
 
 class RevocationPKI:
@@ -31,12 +31,6 @@ class RevocationPKI:
 def pki(tmp_path_factory):
     """This module's own CA (it revokes certificates), in place of conftest's shared PKI."""
     return RevocationPKI(tmp_path_factory.mktemp("revocation"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SServer:

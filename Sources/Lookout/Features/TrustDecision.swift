@@ -50,6 +50,16 @@ public struct UpstreamTLSDetails: Sendable {
     /// Whether the handshake resumed an earlier session.
     public var resumed: Bool
     public var trust: TrustDecision
+    /// The origin asked for a client certificate (a CertificateRequest) in this handshake.
+    public var clientCertificateRequested = false
+    /// The client certificate sent in answer (`trust.rules[i].client_certificate`).
+    public var clientCertificate: ClientCertificate?
+
+    /// The leaf of a client certificate sent, as the log names it.
+    public struct ClientCertificate: Sendable {
+        public var subject: String
+        public var sha256: String
+    }
 
     public init(version: String, cipher: String, serverName: String?, applicationProtocol: String?, resumed: Bool,
                 trust: TrustDecision) {

@@ -20,7 +20,15 @@ enum TLSCallbacks {
         SSL_CTX_set_info_callback(context) { ssl, location, value in
             TLSCallbacks.connection(ssl)?.noteInfo(location: location, value: value)
         }
-        guard configuration.role == .server else { return }
+        if configuration.role == .client {
+            // Called only when the server sends a CertificateRequest and no certificate is set:
+            // the connection offers its identity, if it has one, and notes that one was asked for.
+            SSL_CTX_set_client_cert_cb(context) { ssl, x509, pkey in
+                guard let connection = TLSCallbacks.connection(ssl) else { return 0 }
+                return connection.provideClientCertificate(x509: x509, pkey: pkey)
+            }
+            return
+        }
         if !configuration.applicationProtocols.isEmpty {
             SSL_CTX_set_alpn_select_cb(context, { ssl, out, outLength, offered, offeredLength, _ in
                 guard let connection = TLSCallbacks.connection(ssl) else { return SSL_TLSEXT_ERR_NOACK }

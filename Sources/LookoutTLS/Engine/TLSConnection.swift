@@ -289,6 +289,34 @@ public final class TLSConnection: @unchecked Sendable {
     /// Whether the handshake resumed a cached session (abbreviated handshake).
     public var didResumeSession: Bool { SSL_session_reused(ssl) == 1 }
 
+    /// The certificate to offer if the server asks for one (client connections); set before the
+    /// handshake starts.
+    public var clientIdentity: ClientIdentity?
+    /// The server sent a CertificateRequest.
+    public private(set) var clientCertificateRequested = false
+    /// The identity sent in answer to it, if any.
+    public private(set) var clientCertificateSent: ClientIdentity?
+
+    /// From the client-certificate callback: hands OpenSSL the leaf and key (it takes one
+    /// reference to each) and adds the chain to this connection. 1 = send it, 0 = send none.
+    func provideClientCertificate(x509: UnsafeMutablePointer<OpaquePointer?>?,
+                                  pkey: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+        clientCertificateRequested = true
+        guard let identity = clientIdentity, let x509, let pkey else { return 0 }
+        for certificate in identity.chain.dropFirst() {
+            guard lookout_SSL_add1_chain_cert(ssl, certificate.x509) == 1 else { return 0 }
+        }
+        guard X509_up_ref(identity.chain[0].x509) == 1 else { return 0 }
+        guard EVP_PKEY_up_ref(identity.key.pkey) == 1 else {
+            X509_free(identity.chain[0].x509)
+            return 0
+        }
+        x509.pointee = identity.chain[0].x509
+        pkey.pointee = identity.key.pkey
+        clientCertificateSent = identity
+        return 1
+    }
+
     /// The fatal alert received from the peer, e.g. "handshake failure".
     public var alertReceived: String? { fatalAlertReceived }
 

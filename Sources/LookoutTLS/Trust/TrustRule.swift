@@ -13,14 +13,17 @@ public struct TrustRule: Sendable {
     /// Android's network security config treats an expired `<pin-set>`; other failures
     /// stay enforced.
     public var pinsExpire: Int64?
+    /// The client certificate offered to these hosts when they ask for one (mTLS).
+    public var clientIdentity: ClientIdentity?
 
     /// A rule for `hosts`.
     public init(name: String? = nil, hosts: [String], evaluator: any ServerTrustEvaluator,
-                mode: TrustMode = .enforce, pinsExpire: Int64? = nil) {
+                mode: TrustMode = .enforce, pinsExpire: Int64? = nil, clientIdentity: ClientIdentity? = nil) {
         self.name = name
         self.hosts = hosts
         self.evaluator = evaluator
         self.mode = mode
         self.pinsExpire = pinsExpire
+        self.clientIdentity = clientIdentity
     }
 }

@@ -91,6 +91,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         let tls: TLSConnection
         do {
             tls = try session.upstreamTLS.makeClientConnection(serverName: origin.host, sessionCacheKey: origin.authority)
+            tls.clientIdentity = session.trustManager.rule(for: origin.host).rule.clientIdentity
         } catch {
             connection.close()
             complete(.upstreamFailed(reason: .tlsHandshakeFailed(error.description)))
@@ -126,9 +127,13 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         let decision = TrustDecision(host: host, evaluation: evaluation)
         delegate.task(self, didEvaluateServerTrust: decision)
         metrics.secureConnectionEnd = .now()
-        let details = UpstreamTLSDetails(version: stream.tls.negotiatedProtocolVersion ?? "", cipher: stream.tls.cipherSuite ?? "",
+        var details = UpstreamTLSDetails(version: stream.tls.negotiatedProtocolVersion ?? "", cipher: stream.tls.cipherSuite ?? "",
                                          serverName: serverName, applicationProtocol: stream.tls.applicationProtocol,
                                          resumed: stream.tls.didResumeSession, trust: decision)
+        details.clientCertificateRequested = stream.tls.clientCertificateRequested
+        details.clientCertificate = stream.tls.clientCertificateSent.map {
+            UpstreamTLSDetails.ClientCertificate(subject: $0.subject, sha256: $0.sha256Fingerprint)
+        }
         metrics.tls = details
         if !evaluation.allowsConnection, let error = evaluation.error {
             // Nothing was sent on this connection, and nothing will be.
@@ -329,7 +334,17 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     func upstreamDidFail(_ error: SocketError) {
         guard !isDone else { return }
+        let tls = upstream?.tls
         upstream = nil  // already closed by the connection
+        // In TLS 1.3 the server judges the client certificate after the client's handshake is
+        // done (RFC 8446 §4.4.2.4): a refusal is an alert on the first read. Before any response
+        // byte, on a connection whose handshake carried a CertificateRequest, it is the handshake
+        // that failed.
+        if let tls, tls.clientCertificateRequested, !metrics.isReusedConnection, !responseHeadReceived, error.call == "TLS read",
+           let detail = error.detail {
+            complete(.upstreamFailed(reason: .tlsHandshakeFailed(detail)))
+            return
+        }
         complete(.upstreamFailed(reason: .closed(error.description)))
     }
 
