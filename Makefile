@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev pkg-config curl openssl ca-certificates
+APT_PACKAGES := libssl-dev libnghttp2-dev pkg-config curl openssl ca-certificates squid
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -17,6 +17,7 @@ deps:
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	[ -x /usr/sbin/squid ] || missing="$$missing squid"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -5,7 +5,7 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
-        "tls", "interception", "trust", "redirects", "retry", "access",
+        "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -25,6 +25,7 @@ enum Schema {
         "redirects": ["rules"],
         "retry": ["rules"],
         "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
+        "upstream_proxies": ["rules", "default"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -44,6 +45,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `upstream_proxies.rules[i]`.
+    static let upstreamProxyRule = ["hosts", "proxy"]
 
     /// Every key path, top-level keys first.
     static let allPaths: [String] = topLevel + topLevel.flatMap { section in
@@ -161,6 +164,9 @@ final class ConfigReader {
         }
         if let node = top["access"], let section = fields(of: node, path: "access") {
             readAccess(section, into: &config.access)
+        }
+        if let node = top["upstream_proxies"], let section = fields(of: node, path: "upstream_proxies") {
+            readUpstreamProxies(section, into: &config.upstreamProxies)
         }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)

@@ -43,6 +43,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var redirects = Redirects()
     /// `access`
     public var access = Access()
+    /// `upstream_proxies`
+    public var upstreamProxies = UpstreamProxies()
     /// `retry`
     public var retry = Retry()
 

@@ -38,6 +38,7 @@ extension JSONBuffer {
             key("upstream")
             beginObject()
             if let address = upstream.remoteAddress { key("address"); string(address) }
+            if let proxy = upstream.proxy { key("proxy"); string(proxy) }
             key("protocol"); string(upstream.networkProtocolName)
             key("reused"); bool(upstream.isReusedConnection)
             if let tls = upstream.tls { key("tls"); appendTLS(tls) }

@@ -37,6 +37,8 @@ extension SessionConfiguration {
         access.denyHosts = HostRuleSet(file.access.denyHosts.map { ([$0], $0.text) })
         access.denyNetworks = file.access.denyNetworks
         access.methods = file.access.methods
+        parentProxyRules = HostRuleSet(file.upstreamProxies.rules.map { ($0.hosts, ParentProxy($0.proxy)) })
+        defaultParentProxy = ParentProxy(file.upstreamProxies.defaultProxy)
         headerRules = HostRuleSet(file.headers.rules.map { settings in
             (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
                                         request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))
@@ -84,5 +86,13 @@ extension HeaderEdits {
         self.init(remove: settings.remove.compactMap { HTTPField.Name($0) },
                   set: settings.set.compactMap { field in HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) } },
                   add: settings.add.compactMap { field in HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) } })
+    }
+}
+
+extension ParentProxy {
+    /// nil for `direct`.
+    init?(_ setting: ParentProxySetting) {
+        guard case .proxy(let host, let port, let user, let password) = setting else { return nil }
+        self.init(host: host, port: port, user: user, password: password)
     }
 }

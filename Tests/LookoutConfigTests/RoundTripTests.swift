@@ -302,3 +302,19 @@ struct RoundTripTests {
             == everyValueChanged())
     }
 }
+
+/// `upstream_proxies` URLs.
+@Suite struct ParentProxySettingTests {
+    @Test func urlsAreParsedWithCredentialsPortsAndIPv6() throws {
+        #expect(try ParentProxySetting.parse("direct").get() == .direct)
+        #expect(try ParentProxySetting.parse("http://Proxy.Corp.Example:3128").get()
+                == .proxy(host: "proxy.corp.example", port: 3128, user: nil, password: nil))
+        #expect(try ParentProxySetting.parse("http://u%40x:p%3Aw@10.0.0.1/").get()
+                == .proxy(host: "10.0.0.1", port: 80, user: "u@x", password: "p:w"))
+        #expect(try ParentProxySetting.parse("http://[fd00::1]:8080").get()
+                == .proxy(host: "fd00::1", port: 8080, user: nil, password: nil))
+        for bad in ["https://p:1", "socks5://p:1", "http://:3128", "http://p:0", "http://p:x", "http://p/x", "http://u%zz@p:1", "http://[fd00::1"] {
+            if case .success = ParentProxySetting.parse(bad) { Issue.record("\(bad) was accepted") }
+        }
+    }
+}

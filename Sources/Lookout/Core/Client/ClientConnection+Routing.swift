@@ -33,7 +33,8 @@ extension ClientConnection {
                 return
             }
             let isSecure = scheme == "https"
-            let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure)
+            let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure,
+                                parent: session.configuration.parentProxy(for: host))
             startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
         case .origin(let path):
             if let interceptedOrigin {
@@ -71,7 +72,9 @@ extension ClientConnection {
         }
         if let engine = session.interceptionTLS, session.configuration.tls.intercepts(host),
            let plain = connection as? Connection {
-            beginInterception(head, requestID: requestID, origin: Origin(host: host, port: port, isSecure: true),
+            beginInterception(head, requestID: requestID,
+                              origin: Origin(host: host, port: port, isSecure: true,
+                                             parent: session.configuration.parentProxy(for: host)),
                               engine: engine, plain: plain)
             return
         }
@@ -80,7 +83,9 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: .requestRejected(reason: .pinningRequiresInterception(host: host, rule: rule)))
             return
         }
-        let tunnel = Tunnel(id: requestID, head: head, origin: Origin(host: host, port: port), client: connection,
+        let tunnel = Tunnel(id: requestID, head: head,
+                            origin: Origin(host: host, port: port, parent: session.configuration.parentProxy(for: host)),
+                            client: connection,
                             delegate: self, session: session, context: context, records: records)
         self.tunnel = tunnel
         connection.pauseReading()

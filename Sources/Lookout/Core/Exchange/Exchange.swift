@@ -185,6 +185,17 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             upstream.headerFields.append(HTTPField(name: ForwardedElement.name, value: ForwardedElement.value(
                 clientAddress: records.clientAddress, scheme: origin.scheme)))
         }
+        if let parent = origin.parent, !origin.isSecure {
+            // Through a parent, a plain request names its whole URL (RFC 9112 §3.2.2), and carries
+            // the parent's credentials; https goes through a CONNECT instead (the opener's).
+            upstream.target = origin.url(path: path)
+            if let authorization = parent.authorization {
+                upstream.headerFields[.proxyAuthorization] = authorization
+            } else if session.authenticator == nil, let own = head.headerFields[.proxyAuthorization] {
+                // Lookout asks for no credentials and the rule gives none: the client's are for the parent.
+                upstream.headerFields[.proxyAuthorization] = own
+            }
+        }
         var adaptation = RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: HTTPFields())
         if let match = session.configuration.headerRules.match(for: origin.host), !match.rule.request.isEmpty {
             adaptation.rule = match.rule.name
@@ -320,6 +331,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             resumeClientInput()
         }
     }
+
+    /// The client sent `Proxy-Authorization` of its own (meant for a parent when Lookout asks for none).
+    var clientSentProxyAuthorization: Bool { head.headerFields[.proxyAuthorization] != nil }
 
     /// Asks the connection for more input on the next turn of the loop, never on this stack.
     private func resumeClientInput() {
@@ -512,7 +526,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                 resumeClientInput()
             }
         }
-        let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https")
+        let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
+                            parent: session.configuration.parentProxy(for: target.host))
         request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
                                       withBody: keepsBody, stripCredentials: origin.host != firstHost)
         startAttempt()

@@ -86,12 +86,13 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         records.created(head, requestID: id, url: origin.authority)
         session.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
-        opening = UpstreamOpener(session: session, loop: context.loop).open(origin, for: self)
+        metrics.proxy = origin.parent?.description
+        opening = UpstreamOpener(session: session, loop: context.loop).open(origin, tunnel: true, for: self)
     }
 
-    func openerDidConnect(_ connection: Connection) {
+    func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {
         opening = nil
-        open(connection)
+        open(connection, earlyBytes: earlyBytes)
     }
 
     func openerDidFail(_ error: ProxyError) {
@@ -101,12 +102,19 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         finish(error: error)
     }
 
-    private func open(_ connection: Connection) {
+    /// `earlyBytes`: what the origin sent right behind a parent proxy's 200 (a server-first
+    /// protocol), passed on after the client's 200.
+    private func open(_ connection: Connection, earlyBytes: [UInt8] = []) {
         metrics.upstreamConnectionID = connection.id
         metrics.requestStart = .now()
         client.write(Tunnel.established)
         summary.status = 200
-        relay(connection)
+        var clientKeepsUp = true
+        if !earlyBytes.isEmpty {
+            upstreamToClient += UInt64(earlyBytes.count)
+            clientKeepsUp = client.write(earlyBytes)
+        }
+        relay(connection, readUpstream: clientKeepsUp)
     }
 
     /// Takes over a switched exchange's upstream connection; `upstreamLeftover` is what the

@@ -39,6 +39,15 @@ public struct SessionConfiguration: Sendable {
     public var headerRules = HostRuleSet<HeaderRule>.empty
     /// Who may use the proxy and where it may go (`access`); the default restricts nothing.
     public var access = AccessPolicy()
+    /// Per-host parent proxies (`upstream_proxies.rules`; a rule's nil = direct) and the default.
+    public var parentProxyRules = HostRuleSet<ParentProxy?>.empty
+    public var defaultParentProxy: ParentProxy?
+
+    /// The parent proxy requests to `host` go through, or nil for a direct connection.
+    func parentProxy(for host: String) -> ParentProxy? {
+        if let match = parentProxyRules.match(for: host) { return match.rule }
+        return defaultParentProxy
+    }
     /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
     public var proxyCredentials: [String] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.

@@ -135,6 +135,14 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
             case .refuse(let error): plan = .fail(error)
             }
         }
+        if case .forward = plan, head.status == 407, let parent = task.origin.parent, !task.origin.isSecure,
+           !exchange.clientSentProxyAuthorization {
+            // The parent wants credentials the client never gave: Lookout's configuration is
+            // missing them, and a 407 would make the client think Lookout asks.
+            plan = .fail(.upstreamFailed(reason: .parentProxyFailed(
+                proxy: parent.description,
+                detail: "answered 407 (the parent wants credentials: give them in the upstream_proxies URL)")))
+        }
         if case .forward = plan, retrier.mayRetry(status: head.status, host: task.origin.host),
            let retry = exchange.retryContext(
             for: task, outcome: .response(status: head.status, retryAfter: head.headerFields[.retryAfter])) {

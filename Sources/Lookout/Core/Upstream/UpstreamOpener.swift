@@ -6,12 +6,15 @@ protocol UpstreamOpenerClient: AnyObject {
     var metrics: TransactionMetrics { get set }
     /// Who the resolve and connect events are about.
     var eventContext: EventContext { get }
-    func openerDidConnect(_ connection: Connection)
+    /// `earlyBytes`: what came right behind a parent proxy's answer to the CONNECT (usually none).
+    func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8])
     func openerDidFail(_ error: ProxyError)
 }
 
-/// Resolves and connects to an origin for a task or a tunnel, reporting each step.
-/// The steps go through `SessionDelegate` so both kinds of exchange emit the same events.
+/// Resolves and connects to an origin for a task or a tunnel, reporting each step. With a parent
+/// proxy it connects to the parent instead, and for https and tunnels (`tunnel`) asks it for a
+/// CONNECT to the origin first. The steps go through `SessionDelegate` so both kinds of exchange
+/// emit the same events.
 struct UpstreamOpener {
     let session: Session
     let loop: EventLoop
@@ -20,15 +23,15 @@ struct UpstreamOpener {
     struct Steps: @unchecked Sendable {
         var didResolve: (Resolution, Instant, Instant) -> Void
         var willConnect: (Instant) -> Void
-        var didConnect: (Connection, Instant) -> Void
+        var didConnect: (Connection, Instant, [UInt8]) -> Void
         var didFail: (ProxyError) -> Void
     }
 
     /// Opens a connection for `client`: records the DNS and connect timings in its metrics,
     /// reports `task.didResolve` and `task.didConnect`, then hands it the connection (or the error).
-    func open(_ origin: Origin, for client: some UpstreamOpenerClient) -> OpenHandle {
+    func open(_ origin: Origin, tunnel: Bool, for client: some UpstreamOpenerClient) -> OpenHandle {
         let delegate = session.delegate
-        return open(origin, steps: .init(
+        return open(origin, tunnel: tunnel, steps: .init(
             didResolve: { [unowned client] resolution, start, end in
                 client.metrics.domainLookupStart = start
                 client.metrics.domainLookupEnd = end
@@ -36,19 +39,19 @@ struct UpstreamOpener {
                                   milliseconds: end.milliseconds(since: start))
             },
             willConnect: { [unowned client] start in client.metrics.connectStart = start },
-            didConnect: { [unowned client] connection, end in
+            didConnect: { [unowned client] connection, end, earlyBytes in
                 client.metrics.connectEnd = end
                 client.metrics.remoteAddress = connection.peerAddress?.description
                 client.metrics.localAddress = connection.localAddress?.description
                 delegate.upstream(client.eventContext, didConnect: connection,
                                   milliseconds: end.milliseconds(since: client.metrics.connectStart ?? end))
-                client.openerDidConnect(connection)
+                client.openerDidConnect(connection, earlyBytes: earlyBytes)
             },
             didFail: { [unowned client] error in client.openerDidFail(error) }))
     }
 
     /// Returns a handle to cancel a connect in progress.
-    private func open(_ origin: Origin, steps: Steps) -> OpenHandle {
+    private func open(_ origin: Origin, tunnel: Bool, steps: Steps) -> OpenHandle {
         let handle = OpenHandle()
         let timeout = session.configuration.timeouts.upstreamConnect
         let lookupStart = Instant.now()
@@ -60,11 +63,18 @@ struct UpstreamOpener {
             loop.execute { if !handle.isCancelled { steps.didFail(refusal) } }
             return handle
         }
-        session.resolver.resolve(host: origin.host, port: origin.port, on: loop) { result in
+        let parent = origin.parent
+        let dialHost = parent?.host ?? origin.host
+        let dialPort = parent?.port ?? origin.port
+        @Sendable func parentFailed(_ detail: String) -> ProxyError {
+            .upstreamFailed(reason: .parentProxyFailed(proxy: parent?.description ?? "", detail: detail))
+        }
+        session.resolver.resolve(host: dialHost, port: dialPort, on: loop) { result in
             guard !handle.isCancelled else { return }
             switch result {
             case .failure(let error):
-                steps.didFail(.upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message)))
+                steps.didFail(parent == nil ? .upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message))
+                                            : parentFailed("cannot resolve \(dialHost): \(error.message)"))
             case .success(let resolution):
                 let lookupEnd = Instant.now()
                 steps.didResolve(resolution, lookupStart, lookupEnd)
@@ -84,11 +94,26 @@ struct UpstreamOpener {
                     handle.connector = nil
                     switch result {
                     case .success(let connection):
-                        steps.didConnect(connection, Instant.now())
+                        guard let parent, tunnel else {
+                            steps.didConnect(connection, Instant.now(), [])
+                            return
+                        }
+                        handle.parentHandshake = ParentConnectHandshake(
+                            connection: connection, authority: origin.authority, parent: parent, timeout: timeout
+                        ) { outcome in
+                            handle.parentHandshake = nil
+                            guard !handle.isCancelled else { return }
+                            switch outcome {
+                            case .success(let earlyBytes): steps.didConnect(connection, Instant.now(), earlyBytes)
+                            case .failure(let error): steps.didFail(error)
+                            }
+                        }
                     case .failure(.timedOut):
-                        steps.didFail(.upstreamFailed(reason: .connectTimedOut(after: timeout)))
+                        steps.didFail(parent == nil ? .upstreamFailed(reason: .connectTimedOut(after: timeout))
+                                                    : parentFailed("connect timed out after \(timeout) s"))
                     case .failure(let error):
-                        steps.didFail(.upstreamFailed(reason: .connectFailed(error.description)))
+                        steps.didFail(parent == nil ? .upstreamFailed(reason: .connectFailed(error.description))
+                                                    : parentFailed("cannot connect: \(error.description)"))
                     }
                 }
             }
@@ -101,10 +126,13 @@ struct UpstreamOpener {
 final class OpenHandle: @unchecked Sendable {  // used only on the opening loop's queue
     fileprivate(set) var isCancelled = false
     fileprivate var connector: Connector?
+    fileprivate var parentHandshake: ParentConnectHandshake?
 
     func cancel() {
         isCancelled = true
         connector?.cancel()
         connector = nil
+        parentHandshake?.cancel()
+        parentHandshake = nil
     }
 }

@@ -58,23 +58,37 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     // MARK: - Connection
 
+    /// Where idle connections for this request are kept: the origin, or for a plain request
+    /// through a parent the parent itself (any origin's plain requests can share it).
+    private var poolKey: Origin {
+        if let parent = origin.parent, !origin.isSecure { return .parentHop(parent) }
+        return origin
+    }
+
     func start() {
         let pool = context.pool
-        if let pooled = pool.take(origin) {
+        metrics.proxy = origin.parent?.description
+        if let pooled = pool.take(poolKey) {
             metrics.isReusedConnection = true
             delegate.upstream(eventContext, didReuse: pooled.connection)
             use(pooled)
             return
         }
-        opening = UpstreamOpener(session: session, loop: loop).open(origin, for: self)
+        opening = UpstreamOpener(session: session, loop: loop).open(origin, tunnel: origin.isSecure, for: self)
     }
 
-    func openerDidConnect(_ connection: Connection) {
+    func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {
         opening = nil
+        guard earlyBytes.isEmpty else {
+            // Before our first byte the origin has nothing to say, in TLS or in HTTP/1.1.
+            connection.close()
+            complete(.upstreamFailed(reason: .malformedResponse("the origin sent bytes before the request")))
+            return
+        }
         if origin.isSecure {
             secure(connection)
         } else {
-            use(UpstreamConnection(connection: connection, origin: origin))
+            use(UpstreamConnection(connection: connection, origin: poolKey))
         }
     }
 

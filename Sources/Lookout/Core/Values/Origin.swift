@@ -5,11 +5,21 @@ struct Origin: Hashable, Sendable {
     let port: Int
     /// https: the connection runs TLS, and the host's trust rule judges the certificate.
     let isSecure: Bool
+    /// The parent proxy the connection goes through (`upstream_proxies`), or nil for direct.
+    /// Part of the pool key: a connection through a parent is never reused for a direct one.
+    let parent: ParentProxy?
 
-    init(host: String, port: Int, isSecure: Bool = false) {
+    init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil) {
         self.host = host
         self.port = port
         self.isSecure = isSecure
+        self.parent = parent
+    }
+
+    /// The pool key of plain requests through `parent`: one connection to the parent serves
+    /// every origin (each request names its URL in absolute form).
+    static func parentHop(_ parent: ParentProxy) -> Origin {
+        Origin(host: parent.host, port: parent.port, isSecure: false, parent: parent)
     }
 
     var scheme: String { isSecure ? "https" : "http" }

@@ -71,6 +71,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case closed(String)
         case tlsHandshakeFailed(String)
         case tlsHandshakeTimedOut(after: Double)
+        /// The parent proxy (`upstream_proxies`) could not be reached or refused the CONNECT.
+        case parentProxyFailed(proxy: String, detail: String)
     }
 
     /// Why the client side failed.
@@ -121,6 +123,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .closed: return "upstream_closed"
             case .tlsHandshakeFailed: return "upstream_tls_handshake_failed"
             case .tlsHandshakeTimedOut: return "upstream_tls_handshake_timed_out"
+            case .parentProxyFailed: return "parent_proxy_failed"
             }
         case .clientFailed(let reason):
             switch reason {
@@ -221,6 +224,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .closed(let detail): return "upstream closed the connection: \(detail)"
             case .tlsHandshakeFailed(let detail): return "upstream TLS handshake failed: \(detail)"
             case .tlsHandshakeTimedOut(let after): return "upstream TLS handshake not finished within \(Self.seconds(after))"
+            case .parentProxyFailed(let proxy, let detail): return "parent proxy \(proxy): \(detail)"
             }
         case .clientFailed(let reason):
             switch reason {

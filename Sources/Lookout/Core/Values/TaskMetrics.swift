@@ -20,6 +20,8 @@ public struct TransactionMetrics: Sendable {
 
     public var networkProtocolName: String = "http/1.1"
     public var isReusedConnection = false
+    /// The parent proxy the connection went through ("http://host:port", no credentials).
+    public var proxy: String?
     public var remoteAddress: String?
     public var localAddress: String?
     public var upstreamConnectionID: UInt64?
