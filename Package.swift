@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CLookoutSocket"),
         .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
         .target(name: "Lookout",
-                dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2",
+                dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "CLookoutSocket",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),

@@ -5,7 +5,7 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
-        "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies",
+        "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -26,6 +26,7 @@ enum Schema {
         "retry": ["rules"],
         "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
         "upstream_proxies": ["rules", "default"],
+        "reachability": ["enabled", "fail_fast"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -167,6 +168,14 @@ final class ConfigReader {
         }
         if let node = top["upstream_proxies"], let section = fields(of: node, path: "upstream_proxies") {
             readUpstreamProxies(section, into: &config.upstreamProxies)
+        }
+        if let node = top["reachability"], let section = fields(of: node, path: "reachability") {
+            if let node = section["enabled"] {
+                config.reachability.enabled = boolean(node, "reachability.enabled") ?? config.reachability.enabled
+            }
+            if let node = section["fail_fast"] {
+                config.reachability.failFast = boolean(node, "reachability.fail_fast") ?? config.reachability.failFast
+            }
         }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)

@@ -45,6 +45,18 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var access = Access()
     /// `upstream_proxies`
     public var upstreamProxies = UpstreamProxies()
+    /// `reachability`
+    public var reachability = Reachability()
+
+    /// `reachability`: watch the route table; refuse early while there is no route out.
+    public struct Reachability: Sendable, Equatable {
+        /// `enabled`: watch link and route changes (an rtnetlink socket, no polling).
+        public var enabled = true
+        /// `fail_fast`: while there is no default route, new exchanges to non-loopback
+        /// destinations get 503 network_unreachable at once.
+        public var failFast = false
+        public init() {}
+    }
     /// `retry`
     public var retry = Retry()
 

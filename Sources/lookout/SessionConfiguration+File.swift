@@ -39,6 +39,8 @@ extension SessionConfiguration {
         access.methods = file.access.methods
         parentProxyRules = HostRuleSet(file.upstreamProxies.rules.map { ($0.hosts, ParentProxy($0.proxy)) })
         defaultParentProxy = ParentProxy(file.upstreamProxies.defaultProxy)
+        reachabilityEnabled = file.reachability.enabled
+        failFastWhenUnreachable = file.reachability.enabled && file.reachability.failFast
         headerRules = HostRuleSet(file.headers.rules.map { settings in
             (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
                                         request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))

@@ -36,4 +36,16 @@ int lookout_thread_id(void);
 /// Bytes written to a TCP socket that the peer has not acknowledged yet (SIOCOUTQ; ioctl(2) is
 /// variadic, so Swift cannot call it), or -1.
 int lookout_unacknowledged_byte_count(int fd);
+
+/// An rtnetlink socket (nonblocking) subscribed to link and IPv4/IPv6 route changes, or -1.
+int lookout_route_monitor_open(void);
+/// Reads and discards every pending notification; returns how many, or -1 on a socket error.
+int lookout_route_monitor_drain(int fd);
+/// The interface a default route (IPv4 first, then IPv6, main table) leaves through, if it is up:
+/// 1 and its name in `name`, 0 when there is none, -1 when the routes cannot be read.
+int lookout_default_route_interface(char *name, size_t length);
+/// The interface's ARPHRD_* hardware type (SIOCGIFHWADDR, in this network namespace), or -1.
+int lookout_interface_hardware_type(const char *name);
+/// 1 when the interface answers the wireless-extensions name query (a Wi-Fi device).
+int lookout_interface_is_wireless(const char *name);
 #endif

@@ -30,3 +30,21 @@ public struct SessionDidBecomeInvalid: EventKind {
         writer.field("dropped_events", droppedEvents)
     }
 }
+
+/// `session.reachabilityDidChange`: the route to the outside appeared, went, or moved to another
+/// interface (`reachability.enabled`).
+public struct SessionReachabilityDidChange: EventKind {
+    public static let name = "session.reachabilityDidChange"
+    public static let interest = EventInterest.summaries
+    /// "unknown", "not_reachable", "reachable_via_ethernet", …
+    public var old: String
+    public var new: String
+    /// The default route's interface, when there is one.
+    public var interface: String?
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("old", old)
+        writer.field("new", new)
+        if let interface { writer.field("interface", interface) }
+    }
+}

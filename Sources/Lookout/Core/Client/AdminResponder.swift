@@ -26,6 +26,12 @@ enum AdminResponder {
         return (200, bytes)
     }
 
+    private static func reachabilityLine(_ session: Session) -> String {
+        guard let reachability = session.reachability else { return "not watched (reachability.enabled: false)" }
+        let (status, interface) = reachability.snapshot
+        return interface.map { "\(status) (\($0))" } ?? status
+    }
+
     private static func statusPage(_ session: Session) -> String {
         let uptime = Instant.now().milliseconds(since: session.startTime) / 1000
         return """
@@ -36,6 +42,7 @@ enum AdminResponder {
         exchanges_in_flight: \(session.exchangesInFlight.load(ordering: .relaxed))
         exchanges_finished: \(session.exchangesFinished.load(ordering: .relaxed))
         dropped_events: \(session.monitor.droppedEventCount)
+        reachability: \(reachabilityLine(session))
 
         Use me as a proxy: curl -x http://HOST:PORT http://example.com/
 

@@ -37,6 +37,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let delegate: SessionDelegate
     private let acceptQueue = DispatchQueue(label: "lookout.accept")
     private var listeners: [Listener] = []
+    /// The route-table watcher (`reachability.enabled`), set once in `start`.
+    private(set) var reachability: NetworkReachabilityManager?
+
+    /// True while reachability is watched and there is no route to the outside.
+    var networkIsUnreachable: Bool { reachability?.isNotReachable.load(ordering: .relaxed) ?? false }
     let startTime = Instant.now()
 
     private let nextConnectionID = Atomic<UInt64>(1)
@@ -122,6 +127,12 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             bound.append(listener.address)
         }
         listeners.forEach { $0.start() }
+        if configuration.reachabilityEnabled {
+            let loop = group.loops[0]
+            let manager = NetworkReachabilityManager(loop: loop, session: self)
+            reachability = manager
+            loop.execute { manager.start() }
+        }
         emit(EventContext(connectionID: 0), SessionDidStart(listeners: bound.map(\.description)))
         return bound
     }

@@ -42,6 +42,10 @@ public struct SessionConfiguration: Sendable {
     /// Per-host parent proxies (`upstream_proxies.rules`; a rule's nil = direct) and the default.
     public var parentProxyRules = HostRuleSet<ParentProxy?>.empty
     public var defaultParentProxy: ParentProxy?
+    /// Watch the route table (`reachability.enabled`) and, with `failFastWhenUnreachable`,
+    /// refuse new exchanges to non-loopback destinations while there is no route out.
+    public var reachabilityEnabled = false
+    public var failFastWhenUnreachable = false
 
     /// The parent proxy requests to `host` go through, or nil for a direct connection.
     func parentProxy(for host: String) -> ParentProxy? {

@@ -69,8 +69,15 @@ struct UpstreamOpener {
         @Sendable func parentFailed(_ detail: String) -> ProxyError {
             .upstreamFailed(reason: .parentProxyFailed(proxy: parent?.description ?? "", detail: detail))
         }
+        let failFast = session.configuration.failFastWhenUnreachable
         session.resolver.resolve(host: dialHost, port: dialPort, on: loop) { result in
             guard !handle.isCancelled else { return }
+            // While there is no route out, only loopback destinations are tried (fail fast).
+            let unreachable = failFast && session.networkIsUnreachable
+            if unreachable, case .failure = result {
+                steps.didFail(.sessionUnavailable(reason: .networkUnreachable(host: dialHost)))
+                return
+            }
             switch result {
             case .failure(let error):
                 steps.didFail(parent == nil ? .upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message))
@@ -80,8 +87,15 @@ struct UpstreamOpener {
                 steps.didResolve(resolution, lookupStart, lookupEnd)
                 // Checked on the addresses about to be connected to, not on the name: DNS
                 // rebinding and other spellings of an address end here.
-                let addresses = access.denyNetworks.isEmpty ? resolution.addresses
+                var addresses = access.denyNetworks.isEmpty ? resolution.addresses
                     : resolution.addresses.filter { access.deniedNetwork(for: $0) == nil }
+                if unreachable {
+                    addresses = addresses.filter { address in loopbackNetworks.contains { $0.contains(address) } }
+                    if addresses.isEmpty {
+                        steps.didFail(.sessionUnavailable(reason: .networkUnreachable(host: dialHost)))
+                        return
+                    }
+                }
                 if addresses.isEmpty, let first = resolution.addresses.first,
                    let network = access.deniedNetwork(for: first) {
                     steps.didFail(.accessDenied(reason: .destinationNetworkDenied(
@@ -121,6 +135,9 @@ struct UpstreamOpener {
         return handle
     }
 }
+
+/// Where a fail-fast proxy still goes while there is no route out.
+private let loopbackNetworks = IPNetwork.named("loopback")!
 
 /// Cancels an `UpstreamOpener.open` in progress.
 final class OpenHandle: @unchecked Sendable {  // used only on the opening loop's queue

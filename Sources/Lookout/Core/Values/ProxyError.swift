@@ -90,6 +90,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum SessionUnavailableReason: Sendable, Equatable {
         case tooManyConnections(limit: Int)
         case shuttingDown
+        /// No route to the outside (`reachability.fail_fast`).
+        case networkUnreachable(host: String)
     }
 
     /// The stable machine-readable code.
@@ -137,6 +139,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             switch reason {
             case .tooManyConnections: return "too_many_connections"
             case .shuttingDown: return "shutting_down"
+            case .networkUnreachable: return "network_unreachable"
             }
         case .serverTrustEvaluationFailed:
             return "server_trust_evaluation_failed"
@@ -238,6 +241,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             switch reason {
             case .tooManyConnections(let limit): return "connection limit (\(limit)) reached"
             case .shuttingDown: return "Lookout is shutting down"
+            case .networkUnreachable(let host):
+                return "no route to the network for \(host): the machine has no default route (reachability.fail_fast)"
             }
         case .serverTrustEvaluationFailed(let error):
             return error.description

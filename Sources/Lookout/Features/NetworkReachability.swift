@@ -1,0 +1,108 @@
+import CLookoutSocket
+import LookoutIO
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether the machine has a route to the outside, as Alamofire's `NetworkReachabilityManager`
+/// reports it: unknown, not reachable, or reachable through a kind of interface.
+public enum ReachabilityStatus: Sendable, Equatable, CustomStringConvertible {
+    case unknown
+    case notReachable
+    case reachable(InterfaceKind)
+
+    /// What the default route's interface is, from `/sys/class/net`.
+    public enum InterfaceKind: String, Sendable {
+        case ethernet, wireless, cellular, tunnel, other
+    }
+
+    /// "unknown", "not_reachable", "reachable_via_ethernet", …
+    public var description: String {
+        switch self {
+        case .unknown: return "unknown"
+        case .notReachable: return "not_reachable"
+        case .reachable(let kind): return "reachable_via_\(kind.rawValue)"
+        }
+    }
+}
+
+/// Keeps the reachability status from the kernel's route table: an rtnetlink socket on one event
+/// loop reports every link and route change, and the status is the default route (IPv4, then
+/// IPv6) through an interface that is up. Each change is a `session.reachabilityDidChange` event.
+final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state confined to `loop.queue`
+    private let loop: EventLoop
+    private let session: Session
+    private var monitor: RouteChangeMonitor?
+    private(set) var status = ReachabilityStatus.unknown
+    private(set) var interface: String?
+    /// Read from every loop (fail fast) and the status page.
+    let isNotReachable = Atomic<Bool>(false)
+    private let statusText = Mutex<(String, String?)>(("unknown", nil))
+
+    init(loop: EventLoop, session: Session) {
+        self.loop = loop
+        self.session = session
+    }
+
+    /// Opens the netlink socket and reads the status now (on the loop).
+    func start() {
+        loop.assertOnLoop()
+        monitor = RouteChangeMonitor(loop: loop) { [unowned self] in update() }
+        monitor?.start()
+        update()
+    }
+
+    func stop() {
+        loop.assertOnLoop()
+        monitor?.stop()
+        monitor = nil
+    }
+
+    /// The status and interface, for the status page (any thread).
+    var snapshot: (status: String, interface: String?) { statusText.withLock { $0 } }
+
+    private func update() {
+        let new: ReachabilityStatus
+        var newInterface: String?
+        switch RouteChangeMonitor.defaultRouteInterface() {
+        case .success(let name?):
+            new = .reachable(Self.kind(of: name))
+            newInterface = name
+        case .success(nil):
+            new = .notReachable
+        case .failure:
+            new = .unknown
+        }
+        guard new != status || newInterface != interface else { return }
+        let old = status
+        status = new
+        interface = newInterface
+        isNotReachable.store(new == .notReachable, ordering: .relaxed)
+        statusText.withLock { $0 = (new.description, newInterface) }
+        session.emit(EventContext(connectionID: 0),
+                     SessionReachabilityDidChange(old: old.description, new: new.description, interface: newInterface))
+    }
+
+    /// The kind of `interface`: asked of the kernel with ioctls, which answer for the process's
+    /// own network namespace (`/sys/class/net` may show another one's), plus sysfs for a modem.
+    static func kind(of interface: String) -> ReachabilityStatus.InterfaceKind {
+        if lookout_interface_is_wireless(interface) == 1 { return .wireless }
+        if read("/sys/class/net/\(interface)/uevent")?.contains("DEVTYPE=wwan") == true { return .cellular }
+        switch lookout_interface_hardware_type(interface) {
+        case 1: return .ethernet  // ARPHRD_ETHER (veth and bridges too)
+        case 65534, 768, 769, 776, 778: return .tunnel  // ARPHRD_NONE (tun, WireGuard), IP-in-IP, SIT, GRE
+        case 519: return .cellular  // ARPHRD_RAWIP (wwan modems)
+        default: return .other
+        }
+    }
+
+    private static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = Glibc.read(fd, &buffer, buffer.count)
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
+    }
+}
