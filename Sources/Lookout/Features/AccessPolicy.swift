@@ -27,7 +27,7 @@ public struct AccessPolicy: Sendable {
     }
 
     /// Nil when a request with `method` to `host` may go on.
-    public func refusal(method: String, host: String) -> ProxyError? {
+    public func refusal(method: String, host: HostRuleKey) -> ProxyError? {
         if !methods.isEmpty && !methods.contains(method) {
             return .accessDenied(reason: .methodNotAllowed(method: method, allowed: methods))
         }
@@ -35,12 +35,12 @@ public struct AccessPolicy: Sendable {
     }
 
     /// Nil when `host` may be a destination.
-    public func refusal(forHost host: String) -> ProxyError? {
+    public func refusal(forHost host: HostRuleKey) -> ProxyError? {
         if restrictsHosts && allowHosts.match(for: host) == nil {
-            return .accessDenied(reason: .destinationDenied(host: host, pattern: nil))
+            return .accessDenied(reason: .destinationDenied(host: host.normalized, pattern: nil))
         }
         if let denied = denyHosts.match(for: host) {
-            return .accessDenied(reason: .destinationDenied(host: host, pattern: denied.rule))
+            return .accessDenied(reason: .destinationDenied(host: host.normalized, pattern: denied.rule))
         }
         return nil
     }

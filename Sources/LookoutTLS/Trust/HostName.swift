@@ -41,6 +41,12 @@ enum HostName {
     }
 
     /// Whether `host` is an IPv4 or IPv6 literal.
+    /// A dotted-quad IPv4 literal, checked without building its bytes.
+    static func isIPv4Literal(_ host: String) -> Bool {
+        var v4 = in_addr()
+        return inet_pton(AF_INET, host, &v4) == 1
+    }
+
     static func isIPAddress(_ host: String) -> Bool {
         ipAddressBytes(host) != nil
     }

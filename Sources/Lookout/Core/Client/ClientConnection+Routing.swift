@@ -19,14 +19,17 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
             return
         }
-        if let host = destinationHost(head),
-           let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: host) {
+        // The destination prepared once for every per-host rule set it meets on the way.
+        let destination = destinationHost(head).map(HostRuleKey.init)
+        if let destination,
+           let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: destination) {
             reject(head, requestID: requestID, error: refusal)
             return
         }
+        let parent = destination.flatMap { session.configuration.parentProxy(for: $0) }
         switch head.target {
         case .authority(let host, let port):
-            beginTunnel(head, requestID: requestID, host: host, port: port)
+            beginTunnel(head, requestID: requestID, host: host, port: port, parent: parent, ruleKey: destination)
         case .absolute(let scheme, let host, let port, let path):
             guard scheme == "http" || scheme == "https" else {
                 reject(head, requestID: requestID, error: .requestRejected(reason: .unsupportedScheme(scheme)))
@@ -34,7 +37,7 @@ extension ClientConnection {
             }
             let isSecure = scheme == "https"
             let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure,
-                                parent: session.configuration.parentProxy(for: host))
+                                parent: parent, ruleKey: destination)
             startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
         case .origin(let path):
             if let interceptedOrigin {
@@ -65,7 +68,8 @@ extension ClientConnection {
         exchange.start()
     }
 
-    func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int) {
+    func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int, parent: ParentProxy?,
+                     ruleKey: HostRuleKey?) {
         guard session.configuration.allowedConnectPorts.contains(port) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .connectPortNotAllowed(port: port)))
             return
@@ -73,8 +77,7 @@ extension ClientConnection {
         if let engine = session.interceptionTLS, session.configuration.tls.intercepts(host),
            let plain = connection as? Connection {
             beginInterception(head, requestID: requestID,
-                              origin: Origin(host: host, port: port, isSecure: true,
-                                             parent: session.configuration.parentProxy(for: host)),
+                              origin: Origin(host: host, port: port, isSecure: true, parent: parent, ruleKey: ruleKey),
                               engine: engine, plain: plain)
             return
         }
@@ -84,7 +87,7 @@ extension ClientConnection {
             return
         }
         let tunnel = Tunnel(id: requestID, head: head,
-                            origin: Origin(host: host, port: port, parent: session.configuration.parentProxy(for: host)),
+                            origin: Origin(host: host, port: port, parent: parent, ruleKey: ruleKey),
                             client: connection,
                             delegate: self, session: session, context: context, records: records)
         self.tunnel = tunnel

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutTLS
 
 /// One forwarded HTTP exchange: the client's request, the ordered upstream attempts that serve it
 /// (retries and followed redirects are more attempts, each a task with its own transaction), and
@@ -197,7 +198,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             }
         }
         var adaptation = RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: HTTPFields())
-        if let match = session.configuration.headerRules.match(for: origin.host), !match.rule.request.isEmpty {
+        if let match = session.configuration.headerRules.match(for: origin.ruleKey), !match.rule.request.isEmpty {
             adaptation.rule = match.rule.name
             adaptation.changes = match.rule.request.apply(to: &upstream.headerFields)
         }
@@ -391,7 +392,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if let location { fields[.location] = location }
         if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
-        if let match = session.configuration.headerRules.match(for: request.origin.host), !match.rule.response.isEmpty {
+        if let match = session.configuration.headerRules.match(for: request.origin.ruleKey), !match.rule.response.isEmpty {
             let changes = match.rule.response.apply(to: &fields)
             session.emit(requestContext, RequestDidAdaptResponse(rule: match.rule.name, changes: changes))
         }
@@ -526,8 +527,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                 resumeClientInput()
             }
         }
+        let key = HostRuleKey(target.host)
         let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
-                            parent: session.configuration.parentProxy(for: target.host))
+                            parent: session.configuration.parentProxy(for: key), ruleKey: key)
         request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
                                       withBody: keepsBody, stripCredentials: origin.host != firstHost)
         startAttempt()

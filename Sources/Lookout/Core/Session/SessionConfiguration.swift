@@ -48,7 +48,7 @@ public struct SessionConfiguration: Sendable {
     public var failFastWhenUnreachable = false
 
     /// The parent proxy requests to `host` go through, or nil for a direct connection.
-    func parentProxy(for host: String) -> ParentProxy? {
+    func parentProxy(for host: HostRuleKey) -> ParentProxy? {
         if let match = parentProxyRules.match(for: host) { return match.rule }
         return defaultParentProxy
     }

@@ -59,7 +59,7 @@ struct UpstreamOpener {
         let loop = self.loop
         let access = session.configuration.access
         // Every hop is checked here too: a followed redirect does not pass through routing.
-        if let refusal = access.refusal(forHost: origin.host) {
+        if let refusal = access.refusal(forHost: origin.ruleKey) {
             loop.execute { if !handle.isCancelled { steps.didFail(refusal) } }
             return handle
         }

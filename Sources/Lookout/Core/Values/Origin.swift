@@ -1,3 +1,5 @@
+import LookoutTLS
+
 /// Where an upstream request goes: scheme, host and port; also the connection-pool key, so
 /// plain and TLS connections to one host:port are never mixed up.
 struct Origin: Hashable, Sendable {
@@ -8,12 +10,27 @@ struct Origin: Hashable, Sendable {
     /// The parent proxy the connection goes through (`upstream_proxies`), or nil for direct.
     /// Part of the pool key: a connection through a parent is never reused for a direct one.
     let parent: ParentProxy?
+    /// `host` prepared for the per-host rule sets, once.
+    let ruleKey: HostRuleKey
 
-    init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil) {
+    init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil) {
         self.host = host
         self.port = port
         self.isSecure = isSecure
         self.parent = parent
+        self.ruleKey = ruleKey ?? HostRuleKey(host)
+    }
+
+    // The pool key: `ruleKey` follows from `host`.
+    static func == (a: Origin, b: Origin) -> Bool {
+        a.host == b.host && a.port == b.port && a.isSecure == b.isSecure && a.parent == b.parent
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(isSecure)
+        hasher.combine(parent)
     }
 
     /// The pool key of plain requests through `parent`: one connection to the parent serves

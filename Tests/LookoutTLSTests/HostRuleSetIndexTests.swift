@@ -1,0 +1,36 @@
+import Testing
+@testable import LookoutTLS
+
+/// `HostRuleSet` is an index, not a scan: the same answers as "most specific first" for every
+/// kind of pattern and every spelling of a host.
+@Suite struct HostRuleSetIndexTests {
+    private func set(_ patterns: [String]) throws -> HostRuleSet<String> {
+        HostRuleSet(try patterns.map { ([try HostPattern($0)], $0) })
+    }
+
+    @Test func theMostSpecificPatternWinsWhateverTheOrder() throws {
+        let patterns = ["**", "**.example.com", "**.api.example.com", "*.api.example.com", "v1.api.example.com",
+                        "*.example.com", "192.0.2.1", "2001:db8::1"]
+        for rules in [patterns, patterns.reversed()] {
+            let set = try set(Array(rules))
+            #expect(set.rule(for: "v1.api.example.com") == "v1.api.example.com")
+            #expect(set.rule(for: "V2.API.Example.COM.") == "*.api.example.com")
+            #expect(set.rule(for: "a.v2.api.example.com") == "**.api.example.com")
+            #expect(set.rule(for: "www.example.com") == "*.example.com")
+            #expect(set.rule(for: "a.b.example.com") == "**.example.com")
+            #expect(set.rule(for: "example.com") == "**")
+            #expect(set.rule(for: "192.0.2.1") == "192.0.2.1")
+            #expect(set.rule(for: "[2001:DB8:0:0::1]") == "2001:db8::1")
+            #expect(set.rule(for: "192.0.2.2") == "**")  // wildcards never match an address
+            #expect(set.rule(for: "other.org") == "**")
+        }
+    }
+
+    @Test func tiesGoToTheRuleListedFirstAndNothingMatchesAnEmptySet() throws {
+        let set = HostRuleSet([([try HostPattern("*.example.com")], "first"), ([try HostPattern("*.example.com")], "second")])
+        #expect(set.rule(for: "a.example.com") == "first")
+        #expect(set.rule(for: "a..example.com") == nil)
+        #expect(HostRuleSet<String>.empty.rule(for: "a.example.com") == nil)
+        #expect(try self.set(["*.example.com"]).rule(for: "example.com") == nil)
+    }
+}
