@@ -17,6 +17,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
     private let logger: Logger
     private let signalQueue = DispatchQueue(label: "lookout.signals")
     private var signalSources: [DispatchSourceSignal] = []
+    /// Signalled once per signal source when Dispatch has registered it (see `start`).
+    private let signalsRegistered = DispatchSemaphore(value: 0)
     private var stopping = false
 
     init(configuration file: LookoutConfiguration, logger: Logger) throws {
@@ -43,6 +45,15 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             logger.info("SIGHUP: reopening the log file")
             logMonitor?.reopen()
         }
+        // Registration is asynchronous, on Dispatch's manager thread; `dispatchMain` then unblocks
+        // the signals on the main thread, where one arriving before Dispatch's handler is in
+        // place would kill the process. So nothing is announced until all three are registered.
+        for _ in ProxyRunner.controlSignals {
+            if signalsRegistered.wait(timeout: .now() + 5) == .timedOut {
+                logger.warning("signal handlers not registered within 5 s; a signal right now may be lost")
+                break
+            }
+        }
         let addresses = try session.start()
         for address in addresses {
             logger.info("listening on \(address)")
@@ -65,6 +76,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
     private func watch(_ number: Int32, _ handler: @escaping () -> Void) {
         let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
         source.setEventHandler(handler: handler)
+        let registered = signalsRegistered
+        source.setRegistrationHandler { registered.signal() }
         source.activate()
         signalSources.append(source)
     }
