@@ -200,6 +200,19 @@ def test_a_plain_407_passes_back_only_for_the_clients_own_credentials(make_proxy
     assert [req.target for req in site.received] == [b"/"]
 
 
+def test_a_connect_carries_the_clients_own_credentials_and_gets_the_parents_407(make_proxy, squid_factory, site):
+    squid = squid_factory(site.port, users={"carol": "pw"})
+    proxy = make_proxy(via(f"http://127.0.0.1:{squid.port}", connect={"allowed_ports": [site.port]}))
+    r = curl(proxy, site.url("/"), "--proxytunnel", "--proxy-user", "carol:pw")
+    assert (r.status, r.body) == (200, b"hello"), r
+    resp, _ = raw_exchange(proxy.port, request_bytes("CONNECT", f"127.0.0.1:{site.port}",
+                                                     [("Proxy-Authorization", "Basic Y2Fyb2w6bm9wZQ==")],  # carol:nope
+                                                     host=f"127.0.0.1:{site.port}"))
+    assert_error_response(resp, 407, "parent_proxy_authentication_required")
+    assert resp.header("Proxy-Authenticate") == 'Basic realm="parent"', resp.headers  # the parent's challenge
+    assert_error_summary(proxy.summaries(2)[1], 407, "parent_proxy_authentication_required", kind="tunnel")
+
+
 def test_a_parent_that_is_down_is_parent_proxy_failed(make_proxy, site):
     dead = free_port()
     proxy = make_proxy(via(f"http://127.0.0.1:{dead}", connect={"allowed_ports": [site.port]}))

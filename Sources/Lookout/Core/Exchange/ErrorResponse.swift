@@ -16,7 +16,11 @@ enum ErrorResponse {
         fields[.contentLength] = String(body.count)
         fields[errorHeader] = error.code
         if let requestID { fields[ErrorResponse.idHeader] = String(requestID) }
-        if status == 407 { fields[.proxyAuthenticate] = ProxyAuthenticator.challenge }
+        if case .upstreamFailed(.parentProxyAuthenticationRequired(_, let challenges)) = error {
+            for challenge in challenges { fields.append(HTTPField(name: .proxyAuthenticate, value: challenge)) }
+        } else if status == 407 {
+            fields[.proxyAuthenticate] = ProxyAuthenticator.challenge
+        }
         if case .accessDenied(.methodNotAllowed(_, let allowed)) = error {
             fields[.allow] = allowed.joined(separator: ", ")  // RFC 9110 §15.5.6
         }

@@ -87,7 +87,10 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         session.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
         metrics.proxy = origin.parent?.description
-        opening = UpstreamOpener(session: session, loop: context.loop).open(origin, tunnel: true, for: self)
+        // Lookout asks for no credentials: any the client sent are for the parent (RFC 9110 §11.7.2).
+        let clientAuthorization = session.authenticator == nil ? head.headerFields[.proxyAuthorization] : nil
+        opening = UpstreamOpener(session: session, loop: context.loop)
+            .open(origin, tunnel: true, clientAuthorization: clientAuthorization, for: self)
     }
 
     func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {

@@ -1,4 +1,5 @@
 import LookoutIO
+import LookoutTLS
 
 /// Asks a parent proxy for a tunnel to an origin (`CONNECT host:port`, RFC 9110 §9.3.6) on a
 /// fresh connection to it, and reads its answer: any 2xx opens the tunnel; anything else, a
@@ -17,11 +18,14 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
     private let completion: (Outcome) -> Void
     private let timer: LoopTimer
     private var received: [UInt8] = []
+    private var sentClientAuthorization = false
     private var finished = false
     /// A status line and a few fields; a parent that says more is not answering a CONNECT.
     private static let maximumAnswerBytes = 16 * 1024
 
-    init(connection: Connection, authority: String, parent: ParentProxy, timeout: Double,
+    /// `clientAuthorization`: the client's own `Proxy-Authorization`, sent when the parent's URL
+    /// has no credentials (and Lookout asks for none); a 407 then goes back to the client.
+    init(connection: Connection, authority: String, parent: ParentProxy, clientAuthorization: String?, timeout: Double,
          completion: @escaping (Outcome) -> Void) {
         self.connection = connection
         self.parent = parent
@@ -29,7 +33,10 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
         self.completion = completion
         self.timer = LoopTimer(loop: connection.loop)
         var request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
-        if let authorization = parent.authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
+        if let authorization = parent.authorization ?? clientAuthorization {
+            request += "Proxy-Authorization: \(authorization)\r\n"
+        }
+        sentClientAuthorization = parent.authorization == nil && clientAuthorization != nil
         request += "\r\n"
         connection.delegate = self
         connection.write(Array(request.utf8))
@@ -74,6 +81,18 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
         let parts = String(decoding: statusLine, as: UTF8.self).split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...599).contains(status) else {
             finish(.failure(failure("malformed answer to CONNECT \(authority)")), close: true)
+            return
+        }
+        if status == 407 && sentClientAuthorization {
+            let challenges = String(decoding: received[..<end], as: UTF8.self)
+                .split(whereSeparator: { $0 == "\r\n" || $0 == "\n" })
+                .compactMap { line -> String? in
+                    guard let colon = line.firstIndex(of: ":"),
+                          line[..<colon].lowercased() == "proxy-authenticate" else { return nil }
+                    return line[line.index(after: colon)...].trimmingASCIIWhitespace()
+                }
+            finish(.failure(.upstreamFailed(reason: .parentProxyAuthenticationRequired(
+                proxy: parent.description, challenges: challenges))), close: true)
             return
         }
         guard (200...299).contains(status) else {

@@ -29,9 +29,12 @@ struct UpstreamOpener {
 
     /// Opens a connection for `client`: records the DNS and connect timings in its metrics,
     /// reports `task.didResolve` and `task.didConnect`, then hands it the connection (or the error).
-    func open(_ origin: Origin, tunnel: Bool, for client: some UpstreamOpenerClient) -> OpenHandle {
+    /// `clientAuthorization`: the client's own `Proxy-Authorization` for a parent (see
+    /// `ParentConnectHandshake`).
+    func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String? = nil,
+              for client: some UpstreamOpenerClient) -> OpenHandle {
         let delegate = session.delegate
-        return open(origin, tunnel: tunnel, steps: .init(
+        return open(origin, tunnel: tunnel, clientAuthorization: clientAuthorization, steps: .init(
             didResolve: { [unowned client] resolution, start, end in
                 client.metrics.domainLookupStart = start
                 client.metrics.domainLookupEnd = end
@@ -51,7 +54,7 @@ struct UpstreamOpener {
     }
 
     /// Returns a handle to cancel a connect in progress.
-    private func open(_ origin: Origin, tunnel: Bool, steps: Steps) -> OpenHandle {
+    private func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String?, steps: Steps) -> OpenHandle {
         let handle = OpenHandle()
         let timeout = session.configuration.timeouts.upstreamConnect
         let lookupStart = Instant.now()
@@ -113,7 +116,8 @@ struct UpstreamOpener {
                             return
                         }
                         handle.parentHandshake = ParentConnectHandshake(
-                            connection: connection, authority: origin.authority, parent: parent, timeout: timeout
+                            connection: connection, authority: origin.authority, parent: parent,
+                            clientAuthorization: clientAuthorization, timeout: timeout
                         ) { outcome in
                             handle.parentHandshake = nil
                             guard !handle.isCancelled else { return }

@@ -73,6 +73,9 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case tlsHandshakeTimedOut(after: Double)
         /// The parent proxy (`upstream_proxies`) could not be reached or refused the CONNECT.
         case parentProxyFailed(proxy: String, detail: String)
+        /// The parent refused credentials the client itself sent for it: its 407 goes back, with
+        /// its `Proxy-Authenticate` challenges.
+        case parentProxyAuthenticationRequired(proxy: String, challenges: [String])
     }
 
     /// Why the client side failed.
@@ -126,6 +129,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tlsHandshakeFailed: return "upstream_tls_handshake_failed"
             case .tlsHandshakeTimedOut: return "upstream_tls_handshake_timed_out"
             case .parentProxyFailed: return "parent_proxy_failed"
+            case .parentProxyAuthenticationRequired: return "parent_proxy_authentication_required"
             }
         case .clientFailed(let reason):
             switch reason {
@@ -175,6 +179,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .upstreamFailed(let reason):
             switch reason {
             case .connectTimedOut, .firstByteTimedOut, .idleTimedOut, .tlsHandshakeTimedOut: return 504
+            case .parentProxyAuthenticationRequired: return 407
             default: return 502
             }
         case .clientFailed(let reason):
@@ -228,6 +233,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tlsHandshakeFailed(let detail): return "upstream TLS handshake failed: \(detail)"
             case .tlsHandshakeTimedOut(let after): return "upstream TLS handshake not finished within \(Self.seconds(after))"
             case .parentProxyFailed(let proxy, let detail): return "parent proxy \(proxy): \(detail)"
+            case .parentProxyAuthenticationRequired(let proxy, _):
+                return "parent proxy \(proxy) refused the credentials the client sent for it (407)"
             }
         case .clientFailed(let reason):
             switch reason {
