@@ -70,6 +70,13 @@ class ScriptedOrigin:
 
     def stop(self):
         self._stopped = True
+        # close() alone leaves a socket that another thread is blocked in accept() on listening
+        # in the kernel (the call holds it): a later connection to the port would still be served
+        # by this stopped origin. shutdown() wakes the accept and stops the listening for good.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.sock.close()
         except OSError:
