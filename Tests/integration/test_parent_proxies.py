@@ -236,6 +236,26 @@ def test_rules_pick_the_parent_per_host(make_proxy, site):
     assert parent.only_summary()["url"] == f"http://localhost:{site.port}/"
 
 
+@pytest.mark.parametrize("behaviour, timeouts, message", [
+    ("garbage_head", {}, "malformed answer to CONNECT"),
+    ("close_without_response", {}, "closed the connection before answering CONNECT"),
+    ("never_answers", {"upstream_connect": 1}, "no answer to CONNECT"),
+])
+def test_a_parent_that_does_not_answer_connect_properly(make_proxy, raw_origin, site, behaviour, timeouts, message):
+    parent = raw_origin(behaviour)
+    proxy = make_proxy(via(f"http://127.0.0.1:{parent.port}", connect={"allowed_ports": [site.port]},
+                           timeouts=timeouts))
+    resp, _ = raw_exchange(proxy.port, request_bytes("CONNECT", f"127.0.0.1:{site.port}", host=f"127.0.0.1:{site.port}"))
+    assert_error_response(resp, 502, "parent_proxy_failed")
+    assert message in resp.body.decode(), resp.body
+    rec = proxy.only_summary(kind="tunnel")
+    assert_error_summary(rec, 502, "parent_proxy_failed", kind="tunnel")
+    assert rec["error"]["message"].startswith(f"parent proxy http://127.0.0.1:{parent.port}:"), rec
+    [head] = parent.wait_received(1)
+    assert head.startswith(f"CONNECT 127.0.0.1:{site.port} HTTP/1.1".encode()), head
+    assert site.received == []
+
+
 @pytest.mark.parametrize("value, message", [
     ("https://proxy.example:3128", "only http:// parent proxies are supported"),
     ("socks5://proxy.example:1080", 'expected "direct" or an http://'),

@@ -50,8 +50,4 @@ public struct AccessPolicy: Sendable {
         denyNetworks.first { $0.contains(address) }
     }
 
-    /// True when nothing is restricted (the default).
-    public var isOpen: Bool {
-        clients.isEmpty && !restrictsHosts && denyHosts.isEmpty && denyNetworks.isEmpty && methods.isEmpty
-    }
 }

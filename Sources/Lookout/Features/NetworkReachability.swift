@@ -34,11 +34,10 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
     private let loop: EventLoop
     private let session: Session
     private var monitor: RouteChangeMonitor?
-    private(set) var status = ReachabilityStatus.unknown
-    private(set) var interface: String?
-    /// Read from every loop (fail fast) and the status page.
+    /// Written on the loop, read by the status page from any thread.
+    private let current = Mutex<(status: ReachabilityStatus, interface: String?)>((.unknown, nil))
+    /// `current.status == .notReachable`, read without a lock on every new connection (fail fast).
     let isNotReachable = Atomic<Bool>(false)
-    private let statusText = Mutex<(String, String?)>(("unknown", nil))
 
     init(loop: EventLoop, session: Session) {
         self.loop = loop
@@ -60,7 +59,7 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
     }
 
     /// The status and interface, for the status page (any thread).
-    var snapshot: (status: String, interface: String?) { statusText.withLock { $0 } }
+    var snapshot: (status: String, interface: String?) { current.withLock { ($0.status.description, $0.interface) } }
 
     private func update() {
         let new: ReachabilityStatus
@@ -74,12 +73,13 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
         case .failure:
             new = .unknown
         }
-        guard new != status || newInterface != interface else { return }
-        let old = status
-        status = new
-        interface = newInterface
+        let old: ReachabilityStatus? = current.withLock { state in
+            guard new != state.status || newInterface != state.interface else { return nil }
+            defer { state = (new, newInterface) }
+            return state.status
+        }
+        guard let old else { return }
         isNotReachable.store(new == .notReachable, ordering: .relaxed)
-        statusText.withLock { $0 = (new.description, newInterface) }
         session.emit(EventContext(connectionID: 0),
                      SessionReachabilityDidChange(old: old.description, new: new.description, interface: newInterface))
     }

@@ -17,14 +17,10 @@ public struct ParentProxy: Hashable, Sendable, CustomStringConvertible {
         } else {
             authorization = nil
         }
+        description = host.utf8.contains(UInt8(ascii: ":")) ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
 
-    /// "http://host:port" — never the credentials (this is what the log shows).
-    public var description: String {
-        host.utf8.contains(UInt8(ascii: ":")) ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
-    }
-
-    var authority: String {
-        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
+    /// "http://host:port" — never the credentials (this is what the log shows). Formed once:
+    /// every exchange through the parent names it.
+    public let description: String
 }

@@ -197,13 +197,14 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                 upstream.headerFields[.proxyAuthorization] = own
             }
         }
-        var adaptation = RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: HTTPFields())
+        var ruleName: String?
+        var changes = HeaderChanges()
         if let match = session.configuration.headerRules.match(for: origin.ruleKey), !match.rule.request.isEmpty {
-            adaptation.rule = match.rule.name
-            adaptation.changes = match.rule.request.apply(to: &upstream.headerFields)
+            ruleName = match.rule.name
+            changes = match.rule.request.apply(to: &upstream.headerFields)
         }
-        adaptation.headerFields = upstream.headerFields
-        session.emit(requestContext, adaptation)
+        session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: upstream.headerFields,
+                                                            rule: ruleName, changes: changes))
         let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
                                                headerFields: upstream.headerFields)
         return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, bodyIsChunked: chunked,

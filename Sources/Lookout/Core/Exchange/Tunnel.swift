@@ -112,21 +112,21 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         metrics.requestStart = .now()
         client.write(Tunnel.established)
         summary.status = 200
-        var clientKeepsUp = true
-        if !earlyBytes.isEmpty {
-            upstreamToClient += UInt64(earlyBytes.count)
-            clientKeepsUp = client.write(earlyBytes)
-        }
-        relay(connection, readUpstream: clientKeepsUp)
+        relay(connection, after: earlyBytes)
     }
 
     /// Takes over a switched exchange's upstream connection; `upstreamLeftover` is what the
     /// origin sent right behind its 101.
     func adopt(_ connection: ByteStream, upstreamLeftover: [UInt8]) {
+        relay(connection, after: upstreamLeftover)
+    }
+
+    /// Relays, once the origin's bytes that came before the relay began are passed on.
+    private func relay(_ connection: ByteStream, after leftover: [UInt8]) {
         var clientKeepsUp = true
-        if !upstreamLeftover.isEmpty {
-            upstreamToClient += UInt64(upstreamLeftover.count)
-            clientKeepsUp = client.write(upstreamLeftover)
+        if !leftover.isEmpty {
+            upstreamToClient += UInt64(leftover.count)
+            clientKeepsUp = client.write(leftover)
         }
         relay(connection, readUpstream: clientKeepsUp)
     }
