@@ -37,11 +37,14 @@ let package = Package(
                 dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
+        // RFC 9111: the shared cache's rules and its store on disk.
+        .target(name: "LookoutCache",
+                dependencies: ["LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2"]),
         .target(name: "CLookoutSocket"),
         .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
         .target(name: "Lookout",
-                dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "CLookoutSocket",
+                dependencies: ["LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "CLookoutSocket",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
@@ -63,5 +66,7 @@ let package = Package(
                     dependencies: ["LookoutMonitors", "Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
+        .testTarget(name: "LookoutCacheTests",
+                    dependencies: ["LookoutCache", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")]),
     ]
 )

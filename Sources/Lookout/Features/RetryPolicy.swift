@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutTLS
 
 /// What one host's retry rule allows (config `retry.rules`).

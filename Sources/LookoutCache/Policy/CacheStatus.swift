@@ -1,0 +1,44 @@
+/// One member of the `Cache-Status` field (RFC 9211 §2), e.g. `Lookout; hit; ttl=87` or
+/// `Lookout; fwd=stale; fwd-status=304; stored`.
+public struct CacheStatus: Sendable, Equatable {
+    /// Why the request went forward to the origin (§2.2).
+    public enum Forward: String, Sendable {
+        case bypass, method, miss, request, stale
+        case uriMiss = "uri-miss"
+        case varyMiss = "vary-miss"
+    }
+
+    public var hit = false
+    public var forward: Forward?
+    public var forwardStatus: Int?
+    /// Remaining freshness in seconds; negative when stale (§2.4).
+    public var ttl: Int?
+    public var stored = false
+    public var collapsed = false
+    /// Free text for what the parameters above cannot say (§2.8), a token here.
+    public var detail: String?
+
+    public init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttl: Int? = nil,
+                stored: Bool = false, collapsed: Bool = false, detail: String? = nil) {
+        self.hit = hit
+        self.forward = forward
+        self.forwardStatus = forwardStatus
+        self.ttl = ttl
+        self.stored = stored
+        self.collapsed = collapsed
+        self.detail = detail
+    }
+
+    /// The list member, named after this cache.
+    public func fieldValue(cacheName: String = "Lookout") -> String {
+        var parts = [cacheName]
+        if hit { parts.append("hit") }
+        if let forward { parts.append("fwd=\(forward.rawValue)") }
+        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
+        if let ttl { parts.append("ttl=\(ttl)") }
+        if stored { parts.append("stored") }
+        if collapsed { parts.append("collapsed") }
+        if let detail { parts.append("detail=\(detail)") }
+        return parts.joined(separator: "; ")
+    }
+}
