@@ -48,4 +48,8 @@ int lookout_default_route_interface(char *name, size_t length);
 int lookout_interface_hardware_type(const char *name);
 /// 1 when the interface answers the wireless-extensions name query (a Wi-Fi device).
 int lookout_interface_is_wireless(const char *name);
+
+/// Copies `length` bytes from `in_fd` at `*in_offset` to the current offset of `out_fd` in the
+/// kernel (copy_file_range(2), behind _GNU_SOURCE); returns the bytes copied or -1.
+long lookout_copy_file_range(int in_fd, long long *in_offset, int out_fd, size_t length);
 #endif

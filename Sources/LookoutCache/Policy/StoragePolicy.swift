@@ -3,7 +3,7 @@ import HTTPTypes
 /// Whether a shared cache may store a response (RFC 9111 §3), and why not.
 public enum StoragePolicy {
     /// Why a response was not stored; the raw value is the log's `reason`.
-    public enum Refusal: String, Sendable, Equatable {
+    public enum Refusal: String, Sendable, Equatable, Error {
         /// Only GET responses are stored (HEAD is answered from them).
         case method
         /// Not a final status this cache stores: 1xx, 206 (partial content is never stored as
