@@ -54,7 +54,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS",
+                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS", "LookoutCache",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")]),
 

@@ -6,6 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
+        "cache",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -27,6 +28,7 @@ enum Schema {
         "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
         "upstream_proxies": ["rules", "default"],
         "reachability": ["enabled", "fail_fast"],
+        "cache": ["enabled", "path", "max_size_bytes", "max_object_bytes", "memory_bytes", "rules"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -46,6 +48,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `cache.rules[i]`.
+    static let cacheRule = ["hosts", "store", "default_ttl"]
     /// The keys of one `upstream_proxies.rules[i]`.
     static let upstreamProxyRule = ["hosts", "proxy"]
 
@@ -176,6 +180,9 @@ final class ConfigReader {
             if let node = section["fail_fast"] {
                 config.reachability.failFast = boolean(node, "reachability.fail_fast") ?? config.reachability.failFast
             }
+        }
+        if let node = top["cache"], let section = fields(of: node, path: "cache") {
+            readCache(section, into: &config.cache)
         }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)

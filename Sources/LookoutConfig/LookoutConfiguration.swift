@@ -47,6 +47,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var upstreamProxies = UpstreamProxies()
     /// `reachability`
     public var reachability = Reachability()
+    /// `cache`
+    public var cache = Cache()
 
     /// `reachability`: watch the route table; refuse early while there is no route out.
     public struct Reachability: Sendable, Equatable {

@@ -85,7 +85,15 @@ extension JSONBuffer {
         if s.transactions.count > 1 {
             key("transactions"); appendTransactions(s.transactions, options: options)
         }
-        if let cache = s.cache { key("cache"); string(cache) }
+        if let cache = s.cache {
+            key("cache")
+            beginObject()
+            key("status"); string(cache.status)
+            if let age = cache.age { key("age"); int(age) }
+            if let ttl = cache.ttl { key("ttl"); int(ttl) }
+            key("stored"); bool(cache.stored)
+            endObject()
+        }
         if let error = s.error { key("error"); appendError(error) }
         if options.includeHeaders {
             if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }

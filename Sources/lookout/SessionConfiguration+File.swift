@@ -1,5 +1,6 @@
 import Logging
 import Lookout
+import LookoutCache
 import LookoutConfig
 import LookoutHTTP
 import LookoutTLS
@@ -45,6 +46,15 @@ extension SessionConfiguration {
             (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
                                         request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))
         })
+        if file.cache.enabled {
+            cache = CacheSettings(
+                directory: file.cache.path.isEmpty ? file.stateDirectory + "/cache" : file.cache.path,
+                limits: CacheLimits(maxSizeBytes: Int64(file.cache.maxSizeBytes), maxObjectBytes: Int64(file.cache.maxObjectBytes),
+                                    memoryBytes: Int64(file.cache.memoryBytes)),
+                rules: HostRuleSet(file.cache.rules.map { rule in
+                    (rule.hosts, !rule.store ? .doNotCache : rule.defaultTTL > 0 ? .modify(defaultTTL: rule.defaultTTL) : .cache)
+                }))
+        }
         proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"

@@ -132,7 +132,7 @@ import Testing
              ["from", "to", "status", "decision", "reason"]),
             (LookoutEvent(c, TaskDidSuspend()), []),
             (LookoutEvent(c, TaskDidResume()), []),
-            (LookoutEvent(c, TaskWillCacheResponse(decision: "store")), ["decision"]),
+            (LookoutEvent(c, TaskWillCacheResponse(stored: true)), ["stored"]),
             (LookoutEvent(c, TaskDidComplete(error: error)), ["error"]),
             (LookoutEvent(c, TunnelDidOpen(target: "h:443", address: "127.0.0.1:443")), ["target", "address"]),
             (LookoutEvent(c, TunnelDidClose(clientToUpstream: 1, upstreamToClient: 2, milliseconds: 3.5, error: nil)),
@@ -150,6 +150,11 @@ import Testing
                 host: "a.test", rule: "api", evaluator: "public-keys", outcome: .failed, reason: "pin_mismatch",
                 message: "no pin matched", presentedPins: ["sha256/x"], enforced: true))),
              ["host", "rule", "evaluator", "result", "reason", "message", "presented_pins", "enforced"]),
+            (LookoutEvent(c, RequestDidLookUpCache(result: "stale", reason: "request_no_cache", age: 5, ttl: -1)),
+             ["result", "reason", "age", "ttl"]),
+            (LookoutEvent(c, TaskWillCacheResponse(stored: false, reason: "private", rule: "**.a.test")), ["stored", "reason", "rule"]),
+            (LookoutEvent(c, CacheDidEvict(url: "http://u:p@a/x", object: "ab", bytes: 10, reason: "size_limit")),
+             ["url", "object", "bytes", "reason"]),
         ]
         let lines = try deliver(cases.map(\.0), to: monitor, path: path)
         #expect(lines.count == cases.count)
@@ -163,6 +168,7 @@ import Testing
         #expect(lines[7].contains(#""to":"http://a:[redacted]@h/""#))
         #expect(lines[11].hasSuffix(#""error":{"code":"upstream_first_byte_timeout","message":"upstream sent no response within 60 s"}}"#))
         #expect(lines[14].contains(#""ms":-1,"error""#))
+        #expect(lines[lines.count - 1].contains(#""url":"http://u:[redacted]@a/x""#))
     }
 
     @Test func interestFollowsVerbosity() throws {

@@ -33,14 +33,15 @@ import Testing
         summary.upstream!.requestBodyBytes = 5
         summary.attempts = 2
         summary.redirects = 1
-        summary.cache = "miss"
+        summary.cache = CacheSummary(status: "revalidated", age: 3, ttl: -2, stored: true)
         let lines = try deliver([LookoutEvent(EventContext(connectionID: 3, requestID: 7), RequestDidFinish(summary: summary))],
                                 to: monitor, path: path)
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""upstream":{"address":"127.0.0.1:9000","protocol":"http/1.1","reused":true},"#
             + #""timings_ms":{"blocked":0,"dns":-1,"connect":-1,"tls":-1,"send":0.01,"wait":0.9,"receive":0.2,"total":1.4},"#
             + #""bytes":{"request_headers":120,"request_body":5,"response_headers":150,"response_body":1024},"#
-            + #""attempts":2,"redirects":1,"cache":"miss"}"#) == true)
+            + #""attempts":2,"redirects":1,"#
+            + #""cache":{"status":"revalidated","age":3,"ttl":-2,"stored":true}}"#) == true)
     }
 
     @Test func severalAttemptsListTheirTransactionsAndFinalURL() throws {

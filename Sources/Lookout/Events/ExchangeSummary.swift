@@ -27,7 +27,7 @@ public struct ExchangeSummary: Sendable {
     public var transactions: [TransactionMetrics] = []
     /// The URL of the last hop, after followed redirects.
     public var finalURL: String?
-    public var cache: String?
+    public var cache: CacheSummary?
     public var error: ProxyError?
     /// Bytes of the request and response heads and bodies exchanged with the upstream.
     public var requestHeaders: HTTPFields?
@@ -55,4 +55,20 @@ public struct ExchangeSummary: Sendable {
 
     /// Milliseconds from the request head to the end of the exchange.
     public var totalMilliseconds: Double { end.milliseconds(since: start) }
+}
+
+/// The summary record's `cache` object.
+public struct CacheSummary: Sendable, Equatable {
+    /// "hit", "miss", "stale", "revalidated", "bypass".
+    public var status: String
+    public var age: Int?
+    public var ttl: Int?
+    public var stored: Bool
+
+    public init(status: String, age: Int? = nil, ttl: Int? = nil, stored: Bool = false) {
+        self.status = status
+        self.age = age
+        self.ttl = ttl
+        self.stored = stored
+    }
 }

@@ -84,13 +84,29 @@ private func encodeHeaderRule<Writer: EventFieldWriter & ~Copyable>(_ rule: Stri
     if !changes.removed.isEmpty { writer.field("removed", changes.removed) }
 }
 
-/// `request.didLookUpCache`: what the cache had for the request.
+/// `request.didLookUpCache`: what the cache had for the request, and why it could or could not use it.
 public struct RequestDidLookUpCache: EventKind {
     public static let name = "request.didLookUpCache"
+    /// "hit", "miss", "stale", "revalidated", "collapsed", "bypass", "only_if_cached_miss".
     public var result: String
+    /// Why, where there is more to say, e.g. "request_no_cache", "vary_mismatch", "uri_miss", "method".
+    public var reason: String?
+    /// The stored response's age and remaining freshness in seconds (negative when stale).
+    public var age: Int?
+    public var ttl: Int?
+
+    public init(result: String, reason: String? = nil, age: Int? = nil, ttl: Int? = nil) {
+        self.result = result
+        self.reason = reason
+        self.age = age
+        self.ttl = ttl
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("result", result)
+        if let reason { writer.field("reason", reason) }
+        if let age { writer.field("age", age) }
+        if let ttl { writer.field("ttl", ttl) }
     }
 }
 

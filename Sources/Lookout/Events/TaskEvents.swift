@@ -153,10 +153,23 @@ public struct TaskDidResume: EventKind {
 /// `task.willCacheResponse`: what the cache policy decided for a response.
 public struct TaskWillCacheResponse: EventKind {
     public static let name = "task.willCacheResponse"
-    public var decision: String
+    /// True when the response is being stored; a later record with false follows if storing fails.
+    public var stored: Bool
+    /// Why not (e.g. "private", "too_large", "no_freshness", "write_failed"), or nil.
+    public var reason: String?
+    /// The `cache.rules` host pattern that decided, if one did.
+    public var rule: String?
+
+    public init(stored: Bool, reason: String? = nil, rule: String? = nil) {
+        self.stored = stored
+        self.reason = reason
+        self.rule = rule
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
-        writer.field("decision", decision)
+        writer.field("stored", stored)
+        if let reason { writer.field("reason", reason) }
+        if let rule { writer.field("rule", rule) }
     }
 }
 

@@ -1,22 +1,42 @@
-/// What may be stored in the cache for a response.
-public enum CacheDecision: String, Sendable {
-    case doNotCache = "do_not_cache"
+import LookoutTLS
+
+/// What the shared cache may do with a host's responses, like Alamofire's
+/// `CachedResponseHandler` (cache / do not cache / modify). RFC 9111 still decides what is
+/// storable; this can only forbid storing or give a default freshness.
+public enum CacheDecision: Sendable, Equatable {
+    /// Store what RFC 9111 allows, with heuristic freshness where nothing explicit is given.
+    case cache
+    /// Never store (serving stays RFC-correct: there is nothing to serve).
+    case doNotCache
+    /// Store what RFC 9111 allows, giving storable responses without explicit freshness
+    /// `defaultTTL` seconds (`cache.rules[i].default_ttl`).
+    case modify(defaultTTL: Int)
+
+    public var defaultTTL: Int {
+        if case .modify(let seconds) = self { return seconds }
+        return 0
+    }
 }
 
-/// Decides what the shared cache may store, like Alamofire's `CachedResponseHandler`.
-/// The session consults it only when a cache store is configured.
+/// Decides per host what the shared cache may store.
 public protocol CachedResponseHandler: Sendable {
-    func decision(forStatus status: Int, method: String, url: String) -> CacheDecision
+    /// The decision for `host`, and the rule that gave it (nil for the default).
+    func decision(for host: HostRuleKey) -> (decision: CacheDecision, rule: String?)
 }
 
-/// The stock cache policies.
+/// The configured policy: `cache.rules`, most specific first; hosts no rule names are cached.
 public struct ResponseCacher: CachedResponseHandler {
-    private let behavior: CacheDecision
+    public let rules: HostRuleSet<CacheDecision>
 
-    /// Nothing is stored.
-    public static let doNotCache = ResponseCacher(behavior: .doNotCache)
+    public init(rules: HostRuleSet<CacheDecision>) {
+        self.rules = rules
+    }
 
-    public func decision(forStatus status: Int, method: String, url: String) -> CacheDecision {
-        behavior
+    /// Stores what RFC 9111 allows, for every host.
+    public static let cache = ResponseCacher(rules: .empty)
+
+    public func decision(for host: HostRuleKey) -> (decision: CacheDecision, rule: String?) {
+        guard let match = rules.match(for: host) else { return (.cache, nil) }
+        return (match.rule, match.pattern.text)
     }
 }

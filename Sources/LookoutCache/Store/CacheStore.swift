@@ -88,7 +88,13 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         self.directory = directory
         self.limits = limits
         self.noticeHandler = noticeHandler
-        for path in [directory, directory + "/objects", directory + "/tmp"] {
+        // The directory and any missing parents (the state directory may not exist yet).
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .cannotCreate(path: prefix, errno: errno) }
+        }
+        for path in [directory + "/objects", directory + "/tmp"] {
             if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .cannotCreate(path: path, errno: errno) }
         }
         Self.removeAll(in: temporaryDirectory)

@@ -41,6 +41,17 @@ public final class CachedObject: @unchecked Sendable {  // immutable; read by th
         if case .file(let fd, _) = body { _ = close(fd) }
     }
 
+    /// The same body with other metadata (after a 304 updated the stored fields); a file body
+    /// gets a descriptor of its own.
+    public func replacingMetadata(_ metadata: StoredMetadata) -> CachedObject {
+        switch body {
+        case .memory:
+            return CachedObject(key: key, metadata: metadata, bodyLength: bodyLength, body: body)
+        case .file(let fd, let offset):
+            return CachedObject(key: key, metadata: metadata, bodyLength: bodyLength, body: .file(fd: dup(fd), offset: offset))
+        }
+    }
+
     public var isInMemory: Bool {
         if case .memory = body { return true }
         return false

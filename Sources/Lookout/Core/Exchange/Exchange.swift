@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutCache
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
@@ -73,6 +74,15 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var keepClientAlive = true
     private var finished = false
 
+    // The shared cache.
+    /// This exchange's lookup, validation and store (nil when the cache is off).
+    private var cache: ExchangeCache?
+    /// A stored response to answer with once the current task has ended (a 304 validated it).
+    private var pendingAnswer: StoredAnswer?
+    /// The stored body being sent, and how much of it went out.
+    private var storedBody: CachedObject?
+    private var storedBodySent: Int64 = 0
+
     init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
          kind: ExchangeSummary.Kind) {
@@ -133,16 +143,35 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                 replay = ReplayableBody(limit: replayLimit, directory: session.configuration.temporaryDirectory)
             }
         }
-        request = makeUpstreamRequest(method: head.method, origin: origin, path: upstreamPath, url: summary.url,
-                                      withBody: head.framing != .none, stripCredentials: false)
         if head.framing == .none { requestEnded = true }
+        var validators: HTTPFields?
+        if let shared = session.cache {
+            let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey)
+            self.cache = cache
+            let (lookup, record) = cache.lookUp(head: head, hasUpgrade: upgradeProtocol != nil)
+            session.emit(requestContext, record)
+            summary.cache = cache.summary
+            switch lookup {
+            case .answer(let answer):
+                answerFromStore(answer)
+                return
+            case .gatewayTimeout:
+                fail(.sessionUnavailable(reason: .notCached(url: summary.url)))
+                return
+            case .forward(let fields):
+                validators = fields
+            }
+        }
+        request = makeUpstreamRequest(method: head.method, origin: origin, path: upstreamPath, url: summary.url,
+                                      withBody: head.framing != .none, stripCredentials: false, validators: validators)
         startAttempt()
     }
 
     /// The request head for one hop, serialized: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
     /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the adapters.
     private func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
-                                     withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
+                                     withBody: Bool, stripCredentials: Bool,
+                                     validators: HTTPFields? = nil) -> UpstreamRequest {
         // Built in place inside the head the adapters change: a separate copy would be copied
         // again by the first adapter that appends a field (one allocation per request).
         var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
@@ -174,6 +203,13 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             // Hop-by-hop, so removed above; asked for again on this hop.
             upstream.headerFields[.connection] = "upgrade"
             upstream.headerFields[.upgrade] = upgradeProtocol
+        }
+        if let validators {
+            // Validating a stored response (RFC 9111 §4.3.1): its validators replace the
+            // client's own; the client's conditions are answered from the result.
+            upstream.headerFields[.ifNoneMatch] = nil
+            upstream.headerFields[.ifModifiedSince] = nil
+            upstream.headerFields.append(contentsOf: validators)
         }
         if stripCredentials {
             // Credentials meant for the first host are not sent to another one.
@@ -218,6 +254,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         self.task = task
         taskTakesBody = false
         replaySent = 0
+        cache?.attemptWillStart()
         context.taskMap.add(task, for: self)
         session.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
                                   didCreateFor: request.origin, attempt: summary.attempts)
@@ -277,6 +314,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     func clientDidDrain() {
+        if storedBody != nil {
+            sendStoredBody()
+            return
+        }
         task?.resumeReading()
     }
 
@@ -368,16 +409,30 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                                                  version: .http1_1, headerFields: fields))
     }
 
-    /// A final response head, with what the policies decided about it.
-    func taskDidReceiveResponse(_ response: ResponseHead, plan: ResponsePlan) {
+    /// A final response head, with what the policies decided about it. Returns false when the
+    /// response is held back (the task stops relaying it, and its completion starts what comes next).
+    func taskDidReceiveResponse(_ response: ResponseHead, plan: ResponsePlan) -> Bool {
         guard case .forward(let location) = plan else {
-            // Held back: the task stops, and its completion starts what comes next.
             pendingPlan = plan
-            return
+            return false
         }
-        summary.status = response.status
         var fields = response.headerFields
         HopByHopHeaders.remove(from: &fields)
+        var cacheStatus: String?
+        if let cache, summary.redirects == 0, response.status != 101 {
+            let (action, records) = cache.responseArrived(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                          fields: fields, framing: response.framing)
+            for record in records { emit(record) }
+            summary.cache = cache.summary
+            switch action {
+            case .answer(let answer):
+                pendingAnswer = answer
+                return false
+            case .relay(let status):
+                cacheStatus = status
+            }
+        }
+        summary.status = response.status
         if response.status == 101 {
             // The origin accepted the switch (the task only passes a 101 on when one was asked
             // for): the client gets the 101 with the switch named, then the bytes both ways.
@@ -392,17 +447,81 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             prepareFraming(for: response, fields: &fields)
         }
         if let location { fields[.location] = location }
+        if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
+        sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields)
+        return true
+    }
+
+    /// Lookout's own fields (Via, the host's header rule), then the head to the client.
+    private func sendResponseHead(status: Int, reasonPhrase: String, fields: inout HTTPFields) {
         if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
         if let match = session.configuration.headerRules.match(for: request.origin.ruleKey), !match.rule.response.isEmpty {
             let changes = match.rule.response.apply(to: &fields)
             session.emit(requestContext, RequestDidAdaptResponse(rule: match.rule.name, changes: changes))
         }
-        let bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
+        let bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase,
                                                 version: .http1_1, headerFields: fields)
         client.write(bytes)
         responseHeadSent = true
         summary.responseHeaders = fields
         summary.requestHeaders = head.headerFields
+    }
+
+    private func emit(_ record: any EventKind) {
+        func post<Kind: EventKind>(_ kind: Kind) { session.emit(requestContext, kind) }
+        post(record)
+    }
+
+    // MARK: - Answering from the cache
+
+    /// Sends a stored response (a hit, a revalidated or a stale-if-error one) and ends the exchange.
+    private func answerFromStore(_ answer: StoredAnswer) {
+        summary.status = answer.status
+        keepClientAlive = head.keepAlive && requestEnded && !delegate.isClosingAfterExchange && !session.isShuttingDown
+        var fields = answer.fields
+        if keepClientAlive {
+            if head.version == .http1_0 { fields[.connection] = "keep-alive" }
+        } else {
+            fields[.connection] = "close"
+        }
+        clientFraming = .contentLength
+        sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields)
+        guard answer.sendsBody, answer.object.bodyLength > 0 else {
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        if case .memory(let bytes) = answer.object.body {
+            // At most `memoryObjectLimit` bytes: queued whole, the connection sends it as the client reads.
+            client.write(bytes)
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        storedBody = answer.object
+        storedBodySent = 0
+        sendStoredBody()
+    }
+
+    /// Sends the stored body from its file until the client is backed up (`clientDidDrain` resumes).
+    private func sendStoredBody() {
+        guard let object = storedBody, !finished else { return }
+        let chunk = 64 * 1024
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while storedBodySent < object.bodyLength {
+            let (count, accepted) = buffer.withUnsafeMutableBytes { raw -> (Int, Bool) in
+                let n = object.readBody(at: storedBodySent, into: raw)
+                guard n > 0 else { return (0, true) }
+                return (n, client.write(UnsafeRawBufferPointer(rebasing: raw[..<n])))
+            }
+            guard count > 0 else {
+                storedBody = nil
+                finish(error: .sessionUnavailable(reason: .cacheReadFailed(url: summary.url)), keepAlive: false, truncate: true)
+                return
+            }
+            storedBodySent += Int64(count)
+            if !accepted { return }
+        }
+        storedBody = nil
+        finish(error: nil, keepAlive: keepClientAlive)
     }
 
     /// How the response body goes to the client, and whether the client connection stays open.
@@ -436,6 +555,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let cache, let record = cache.relayed(bytes) {
+            emit(record)
+            summary.cache = cache.summary
+        }
         switch clientFraming {
         case .chunked:
             client.write(HTTPSerializer.chunkHeader(length: bytes.count))
@@ -455,6 +578,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             client.write(HTTPSerializer.lastChunk(trailers: fields.isEmpty ? nil : fields))
         }
         if clientFraming == .untilClose { keepClientAlive = false }
+        if let cache {
+            if let record = cache.responseEnded() { emit(record) }
+            summary.cache = cache.summary
+        }
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
@@ -466,6 +593,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return
         }
         guard !finished else { return }
+        if let answer = pendingAnswer {
+            pendingAnswer = nil
+            answerFromStore(answer)
+            return
+        }
         if let plan = pendingPlan {
             pendingPlan = nil
             proceed(with: plan)
@@ -604,6 +736,14 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func fail(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
+        if !responseHeadSent, case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() {
+            // RFC 5861 §4: the stale response stands in for the failed validation.
+            session.emit(requestContext, record)
+            summary.cache = cache.summary
+            summary.error = nil
+            answerFromStore(answer)
+            return
+        }
         if !responseHeadSent {
             if error.status != nil {
                 client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
@@ -620,6 +760,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         finished = true
         waitingForNextAttempt = false
         replay = nil
+        storedBody = nil
+        if let cache {
+            cache.abandon()
+            summary.cache = cache.summary
+        }
         summary.error = error
         summary.transactions = transactions
         if summary.redirects > 0 { summary.finalURL = request.url }

@@ -16,7 +16,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let configuration: SessionConfiguration
     public let monitor: CompositeEventMonitor
     public let redirectHandler: RedirectHandler
-    public let cachedResponseHandler: CachedResponseHandler?
+    /// The shared cache (`cache.enabled`); nil when off.
+    let cache: SharedCache?
     public let retrier: RequestRetrier
     public let adapters: [RequestAdapter]
     /// Nil when no credentials are configured.
@@ -82,7 +83,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         // The configured rules unless the embedder brings its own policies.
         self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
-        self.cachedResponseHandler = cachedResponseHandler
+        if let settings = configuration.cache {
+            self.cache = try SharedCache(settings: settings,
+                                         handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
+                                         monitor: monitor)
+        } else {
+            self.cache = nil
+        }
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
         self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
         self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
@@ -91,7 +98,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }
         self.resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
         self.delegate = SessionDelegate(monitor: monitor, logger: logger, redirectHandler: self.redirectHandler,
-                                        retrier: self.retrier, cachedResponseHandler: cachedResponseHandler)
+                                        retrier: self.retrier)
     }
 
     // MARK: - Ids and events

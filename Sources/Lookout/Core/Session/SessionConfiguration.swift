@@ -64,6 +64,8 @@ public struct SessionConfiguration: Sendable {
     public var redirectRules = HostRuleSet<RedirectRule>.empty
     /// Per-host retry rules (`retry.rules`); none = only the stale pooled-connection retry.
     public var retryRules = HostRuleSet<RetryRule>.empty
+    /// The shared cache (`cache`); nil = off.
+    public var cache: CacheSettings?
 
     public init() {}
 }

@@ -30,15 +30,12 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
     let logger: Logger
     let redirectHandler: RedirectHandler
     let retrier: RequestRetrier
-    let cachedResponseHandler: CachedResponseHandler?
 
-    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier,
-         cachedResponseHandler: CachedResponseHandler?) {
+    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         self.monitor = monitor
         self.logger = logger
         self.redirectHandler = redirectHandler
         self.retrier = retrier
-        self.cachedResponseHandler = cachedResponseHandler
     }
 
     /// Posts an event, building it only if some monitor wants its kind.
@@ -152,13 +149,8 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
                 plan = .retry(delay: delay, countsAgainstRule: counts)
             }
         }
-        if case .forward = plan, let cacher = cachedResponseHandler {
-            let decision = cacher.decision(forStatus: head.status, method: task.request.method.rawValue, url: task.request.url)
-            emit(context(task), TaskWillCacheResponse(decision: decision.rawValue))
-        }
-        exchange.taskDidReceiveResponse(head, plan: plan)
-        if case .forward = plan { return .allow }
-        return .abandon
+        // The exchange may also hold a forwarded response back (the cache answers instead).
+        return exchange.taskDidReceiveResponse(head, plan: plan) ? .allow : .abandon
     }
 
     /// Returns false when the client is backed up.

@@ -95,6 +95,10 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case shuttingDown
         /// No route to the outside (`reachability.fail_fast`).
         case networkUnreachable(host: String)
+        /// `Cache-Control: only-if-cached` and no stored response fits (RFC 9111 §5.2.1.7).
+        case notCached(url: String)
+        /// A stored body could not be read back (after its head went out: the response breaks off).
+        case cacheReadFailed(url: String)
     }
 
     /// The stable machine-readable code.
@@ -144,6 +148,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tooManyConnections: return "too_many_connections"
             case .shuttingDown: return "shutting_down"
             case .networkUnreachable: return "network_unreachable"
+            case .notCached: return "only_if_cached"
+            case .cacheReadFailed: return "cache_read_failed"
             }
         case .serverTrustEvaluationFailed:
             return "server_trust_evaluation_failed"
@@ -188,7 +194,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             // A tunnel's 200 went out long before; nothing more can be said over it.
             case .closed, .tlsHandshakeFailed, .tlsHandshakeTimedOut, .tunnelIdleTimedOut: return nil
             }
-        case .sessionUnavailable:
+        case .sessionUnavailable(let reason):
+            if case .notCached = reason { return 504 }
             return 503
         case .serverTrustEvaluationFailed, .redirectFailed:
             return 502
@@ -250,6 +257,10 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .shuttingDown: return "Lookout is shutting down"
             case .networkUnreachable(let host):
                 return "no route to the network for \(host): the machine has no default route (reachability.fail_fast)"
+            case .notCached(let url):
+                return "only-if-cached: no stored response for \(url) satisfies the request"
+            case .cacheReadFailed(let url):
+                return "the stored response for \(url) could not be read"
             }
         case .serverTrustEvaluationFailed(let error):
             return error.description

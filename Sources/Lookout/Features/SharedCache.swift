@@ -1,0 +1,40 @@
+import LookoutCache
+import Synchronization
+
+/// The session's RFC 9111 shared cache: the store, the per-host policy, and the figures for
+/// `lookout cache stats` and the status page. Exchanges use it through `ExchangeCache`.
+final class SharedCache: Sendable {
+    let store: CacheStore
+    let handler: CachedResponseHandler
+
+    /// Lookups since start, by outcome.
+    let hits = Atomic<UInt64>(0)
+    let misses = Atomic<UInt64>(0)
+    let revalidations = Atomic<UInt64>(0)
+    let staleServed = Atomic<UInt64>(0)
+    let bypasses = Atomic<UInt64>(0)
+    let stores = Atomic<UInt64>(0)
+
+    /// Opens the store; evictions and damaged files found later are posted as `cache.didEvict`.
+    init(settings: CacheSettings, handler: CachedResponseHandler, monitor: CompositeEventMonitor) throws {
+        self.handler = handler
+        self.store = try CacheStore(directory: settings.directory, limits: settings.limits) { notice in
+            guard monitor.wants(CacheDidEvict.interest) else { return }
+            let event: CacheDidEvict
+            switch notice {
+            case let .evicted(url, key, bytes):
+                event = CacheDidEvict(url: url, object: key.description, bytes: bytes, reason: "size_limit")
+            case let .removedCorrupt(key, reason):
+                event = CacheDidEvict(url: nil, object: key.description, bytes: -1, reason: "corrupt: \(reason)")
+            }
+            monitor.post(LookoutEvent(EventContext(connectionID: 0), event))
+        }
+    }
+
+    /// Served from the store (fresh or accepted stale, and revalidated) over every lookup.
+    var hitRatio: Double {
+        let served = hits.load(ordering: .relaxed) + staleServed.load(ordering: .relaxed) + revalidations.load(ordering: .relaxed)
+        let all = served + misses.load(ordering: .relaxed)
+        return all == 0 ? 0 : Double(served) / Double(all)
+    }
+}
