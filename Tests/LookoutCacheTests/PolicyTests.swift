@@ -265,3 +265,30 @@ let rfcTime = 784_111_777.0
         #expect(CacheStatus(forward: .uriMiss, ttl: -3, collapsed: true).fieldValue() == "Lookout; fwd=uri-miss; ttl=-3; collapsed")
     }
 }
+
+@Suite struct ByteRangesTests {
+    @Test func singleRanges() {
+        #expect(ByteRanges.evaluate("bytes=0-499", length: 10_000) == .ranges([0...499]))
+        #expect(ByteRanges.evaluate("bytes=9500-", length: 10_000) == .ranges([9500...9999]))
+        #expect(ByteRanges.evaluate("bytes=-500", length: 10_000) == .ranges([9500...9999]))
+        #expect(ByteRanges.evaluate("bytes=-50000", length: 10_000) == .ranges([0...9999]))
+        #expect(ByteRanges.evaluate("bytes=9000-99999", length: 10_000) == .ranges([9000...9999]))
+    }
+
+    @Test func multipleRangesCoalesce() {
+        #expect(ByteRanges.evaluate("bytes=0-9, 20-29", length: 100) == .ranges([0...9, 20...29]))
+        #expect(ByteRanges.evaluate("bytes=0-9,5-19,20-29", length: 100) == .ranges([0...29]))
+        #expect(ByteRanges.evaluate("bytes=50-59, 0-9", length: 100) == .ranges([50...59, 0...9]))
+    }
+
+    @Test func unsatisfiableAndIgnored() {
+        #expect(ByteRanges.evaluate("bytes=100-", length: 100) == .unsatisfiable)
+        #expect(ByteRanges.evaluate("bytes=-0", length: 100) == .unsatisfiable)
+        #expect(ByteRanges.evaluate("bytes=5-1", length: 100) == .ignore)
+        #expect(ByteRanges.evaluate("items=0-1", length: 100) == .ignore)
+        #expect(ByteRanges.evaluate("bytes=a-b", length: 100) == .ignore)
+        #expect(ByteRanges.evaluate("bytes=-", length: 100) == .ignore)
+        let many = "bytes=" + (0..<17).map { "\($0 * 2)-\($0 * 2)" }.joined(separator: ",")
+        #expect(ByteRanges.evaluate(many, length: 100) == .ignore)
+    }
+}

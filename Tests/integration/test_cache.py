@@ -132,6 +132,24 @@ def test_last_modified_validation(make_proxy, site):
     assert [q.header("If-Modified-Since") for q in site.requests_for("/lm")] == [None, modified]
 
 
+def test_qualified_no_cache_fields_are_not_served_from_the_store(make_proxy, site):
+    site.route("/q", (200, {"Cache-Control": 'max-age=60, no-cache="Set-Cookie"', "Set-Cookie": "s=1",
+                            "X-Kept": "yes"}, b"q"))
+    proxy = make_proxy(cached())
+    assert curl(proxy, site.url("/q")).header("Set-Cookie") == "s=1"
+    hit = curl(proxy, site.url("/q"))
+    assert hit.header("Cache-Status").startswith("Lookout; hit") and hit.header("Set-Cookie") is None, hit.headers
+    assert hit.header("X-Kept") == "yes"
+
+
+def test_private_with_field_names_is_stored_without_them(make_proxy, site):
+    site.route("/pf", (200, {"Cache-Control": 'max-age=60, private="X-User"', "X-User": "alice"}, b"pf"))
+    proxy = make_proxy(cached())
+    assert curl(proxy, site.url("/pf")).header("X-User") == "alice"
+    hit = curl(proxy, site.url("/pf"))
+    assert hit.header("Cache-Status").startswith("Lookout; hit") and hit.header("X-User") is None, hit.headers
+
+
 def test_client_conditionals_are_answered_from_a_fresh_entry(make_proxy, site):
     site.route("/c", (200, {"Cache-Control": "max-age=60", "ETag": 'W/"x"', "Content-Type": "text/plain"}, b"body"))
     proxy = make_proxy(cached())
@@ -407,3 +425,52 @@ def test_sigkill_during_concurrent_stores_reopens_clean(make_proxy, site, tmp_pa
         assert r.body == body, path
         served += r.header("Cache-Status").startswith("Lookout; hit")
     assert served == len(bodies)
+
+
+def test_ranges_are_answered_from_a_stored_complete_response(make_proxy, site):
+    body = bytes(range(256)) * 400  # 102,400 bytes: on disk, not in memory
+    site.route("/rg", (200, {"Cache-Control": "max-age=60", "ETag": '"rg"', "Content-Type": "application/octet-stream"},
+                       body))
+    proxy = make_proxy(cached(memory_bytes=0))
+    curl(proxy, site.url("/rg"))
+    r = curl(proxy, site.url("/rg"), "-H", "Range: bytes=100-199")
+    assert r.status == 206 and r.body == body[100:200], r.headers
+    assert r.header("Content-Range") == f"bytes 100-199/{len(body)}"
+    r = curl(proxy, site.url("/rg"), "-H", "Range: bytes=-10")
+    assert r.status == 206 and r.body == body[-10:]
+    r = curl(proxy, site.url("/rg"), "-H", "Range: bytes=0-9, 50000-50009")
+    assert r.status == 206, r.headers
+    content_type = r.header("Content-Type")
+    assert content_type.startswith("multipart/byteranges; boundary="), r.headers
+    boundary = content_type.split("boundary=")[1].encode()
+    parts = [p for p in r.body.split(b"--" + boundary) if p.strip(b"\r\n") and p.strip(b"\r\n") != b"--"]
+    assert len(parts) == 2 and int(r.header("Content-Length")) == len(r.body)
+    for part, (start, end) in zip(parts, [(0, 9), (50000, 50009)]):
+        head, _, data = part.partition(b"\r\n\r\n")
+        assert f"Content-Range: bytes {start}-{end}/{len(body)}".encode() in head, head
+        assert b"Content-Type: application/octet-stream" in head
+        assert data.rstrip(b"\r\n") == body[start:end + 1] or data[:end - start + 1] == body[start:end + 1]
+    r = curl(proxy, site.url("/rg"), "-H", f"Range: bytes={len(body)}-")
+    assert r.status == 416 and r.header("Content-Range") == f"bytes */{len(body)}", r.headers
+    # If-Range that does not name the stored representation: the whole of it.
+    r = curl(proxy, site.url("/rg"), "-H", "Range: bytes=0-9", "-H", 'If-Range: "other"')
+    assert r.status == 200 and r.body == body
+    r = curl(proxy, site.url("/rg"), "-H", "Range: bytes=0-9", "-H", 'If-Range: "rg"')
+    assert r.status == 206 and r.body == body[:10]
+    assert len(site.requests_for("/rg")) == 1
+
+
+def test_a_partial_response_is_never_stored_as_complete(make_proxy, site):
+    body = b"0123456789" * 10
+    def answer(req):
+        if req.header("Range") == "bytes=0-9":
+            return 206, {"Cache-Control": "max-age=60", "Content-Range": f"bytes 0-9/{len(body)}"}, body[:10]
+        return 200, {"Cache-Control": "max-age=60"}, body
+    site.route("/part", answer)
+    proxy = make_proxy(cached(), verbose_events=True)
+    r = curl(proxy, site.url("/part"), "-H", "Range: bytes=0-9")
+    assert (r.status, r.body) == (206, body[:10])
+    r = curl(proxy, site.url("/part"))
+    assert (r.status, r.body) == (200, body) and "fwd=uri-miss" in r.header("Cache-Status")
+    reasons = [e.get("reason") for e in proxy.log_records(2, where=lambda e: e["event"] == "task.willCacheResponse")]
+    assert reasons[0] == "status", reasons

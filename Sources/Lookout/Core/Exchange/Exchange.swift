@@ -79,9 +79,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var cache: ExchangeCache?
     /// A stored response to answer with once the current task has ended (a 304 validated it).
     private var pendingAnswer: StoredAnswer?
-    /// The stored body being sent, and how much of it went out.
-    private var storedBody: CachedObject?
-    private var storedBodySent: Int64 = 0
+    /// Sends a stored body while the client keeps up.
+    private var storedBody: StoredBodySender?
 
     init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
@@ -486,42 +485,28 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         clientFraming = .contentLength
         sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields)
-        guard answer.sendsBody, answer.object.bodyLength > 0 else {
+        guard !answer.segments.isEmpty else {
             finish(error: nil, keepAlive: keepClientAlive)
             return
         }
-        if case .memory(let bytes) = answer.object.body {
-            // At most `memoryObjectLimit` bytes: queued whole, the connection sends it as the client reads.
-            client.write(bytes)
-            finish(error: nil, keepAlive: keepClientAlive)
-            return
-        }
-        storedBody = answer.object
-        storedBodySent = 0
+        storedBody = StoredBodySender(object: answer.object, segments: answer.segments)
         sendStoredBody()
     }
 
-    /// Sends the stored body from its file until the client is backed up (`clientDidDrain` resumes).
+    /// Sends the stored body until the client is backed up (`clientDidDrain` resumes).
     private func sendStoredBody() {
-        guard let object = storedBody, !finished else { return }
-        let chunk = 64 * 1024
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        while storedBodySent < object.bodyLength {
-            let (count, accepted) = buffer.withUnsafeMutableBytes { raw -> (Int, Bool) in
-                let n = object.readBody(at: storedBodySent, into: raw)
-                guard n > 0 else { return (0, true) }
-                return (n, client.write(UnsafeRawBufferPointer(rebasing: raw[..<n])))
-            }
-            guard count > 0 else {
-                storedBody = nil
-                finish(error: .sessionUnavailable(reason: .cacheReadFailed(url: summary.url)), keepAlive: false, truncate: true)
-                return
-            }
-            storedBodySent += Int64(count)
-            if !accepted { return }
+        guard let sender = storedBody, !finished else { return }
+        switch sender.send(to: client) {
+        case .waiting:
+            return
+        case .done:
+            storedBody = nil
+            finish(error: nil, keepAlive: keepClientAlive)
+        case .failed:
+            storedBody = nil
+            // The head went out: the client must see a broken transfer, never a short "complete" one.
+            finish(error: .sessionUnavailable(reason: .cacheReadFailed(url: summary.url)), keepAlive: false, truncate: true)
         }
-        storedBody = nil
-        finish(error: nil, keepAlive: keepClientAlive)
     }
 
     /// How the response body goes to the client, and whether the client connection stays open.

@@ -3,14 +3,14 @@ import LookoutCache
 import LookoutHTTP
 import LookoutTLS
 
-/// A stored response the exchange answers with: the head to send, and the body (none for HEAD
-/// and for a 304 to the client's own conditional request).
+/// A stored response the exchange answers with: the head to send, and the body's pieces (none
+/// for HEAD, a 304 to the client's own conditional request, or a 416).
 struct StoredAnswer {
     let object: CachedObject
     let status: Int
     let reasonPhrase: String
     let fields: HTTPFields
-    let sendsBody: Bool
+    let segments: [BodySegment]
 }
 
 /// One exchange's dealings with the shared cache (RFC 9111): the lookup before any upstream
@@ -71,8 +71,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// Before the first attempt. Returns what to do and the `request.didLookUpCache` record.
     func lookUp(head: RequestHead, hasUpgrade: Bool) -> (Lookup, RequestDidLookUpCache) {
         let isSafe = method == .get || method == .head
-        if !isSafe || hasUpgrade || head.framing != .none || requestFields[.range] != nil {
-            let reason = !isSafe ? "method" : hasUpgrade ? "upgrade" : head.framing != .none ? "request_body" : "range"
+        if !isSafe || hasUpgrade || head.framing != .none {
+            let reason = !isSafe ? "method" : hasUpgrade ? "upgrade" : "request_body"
             forward = isSafe ? .bypass : .method
             summary = CacheSummary(status: "bypass")
             cache.bypasses.add(1, ordering: .relaxed)
@@ -155,16 +155,69 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     private func answer(_ object: CachedObject, age: Double, status: CacheStatus) -> StoredAnswer {
         let m = object.metadata
         var fields = m.fields
+        if status.hit {
+            // §5.2.2.4: the fields a qualified no-cache names are not sent without revalidation.
+            for name in CacheControl(m.fields).noCacheFields {
+                if let fieldName = HTTPField.Name(name) { fields[fieldName] = nil }
+            }
+        }
         fields[.age] = String(Int(age))
         fields.append(HTTPField(name: .cacheStatus, value: status.fieldValue()))
         if m.status == 200 && Self.clientConditionMatches(requestFields, stored: m.fields) {
             // RFC 9110 §15.4.5: a 304 carries the validators and caching fields, no content fields.
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLanguage, .contentRange] { fields[name] = nil }
-            return StoredAnswer(object: object, status: 304, reasonPhrase: "Not Modified", fields: fields, sendsBody: false)
+            return StoredAnswer(object: object, status: 304, reasonPhrase: "Not Modified", fields: fields, segments: [])
+        }
+        let sendsBody = method != .head && m.status != 204 && m.status != 304
+        if m.status == 200, method == .get, let range = requestFields[.range], Self.ifRangeHolds(requestFields, stored: m.fields) {
+            switch ByteRanges.evaluate(range, length: object.bodyLength) {
+            case .ignore:
+                break
+            case .unsatisfiable:
+                // RFC 9110 §15.5.17.
+                fields[.contentRange] = "bytes */\(object.bodyLength)"
+                fields[.contentLength] = "0"
+                return StoredAnswer(object: object, status: 416, reasonPhrase: "Range Not Satisfiable", fields: fields, segments: [])
+            case .ranges(let ranges) where ranges.count == 1:
+                let r = ranges[0]
+                fields[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(object.bodyLength)"
+                fields[.contentLength] = String(r.upperBound - r.lowerBound + 1)
+                return StoredAnswer(object: object, status: 206, reasonPhrase: "Partial Content", fields: fields,
+                                    segments: [.stored(r)])
+            case .ranges(let ranges):
+                // RFC 9110 §14.6: multipart/byteranges, each part with its own Content-Range.
+                let boundary = "lookout-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
+                let type = m.fields[.contentType]
+                var segments: [BodySegment] = []
+                for (index, r) in ranges.enumerated() {
+                    var part = (index == 0 ? "" : "\r\n") + "--\(boundary)\r\n"
+                    if let type { part += "Content-Type: \(type)\r\n" }
+                    part += "Content-Range: bytes \(r.lowerBound)-\(r.upperBound)/\(object.bodyLength)\r\n\r\n"
+                    segments.append(.literal(Array(part.utf8)))
+                    segments.append(.stored(r))
+                }
+                segments.append(.literal(Array("\r\n--\(boundary)--\r\n".utf8)))
+                fields[.contentType] = "multipart/byteranges; boundary=\(boundary)"
+                fields[.contentLength] = String(segments.reduce(0) { $0 + $1.count })
+                return StoredAnswer(object: object, status: 206, reasonPhrase: "Partial Content", fields: fields, segments: segments)
+            }
         }
         fields[.contentLength] = String(object.bodyLength)
-        return StoredAnswer(object: object, status: m.status, reasonPhrase: m.reasonPhrase, fields: fields,
-                            sendsBody: method != .head && m.status != 204 && m.status != 304)
+        let segments: [BodySegment] = sendsBody && object.bodyLength > 0 ? [.stored(0...(object.bodyLength - 1))] : []
+        return StoredAnswer(object: object, status: m.status, reasonPhrase: m.reasonPhrase, fields: fields, segments: segments)
+    }
+
+    /// RFC 9110 §13.1.5: without If-Range, or when it names the stored representation (a strong
+    /// ETag match, or exactly its Last-Modified date), the ranges apply; otherwise the whole
+    /// representation is sent.
+    static func ifRangeHolds(_ request: HTTPFields, stored: HTTPFields) -> Bool {
+        guard let ifRange = request[.ifRange] else { return true }
+        if ifRange.hasPrefix("\"") {
+            guard let etag = stored[.eTag], !etag.hasPrefix("W/") else { return false }
+            return etag == ifRange
+        }
+        guard let lastModified = stored[.lastModified] else { return false }
+        return HTTPDate.unixSeconds(ifRange) != nil && HTTPDate.unixSeconds(ifRange) == HTTPDate.unixSeconds(lastModified)
     }
 
     /// RFC 9110 §13.2.2: If-None-Match (weak comparison) first; If-Modified-Since only without it.
