@@ -474,3 +474,52 @@ def test_a_partial_response_is_never_stored_as_complete(make_proxy, site):
     assert (r.status, r.body) == (200, body) and "fwd=uri-miss" in r.header("Cache-Status")
     reasons = [e.get("reason") for e in proxy.log_records(2, where=lambda e: e["event"] == "task.willCacheResponse")]
     assert reasons[0] == "status", reasons
+
+
+def test_concurrent_misses_collapse_into_one_fetch(make_proxy, site):
+    body = os.urandom(2_000_000)
+    release = threading.Event()
+    def slow(req):
+        release.wait(10)
+        return 200, {"Cache-Control": "max-age=60"}, body
+    site.route("/col", slow)
+    proxy = make_proxy(cached(), verbose_events=True)
+    results = [None] * 20
+    def fetch(i):
+        results[i] = curl(proxy, site.url("/col"))
+    threads = [threading.Thread(target=fetch, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: len(proxy.log_records(where=lambda e: e["event"] == "request.didLookUpCache")) == 20,
+               timeout=10, message="20 lookups")
+    release.set()
+    for t in threads:
+        t.join()
+    assert all(r.status == 200 and r.body == body for r in results), [r.status for r in results]
+    assert len(site.requests_for("/col")) == 1
+    statuses = sorted(r.header("Cache-Status") for r in results)
+    assert statuses.count("Lookout; fwd=uri-miss; fwd-status=200; collapsed") == 19, statuses
+    results_by = [e["result"] for e in proxy.log_records(20, where=lambda e: e["event"] == "request.didLookUpCache")]
+    assert sorted(results_by) == ["collapsed"] * 19 + ["miss"], results_by
+    assert sorted(r["cache"]["status"] for r in proxy.summaries(20)) == ["collapsed"] * 19 + ["miss"]
+
+
+def test_collapsed_followers_fetch_themselves_when_the_response_is_not_storable(make_proxy, site):
+    release = threading.Event()
+    def slow(req):
+        release.wait(10)
+        return 200, {"Cache-Control": "no-store"}, b"personal"
+    site.route("/ns2", slow)
+    proxy = make_proxy(cached())
+    results = [None] * 5
+    def fetch(i):
+        results[i] = curl(proxy, site.url("/ns2"))
+    threads = [threading.Thread(target=fetch, args=(i,)) for i in range(5)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    release.set()
+    for t in threads:
+        t.join()
+    assert all(r.body == b"personal" for r in results)
+    assert len(site.requests_for("/ns2")) == 5

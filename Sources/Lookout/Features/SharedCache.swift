@@ -6,6 +6,8 @@ import Synchronization
 final class SharedCache: Sendable {
     let store: CacheStore
     let handler: CachedResponseHandler
+    /// URLs being fetched into the store, which concurrent misses follow instead of fetching.
+    let fills = CacheFills()
 
     /// Lookups since start, by outcome.
     let hits = Atomic<UInt64>(0)
@@ -13,6 +15,7 @@ final class SharedCache: Sendable {
     let revalidations = Atomic<UInt64>(0)
     let staleServed = Atomic<UInt64>(0)
     let bypasses = Atomic<UInt64>(0)
+    let collapsed = Atomic<UInt64>(0)
     let stores = Atomic<UInt64>(0)
 
     /// Opens the store; evictions and damaged files found later are posted as `cache.didEvict`.

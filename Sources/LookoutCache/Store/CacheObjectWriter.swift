@@ -39,6 +39,17 @@ public final class CacheObjectWriter: @unchecked Sendable {  // confined to the 
 
     deinit { abandon(nil) }
 
+    /// Where the body starts in the file.
+    public var bodyOffset: Int64 { Int64(ObjectFile.prefixLength + metadataLength) }
+
+    /// A descriptor to read the body as it is written (`pread` at `bodyOffset`), for requests
+    /// collapsed onto this one; it stays valid after the file is renamed or removed. The caller
+    /// closes it. -1 once the writer has given up.
+    public func openReader() -> Int32 {
+        guard fd >= 0 else { return -1 }
+        return dup(fd)
+    }
+
     /// Appends body bytes; false once the writer has given up.
     @discardableResult
     public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -209,7 +209,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
             return temporaryCounter
         }
         let temporary = "\(temporaryDirectory)/\(key).\(getpid()).\(number).part"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .failure(.writeFailed) }
         let encoded = metadata.encoded()
         let header = ObjectFile.prefix(metadataLength: encoded.count, bodyLength: 0,

@@ -81,6 +81,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var pendingAnswer: StoredAnswer?
     /// Sends a stored body while the client keeps up.
     private var storedBody: StoredBodySender?
+    /// Follows another exchange's fetch of the same URL (a collapsed miss).
+    private var follower: FillFollower?
 
     init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
@@ -157,6 +159,13 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             case .gatewayTimeout:
                 fail(.sessionUnavailable(reason: .notCached(url: summary.url)))
                 return
+            case .follow(let fill):
+                let follower = FillFollower(fill: fill, head: head)
+                self.follower = follower
+                // Told on this exchange's loop (the fill posts there) whenever the leader moves on.
+                follower.start(on: context.loop) { [weak self] in self?.advanceFollower(afterDrain: false) }
+                advanceFollower(afterDrain: false)
+                return
             case .forward(let fields):
                 validators = fields
             }
@@ -164,6 +173,42 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         request = makeUpstreamRequest(method: head.method, origin: origin, path: upstreamPath, url: summary.url,
                                       withBody: head.framing != .none, stripCredentials: false, validators: validators)
         startAttempt()
+    }
+
+    /// A collapsed miss: answer from the leader's fill as it grows, or fetch after all.
+    private func advanceFollower(afterDrain: Bool) {
+        guard let follower, !finished else { return }
+        let progress = follower.advance(client: client, afterDrain: afterDrain) { status, reason, fields in
+            summary.status = status
+            keepClientAlive = head.keepAlive && requestEnded && !delegate.isClosingAfterExchange && !session.isShuttingDown
+                && follower.framing != .untilClose
+            if keepClientAlive {
+                if head.version == .http1_0 { fields[.connection] = "keep-alive" }
+            } else {
+                fields[.connection] = "close"
+            }
+            sendResponseHead(status: status, reasonPhrase: reason, fields: &fields)
+        }
+        switch progress {
+        case .waiting:
+            return
+        case .done:
+            self.follower = nil
+            finish(error: nil, keepAlive: keepClientAlive)
+        case .failed:
+            self.follower = nil
+            finish(error: .sessionUnavailable(reason: .cacheReadFailed(url: summary.url)), keepAlive: false,
+                   truncate: responseHeadSent)
+        case .goUpstream:
+            self.follower = nil
+            if let cache {
+                session.emit(requestContext, cache.followerGoesUpstream())
+                summary.cache = cache.summary
+            }
+            request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
+                                          withBody: false, stripCredentials: false)
+            startAttempt()
+        }
     }
 
     /// The request head for one hop, serialized: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
@@ -313,6 +358,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     func clientDidDrain() {
+        if follower != nil {
+            advanceFollower(afterDrain: true)
+            return
+        }
         if storedBody != nil {
             sendStoredBody()
             return
@@ -746,6 +795,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         waitingForNextAttempt = false
         replay = nil
         storedBody = nil
+        follower?.stop()
+        follower = nil
         if let cache {
             cache.abandon()
             summary.cache = cache.summary

@@ -28,6 +28,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         case answer(StoredAnswer)
         /// `only-if-cached` and nothing usable is stored (RFC 9111 §5.2.1.7: 504).
         case gatewayTimeout
+        /// Another exchange is fetching this URL into the store: follow it instead of fetching.
+        case follow(CacheFill)
     }
 
     enum ResponseAction {
@@ -50,6 +52,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// The stored response being validated, when there is one.
     private var validating: CachedObject?
     private var writer: CacheObjectWriter?
+    /// The fill this exchange leads (it missed first), which concurrent misses follow.
+    private var fill: CacheFill?
     private var requestTime = 0.0
     /// What the summary says about the cache.
     private(set) var summary: CacheSummary
@@ -90,12 +94,33 @@ final class ExchangeCache {  // confined to the exchange's loop queue
 
     private func miss(_ forward: CacheStatus.Forward, reason: String) -> (Lookup, RequestDidLookUpCache) {
         self.forward = forward
-        cache.misses.add(1, ordering: .relaxed)
         if requestDirectives.onlyIfCached {
+            cache.misses.add(1, ordering: .relaxed)
             summary = CacheSummary(status: "miss")
             return (.gatewayTimeout, RequestDidLookUpCache(result: "only_if_cached_miss", reason: reason))
         }
+        // Plain GETs collapse; ranges and conditionals fetch for themselves.
+        if method == .get, requestFields[.range] == nil, requestFields[.ifNoneMatch] == nil,
+           requestFields[.ifModifiedSince] == nil {
+            switch cache.fills.join(url: url) {
+            case .follow(let fill):
+                cache.collapsed.add(1, ordering: .relaxed)
+                summary = CacheSummary(status: "collapsed")
+                return (.follow(fill), RequestDidLookUpCache(result: "collapsed", reason: reason))
+            case .lead(let fill):
+                self.fill = fill
+            }
+        }
+        cache.misses.add(1, ordering: .relaxed)
         return (.forward(validators: nil), RequestDidLookUpCache(result: "miss", reason: reason))
+    }
+
+    /// A follower found nothing usable in the fill: it fetches as a plain miss (never leading).
+    func followerGoesUpstream() -> RequestDidLookUpCache {
+        cache.misses.add(1, ordering: .relaxed)
+        summary = CacheSummary(status: "miss")
+        forward = .uriMiss
+        return RequestDidLookUpCache(result: "miss", reason: "collapsed_not_usable")
     }
 
     private func freshness(of object: CachedObject, now: Double) -> (age: Double, lifetime: Double, directives: CacheControl) {
@@ -271,6 +296,17 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             summary.stored = stored
             records.append(record)
         }
+        if let fill {
+            if let writer {
+                var expected: Int64?
+                if case .contentLength(let length) = framing { expected = Int64(length) }
+                if case .none = framing { expected = 0 }
+                fill.publish(head: CacheFill.Head(metadata: writer.metadata, expectedLength: expected,
+                                                  reader: writer.openReader(), bodyOffset: writer.bodyOffset))
+            } else {
+                endFill(.notStored)
+            }
+        }
         return (.relay(cacheStatus: cacheStatus.fieldValue()), records)
     }
 
@@ -379,7 +415,11 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// Body bytes relayed to the client: copied into the store.
     func relayed(_ bytes: UnsafeRawBufferPointer) -> TaskWillCacheResponse? {
         guard let writer else { return nil }
-        if writer.append(bytes) { return nil }
+        if writer.append(bytes) {
+            fill?.progress(written: writer.bodyLength)
+            return nil
+        }
+        endFill(.failed)
         self.writer = nil
         summary.stored = false
         return TaskWillCacheResponse(stored: false, reason: writer.refusal?.rawValue, rule: decision.rule)
@@ -390,19 +430,29 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         guard let writer else { return nil }
         self.writer = nil
         if let refusal = writer.commit() {
+            endFill(.failed)
             summary.stored = false
             return TaskWillCacheResponse(stored: false, reason: refusal.rawValue, rule: decision.rule)
         }
+        fill?.progress(written: writer.bodyLength)
+        endFill(.complete)
         cache.stores.add(1, ordering: .relaxed)
         return nil
     }
 
-    /// The exchange ended another way: nothing half-written is kept.
+    /// The exchange ended another way: nothing half-written is kept, and followers stop waiting.
     func abandon() {
+        endFill(writer == nil ? .notStored : .failed)
         guard let writer else { return }
         self.writer = nil
         writer.abandon()
         summary.stored = false
+    }
+
+    private func endFill(_ ending: CacheFill.Ending) {
+        guard let fill else { return }
+        self.fill = nil
+        fill.end(ending)
     }
 }
 

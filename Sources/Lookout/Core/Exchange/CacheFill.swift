@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPTypes
+import LookoutCache
+import LookoutIO
+import Synchronization
+
+/// One URL being fetched into the cache while other requests for it wait (RFC 9111 leaves
+/// collapsing to the cache; Squid calls it collapsed forwarding).
+///
+/// The exchange that missed first leads: it fetches and stores as usual and publishes here what
+/// it learns — the response head, how much body is in the store's file, how it ended. Requests
+/// that miss the same URL meanwhile follow: they make no upstream request and read the body from
+/// the file as it grows (`FillFollower`). A follower is told of each change on its own loop, at
+/// most once per time it asked (`snapshot(rearm:)`), so a fast fill does not flood slow followers.
+final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
+    /// What followers need to answer from the fill.
+    struct Head {
+        let metadata: StoredMetadata
+        /// The body's length when the origin announced it.
+        let expectedLength: Int64?
+        /// A descriptor on the store's file (closed when the fill goes away), body at `bodyOffset`.
+        let reader: Int32
+        let bodyOffset: Int64
+    }
+
+    enum Ending: Equatable {
+        /// The body is complete (and stored).
+        case complete
+        /// The response is not being stored (not storable, or not for this URL): fetch it yourself.
+        case notStored
+        /// Storing stopped part-way: followers that sent bytes break off.
+        case failed
+    }
+
+    struct Snapshot {
+        var head: Head?
+        var written: Int64 = 0
+        var ending: Ending?
+    }
+
+    private struct Follower {
+        let loop: EventLoop
+        let notify: @Sendable () -> Void
+        var armed: Bool
+    }
+
+    let url: String
+    private let lock = Mutex(())
+    private var state = Snapshot()
+    private var followers: [UInt64: Follower] = [:]
+    private var nextFollower: UInt64 = 0
+    private weak var registry: CacheFills?
+
+    init(url: String, registry: CacheFills) {
+        self.url = url
+        self.registry = registry
+    }
+
+    deinit {
+        if let reader = state.head?.reader, reader >= 0 { _ = close(reader) }
+    }
+
+    // MARK: Followers
+
+    /// Adds a follower, told (on `loop`) at the next change; returns its number.
+    func follow(on loop: EventLoop, notify: @escaping @Sendable () -> Void) -> UInt64 {
+        lock.withLock { _ in
+            nextFollower += 1
+            followers[nextFollower] = Follower(loop: loop, notify: notify, armed: true)
+            return nextFollower
+        }
+    }
+
+    func unfollow(_ id: UInt64) {
+        lock.withLock { _ in _ = followers.removeValue(forKey: id) }
+    }
+
+    /// The state now; with `rearm`, the follower is told about the next change.
+    func snapshot(for id: UInt64, rearm: Bool) -> Snapshot {
+        lock.withLock { _ in
+            if rearm { followers[id]?.armed = true }
+            return state
+        }
+    }
+
+    // MARK: The leader
+
+    func publish(head: Head) { change { $0.head = head } }
+
+    func progress(written: Int64) { change { $0.written = written } }
+
+    func end(_ ending: Ending) {
+        registry?.remove(self)
+        change { if $0.ending == nil { $0.ending = ending } }
+    }
+
+    private func change(_ update: (inout Snapshot) -> Void) {
+        let wake: [Follower] = lock.withLock { _ in
+            update(&state)
+            var wake: [Follower] = []
+            for (id, follower) in followers where follower.armed {
+                followers[id]?.armed = false
+                wake.append(follower)
+            }
+            return wake
+        }
+        for follower in wake { follower.loop.execute(follower.notify) }
+    }
+}
+
+/// The fills in progress, by URL.
+final class CacheFills: @unchecked Sendable {  // guarded by `lock`
+    private let lock = Mutex(())
+    private var fills: [String: CacheFill] = [:]
+
+    enum Role {
+        case lead(CacheFill)
+        case follow(CacheFill)
+    }
+
+    /// Leads a new fill for `url`, or follows the one in progress.
+    func join(url: String) -> Role {
+        lock.withLock { _ in
+            if let fill = fills[url] { return .follow(fill) }
+            let fill = CacheFill(url: url, registry: self)
+            fills[url] = fill
+            return .lead(fill)
+        }
+    }
+
+    /// Later misses start a fill of their own.
+    func remove(_ fill: CacheFill) {
+        lock.withLock { _ in
+            if fills[fill.url] === fill { fills[fill.url] = nil }
+        }
+    }
+}
