@@ -523,3 +523,21 @@ def test_collapsed_followers_fetch_themselves_when_the_response_is_not_storable(
         t.join()
     assert all(r.body == b"personal" for r in results)
     assert len(site.requests_for("/ns2")) == 5
+
+
+def test_stale_while_revalidate_serves_stale_and_refreshes_in_the_background(make_proxy, site):
+    past = http_date(-100)
+    site.route("/swr", (200, {"Cache-Control": "max-age=10, stale-while-revalidate=3600", "Date": past, "ETag": '"1"'},
+                        b"old"),
+               (200, {"Cache-Control": "max-age=60, stale-while-revalidate=3600", "ETag": '"2"'}, b"new"))
+    proxy = make_proxy(cached(), verbose_events=True)
+    assert curl(proxy, site.url("/swr")).body == b"old"
+    r = curl(proxy, site.url("/swr"))
+    assert r.body == b"old" and "detail=stale-while-revalidate" in r.header("Cache-Status"), r.headers
+    wait_until(lambda: len(site.requests_for("/swr")) == 2, message="the background revalidation")
+    assert site.requests_for("/swr")[1].header("If-None-Match") == '"1"'
+    background = proxy.summaries(1, where=lambda r: r["client"] == "background", timeout=5)[0]
+    assert background["status"] == 200 and background["cache"]["stored"] is True, background
+    r = curl(proxy, site.url("/swr"))
+    assert r.body == b"new" and r.header("Cache-Status").startswith("Lookout; hit"), r.headers
+    assert len(site.requests_for("/swr")) == 2

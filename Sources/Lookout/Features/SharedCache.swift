@@ -34,6 +34,17 @@ final class SharedCache: Sendable {
         }
     }
 
+    /// URLs with a background revalidation running (stale-while-revalidate), at most one each.
+    private let revalidating = Mutex<Set<String>>([])
+
+    func beginRevalidating(_ url: String) -> Bool {
+        revalidating.withLock { $0.insert(url).inserted }
+    }
+
+    func endRevalidating(_ url: String) {
+        _ = revalidating.withLock { $0.remove(url) }
+    }
+
     /// Served from the store (fresh or accepted stale, and revalidated) over every lookup.
     var hitRatio: Double {
         let served = hits.load(ordering: .relaxed) + staleServed.load(ordering: .relaxed) + revalidations.load(ordering: .relaxed)

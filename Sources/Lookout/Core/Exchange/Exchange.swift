@@ -83,6 +83,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var storedBody: StoredBodySender?
     /// Follows another exchange's fetch of the same URL (a collapsed miss).
     private var follower: FillFollower?
+    /// A stale-while-revalidate refresh nobody waits for (see `BackgroundRevalidation`).
+    var revalidatesInBackground = false
 
     init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
@@ -147,7 +149,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         if head.framing == .none { requestEnded = true }
         var validators: HTTPFields?
         if let shared = session.cache {
-            let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey)
+            let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey,
+                                      validatesAlways: revalidatesInBackground)
             self.cache = cache
             let (lookup, record) = cache.lookUp(head: head, hasUpgrade: upgradeProtocol != nil)
             session.emit(requestContext, record)
@@ -155,6 +158,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             switch lookup {
             case .answer(let answer):
                 answerFromStore(answer)
+                if cache.wantsBackgroundRevalidation {
+                    BackgroundRevalidation.start(session: session, context: context, url: summary.url, origin: origin,
+                                                 path: upstreamPath, requestFields: head.headerFields)
+                }
                 return
             case .gatewayTimeout:
                 fail(.sessionUnavailable(reason: .notCached(url: summary.url)))

@@ -58,7 +58,13 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// What the summary says about the cache.
     private(set) var summary: CacheSummary
 
-    init(cache: SharedCache, url: String, head: RequestHead, hostKey: HostRuleKey) {
+    /// The answer was a stale response within stale-while-revalidate: revalidate in the background.
+    private(set) var wantsBackgroundRevalidation = false
+    /// This exchange is that background revalidation: a stored response is always validated.
+    private let validatesAlways: Bool
+
+    init(cache: SharedCache, url: String, head: RequestHead, hostKey: HostRuleKey, validatesAlways: Bool = false) {
+        self.validatesAlways = validatesAlways
         self.cache = cache
         self.url = url
         self.method = head.method
@@ -135,8 +141,9 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     private func decide(_ object: CachedObject) -> (Lookup, RequestDidLookUpCache) {
         let (age, lifetime, directives) = freshness(of: object, now: Self.now())
         let ttl = Int((lifetime - age).rounded(.towardZero))
-        let reuse = ReusePolicy.decide(age: age, lifetime: lifetime, response: directives, requestFields: requestFields,
+        var reuse = ReusePolicy.decide(age: age, lifetime: lifetime, response: directives, requestFields: requestFields,
                                        request: requestDirectives)
+        if validatesAlways { reuse = .validate(.stale) }
         switch reuse {
         case .fresh:
             cache.hits.add(1, ordering: .relaxed)
@@ -148,8 +155,14 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             summary = CacheSummary(status: "stale", age: Int(age), ttl: ttl)
             return (.answer(answer(object, age: age, status: CacheStatus(hit: true, ttl: ttl, detail: "max-stale"))),
                     RequestDidLookUpCache(result: "stale", reason: "max_stale", age: Int(age), ttl: ttl))
-        case .staleWhileRevalidate, .validate:
-            var reason = "stale_while_revalidate"
+        case .staleWhileRevalidate:
+            cache.staleServed.add(1, ordering: .relaxed)
+            summary = CacheSummary(status: "stale", age: Int(age), ttl: ttl)
+            wantsBackgroundRevalidation = true
+            return (.answer(answer(object, age: age, status: CacheStatus(hit: true, ttl: ttl, detail: "stale-while-revalidate"))),
+                    RequestDidLookUpCache(result: "stale", reason: "stale_while_revalidate", age: Int(age), ttl: ttl))
+        case .validate:
+            var reason = ReusePolicy.Reason.stale.rawValue
             if case .validate(let why) = reuse { reason = why.rawValue }
             if requestDirectives.onlyIfCached {
                 cache.misses.add(1, ordering: .relaxed)

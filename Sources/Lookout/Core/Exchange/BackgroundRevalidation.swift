@@ -1,0 +1,87 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+
+/// A revalidation nobody waits for (RFC 5861 §3, stale-while-revalidate): the stale response was
+/// served, and this exchange asks the origin again so the store is fresh for the next request.
+/// It is an ordinary exchange — same trust, pool, rules and events, its own summary record with
+/// client `"background"` — whose response goes only into the store.
+final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // confined to `context.loop.queue`
+    private var exchange: Exchange?
+    /// Nobody else holds a revalidation: it keeps itself (and its exchange) until the exchange ends.
+    private var keptAlive: BackgroundRevalidation?
+    private let session: Session
+    private let url: String
+
+    /// Starts one unless this URL is already being revalidated.
+    static func start(session: Session, context: LoopContext, url: String, origin: Origin, path: String,
+                      requestFields: HTTPFields) {
+        guard let cache = session.cache, cache.beginRevalidating(url) else { return }
+        let revalidation = BackgroundRevalidation(session: session, url: url)
+        var fields = requestFields
+        // Its own conditions come from the stored response; the client's are not its business.
+        for name in [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .range, .ifRange, .cacheControl] { fields[name] = nil }
+        fields[HTTPField.Name("Pragma")!] = nil
+        let head = RequestHead(method: .get, rawTarget: url,
+                               target: .absolute(scheme: origin.scheme, host: origin.host, port: origin.port, path: path),
+                               version: .http1_1, headerFields: fields, framing: .none, keepAlive: true,
+                               expectsContinue: false, upgrade: nil, headLength: 0)
+        let records = ExchangeRecords(session: session, connectionID: 0, clientAddress: "background")
+        let exchange = Exchange(id: session.makeRequestID(), session: session, context: context,
+                                client: DiscardingStream(loop: context.loop), delegate: revalidation, records: records,
+                                head: head, origin: origin, path: path, url: url, kind: .http)
+        exchange.revalidatesInBackground = true
+        revalidation.exchange = exchange
+        revalidation.keptAlive = revalidation
+        exchange.start()
+    }
+
+    private init(session: Session, url: String) {
+        self.session = session
+        self.url = url
+    }
+
+    // The exchange holds this delegate unowned; `exchange` keeps both alive until it finishes.
+    func exchangeCanTakeInput() {}
+    func exchangeDidFinish(keepAlive: Bool) { end() }
+    func exchangeDidBreakOff() { end() }
+    func exchangeDidSwitchProtocols(to tunnel: Tunnel) { end() }
+    func tunnelDidFinish(upstreamFailed: Bool) {}
+    var isClosingAfterExchange: Bool { true }
+
+    private func end() {
+        session.cache?.endRevalidating(url)
+        // Released on the next turn: the exchange is still on the stack that called us.
+        let exchange = self.exchange
+        let revalidation = keptAlive
+        self.exchange = nil
+        keptAlive = nil
+        exchange?.context.loop.execute { _ = (exchange, revalidation) }
+    }
+}
+
+/// Where a background exchange's response goes: nowhere (the store has its copy).
+final class DiscardingStream: ByteStream, @unchecked Sendable {  // confined to `loop.queue`
+    let loop: EventLoop
+    var id: UInt64 { 0 }
+    var peerAddress: SocketAddress? { nil }
+    var localAddress: SocketAddress? { nil }
+    weak var delegate: ConnectionDelegate?
+    private(set) var bytesRead: UInt64 = 0
+    private(set) var bytesWritten: UInt64 = 0
+    private(set) var isClosed = false
+    var didReadEOF: Bool { true }
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func resumeReading() {}
+    func pauseReading() {}
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytesWritten += UInt64(bytes.count)
+        return true
+    }
+    func shutdownWrite() {}
+    func close(abortive: Bool) { isClosed = true }
+    func closeAfterFlush(linger: Double) { isClosed = true }
+    func resetAfterFlush(linger: Double) { isClosed = true }
+}
