@@ -541,3 +541,64 @@ def test_stale_while_revalidate_serves_stale_and_refreshes_in_the_background(mak
     r = curl(proxy, site.url("/swr"))
     assert r.body == b"new" and r.header("Cache-Status").startswith("Lookout; hit"), r.headers
     assert len(site.requests_for("/swr")) == 2
+
+
+def lookout_cache(proxy, *args):
+    import subprocess
+    from conftest import client_env
+    p = subprocess.run([str(proxy.binary), "cache", *args, "--config", str(proxy.config_path)],
+                       capture_output=True, text=True, timeout=30, env=client_env())
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cache_command_against_the_running_proxy_and_the_store(make_proxy, site, tmp_path):
+    from conftest import free_port
+    store = tmp_path / "store"
+    site.route("/a", (200, {"Cache-Control": "max-age=60"}, b"a"))
+    site.route("/b", (200, {"Cache-Control": "max-age=60"}, b"bb"))
+    proxy = make_proxy(cached(store))
+    for path in ("/a", "/b", "/a"):
+        curl(proxy, site.url(path))
+    at = f"127.0.0.1:{proxy.port}"
+    rc, out, err = lookout_cache(proxy, "stats", "--proxy", at)
+    assert rc == 0, err
+    stats = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert stats["objects"] == "2" and stats["hits"] == "1" and stats["misses"] == "2", stats
+    assert float(stats["hit_ratio"]) == pytest.approx(1 / 3, abs=0.01)
+    rc, out, _ = lookout_cache(proxy, "list", "--proxy", at, "--host", "127.0.0.1")
+    assert [line.split("\t")[2] for line in out.strip().splitlines()] == [site.url("/a"), site.url("/b")], out
+    rc, out, _ = lookout_cache(proxy, "list", "--proxy", at, "--host", "elsewhere.test")
+    assert out.strip() == ""
+    rc, out, _ = lookout_cache(proxy, "purge", "--proxy", at, site.url("/a"))
+    assert (rc, out.strip()) == (0, "removed 1")
+    assert "fwd=uri-miss" in curl(proxy, site.url("/a")).header("Cache-Status")
+    # While it runs, the store is its own: a second process may not open it.
+    rc, _, err = lookout_cache(proxy, "stats", "--proxy", f"127.0.0.1:{free_port()}")
+    assert rc == 1 and "in use" in err, err
+    proxy.stop()
+    rc, out, err = lookout_cache(proxy, "stats")
+    assert rc == 0 and "objects: 2" in out and "not running" in out, (out, err)
+    rc, out, _ = lookout_cache(proxy, "clear")
+    assert (rc, out.strip()) == (0, "removed 2")
+    rc, out, _ = lookout_cache(proxy, "list")
+    assert out.strip() == ""
+
+
+def test_changing_the_store_needs_the_proxy_credentials(make_proxy, site, tmp_path):
+    from conftest import raw_exchange
+    site.route("/a", (200, {"Cache-Control": "max-age=60"}, b"a"))
+    proxy = make_proxy({**cached(tmp_path / "store"), "auth": {"users": ["ops:secret"]}})
+    curl(proxy, site.url("/a"), "--proxy-user", "ops:secret")
+    resp, _ = raw_exchange(proxy.port, f"POST /cache/clear HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\n"
+                                       f"Content-Length: 0\r\n\r\n".encode())
+    assert resp.status == 407, resp
+    rc, out, err = lookout_cache(proxy, "clear", "--proxy", f"127.0.0.1:{proxy.port}")
+    assert (rc, out.strip()) == (0, "removed 1"), err
+    resp, _ = raw_exchange(proxy.port, f"GET /cache/stats HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\n\r\n".encode())
+    assert resp.status == 200 and b'"objects":0' in resp.body
+
+
+def test_cache_endpoints_when_the_cache_is_off(proxy):
+    from conftest import raw_exchange
+    resp, _ = raw_exchange(proxy.port, f"GET /cache/stats HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\n\r\n".encode())
+    assert resp.status == 404 and b"cache.enabled" in resp.body

@@ -25,10 +25,13 @@ public struct CacheLimits: Sendable, Equatable {
 
 public enum CacheStoreError: Error, Equatable, CustomStringConvertible {
     case cannotCreate(path: String, errno: Int32)
+    /// Another process (a running Lookout) has the store open.
+    case inUse(path: String)
 
     public var description: String {
         switch self {
         case let .cannotCreate(path, code): return "cannot create cache directory \(path): \(String(cString: strerror(code)))"
+        case let .inUse(path): return "the cache store \(path) is in use by another process (a running Lookout)"
         }
     }
 }
@@ -79,6 +82,10 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
     private var tick: UInt64 = 0
     private var temporaryCounter: UInt64 = 0
 
+    /// An exclusive `flock` on `path/lock`, held while the store is open: a second process
+    /// (`lookout cache` while the proxy runs) cannot list or delete under the proxy's feet.
+    private let lockFile: Int32
+
     private var objectsDirectory: String { directory + "/objects" }
     private var temporaryDirectory: String { directory + "/tmp" }
 
@@ -97,8 +104,18 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         for path in [directory + "/objects", directory + "/tmp"] {
             if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .cannotCreate(path: path, errno: errno) }
         }
+        lockFile = Glibc.open(directory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFile >= 0 else { throw .cannotCreate(path: directory + "/lock", errno: errno) }
+        guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
+            _ = close(lockFile)
+            throw .inUse(path: directory)
+        }
         Self.removeAll(in: temporaryDirectory)
         scan()
+    }
+
+    deinit {
+        _ = close(lockFile)
     }
 
     // MARK: - Figures
