@@ -39,7 +39,8 @@ let package = Package(
         .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
         // RFC 9111: the shared cache's rules and its store on disk.
         .target(name: "LookoutCache",
-                dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")]),
+                dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2"]),
         .target(name: "CLookoutSocket"),
         .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),

@@ -12,6 +12,7 @@ public enum HTTPDate {
 
     /// Seconds since 1970 of an HTTP-date in any of the three forms; nil when `text` is none of them.
     public static func unixSeconds(_ text: String) -> Double? {
+        if let seconds = imfFixdate(text) { return seconds }
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: [Int]?
         if parts.count == 6, parts[5] == "GMT" {                 // IMF-fixdate
@@ -29,6 +30,38 @@ public enum HTTPDate {
         else { return nil }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
         return Double(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2])
+    }
+
+    /// The form every sender generates (RFC 9110 §5.6.7), read from its 29 bytes without
+    /// allocating: `Sun, 06 Nov 1994 08:49:37 GMT`. Nil for anything else (the general parser
+    /// then tries the obsolete forms).
+    private static func imfFixdate(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { b -> Double? in
+            guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
+                  b[19] == 0x3A, b[22] == 0x3A, b[25] == 0x20, b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54 else { return nil }
+            func digits(_ at: Int, _ count: Int) -> Int? {
+                var value = 0
+                for i in at..<(at + count) {
+                    let d = Int(b[i]) - 0x30
+                    guard d >= 0 && d <= 9 else { return nil }
+                    value = value * 10 + d
+                }
+                return value
+            }
+            // Month by its three letters, case-insensitively.
+            let key = (Int(b[8] | 0x20) << 16) | (Int(b[9] | 0x20) << 8) | Int(b[10] | 0x20)
+            guard let month = monthKeys.firstIndex(of: key), let day = digits(5, 2), let year = digits(12, 4),
+                  let hour = digits(17, 2), let minute = digits(20, 2), let second = digits(23, 2),
+                  (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+            let days = daysFromCivil(year: year, month: month + 1, day: day)
+            return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+        }
+    }
+
+    private static let monthKeys: [Int] = months.map { name in
+        let b = Array(name.utf8)
+        return (Int(b[0]) << 16) | (Int(b[1]) << 8) | Int(b[2])
     }
 
     private static let currentYearGuess = 1970 + Int(time(nil)) / 31_556_952

@@ -124,8 +124,10 @@ def first_line(cmd):
 
 # --------------------------------------------------------------------------- servers
 
-def start_nginx(work, big_mib):
-    d = os.path.join(work, "nginx")
+def start_nginx(work, big_mib, server_extra="", name="nginx"):
+    """nginx on two free ports (HTTP, HTTPS) serving /1k, /1m and a sparse /big; ``server_extra``
+    goes into both server blocks (e.g. locations with caching headers)."""
+    d = os.path.join(work, name)
     www = os.path.join(d, "www")
     os.makedirs(www)
     for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"):
@@ -172,6 +174,7 @@ http {{
     server {{
         listen {LOOPBACK}:{http_port} backlog=4096;
         root {www};
+        {server_extra}
     }}
     server {{
         listen {LOOPBACK}:{https_port} ssl backlog=4096;
@@ -180,13 +183,14 @@ http {{
         ssl_protocols TLSv1.2 TLSv1.3;
         ssl_session_cache shared:SSL:1m;
         root {www};
+        {server_extra}
     }}
 }}
 """
     conf_path = os.path.join(d, "nginx.conf")
     with open(conf_path, "w") as f:
         f.write(conf)
-    proc = Proc("nginx", ["nginx", "-p", d, "-e", os.path.join(d, "error.log"), "-c", conf_path], work)
+    proc = Proc(name, ["nginx", "-p", d, "-e", os.path.join(d, "error.log"), "-c", conf_path], work)
     if not (wait_port(http_port, 15, proc) and wait_port(https_port, 15, proc)):
         err = open(os.path.join(d, "error.log")).read() if os.path.exists(os.path.join(d, "error.log")) else ""
         raise RuntimeError(f"nginx did not start:\n{proc.tail()}\n{err}")

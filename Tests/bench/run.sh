@@ -6,7 +6,9 @@
 # request (req/s), CONNECT tunnel bulk HTTPS (MiB/s), RSS per idle keep-alive client
 # connection -- Lookout with its JSON summary log on and off. Then the TLS rows
 # (tls_bench.py): intercepted HTTPS keep-alive and bulk, a new TLS connection per request,
-# and new upstream TLS handshakes, each against direct TLS to the same nginx.
+# and new upstream TLS handshakes, each against direct TLS to the same nginx. Then the cache
+# rows (cache_bench.py): hits against nginx and a caching Squid, the cost of a miss, and the
+# store at 100,000 objects (start-up time and index memory).
 #
 # Environment:
 #   LOOKOUT_BIN      use this binary instead of `swift build -c release --product lookout`
@@ -19,6 +21,7 @@
 #   BENCH_ROUNDS     measure each throughput row this many times with the targets interleaved and
 #                    report each target's median run (default 1; 3 when comparing against the goals)
 #   BENCH_TIMEOUT    bound on the measurement phase in seconds (default 900 per round)
+#   BENCH_CACHE_OBJECTS objects in the store-at-scale row (default 100000)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -141,6 +144,13 @@ if [[ -n "$LOOKOUT" ]]; then
   say "TLS rows (interception, new TLS connections, upstream handshakes)"
   timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
     python3 "$HERE/tls_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
+      --lookout "$LOOKOUT" &
+  BENCH_PID=$!
+  wait "$BENCH_PID"
+  BENCH_PID=""
+  say "cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)"
+  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
+    python3 "$HERE/cache_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
       --lookout "$LOOKOUT" &
   BENCH_PID=$!
   wait "$BENCH_PID"

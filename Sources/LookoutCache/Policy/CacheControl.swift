@@ -62,39 +62,44 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func parse(_ value: String) {
-        for (name, argument) in CacheControl.directives(in: value) {
-            switch name {
-            case "max-age": maxAge = seconds(name, argument, current: maxAge)
-            case "s-maxage": sMaxAge = seconds(name, argument, current: sMaxAge)
-            case "stale-while-revalidate": staleWhileRevalidate = seconds(name, argument, current: staleWhileRevalidate)
-            case "stale-if-error": staleIfError = seconds(name, argument, current: staleIfError)
-            case "min-fresh": minFresh = seconds(name, argument, current: minFresh)
-            case "max-stale":
-                // No argument: any staleness is acceptable (§5.2.1.2).
-                maxStale = argument == nil ? Int.max : seconds(name, argument, current: maxStale)
-            case "no-cache":
-                if let argument {
-                    if !noCache || !noCacheFields.isEmpty { noCacheFields += CacheControl.fieldNames(argument) }
-                } else {
-                    noCacheFields = []  // the unqualified form wins over any qualified one
-                }
-                noCache = true
-            case "private":
-                if let argument {
-                    if !isPrivate || !privateFields.isEmpty { privateFields += CacheControl.fieldNames(argument) }
-                } else {
-                    privateFields = []
-                }
-                isPrivate = true
-            case "no-store": noStore = true
-            case "no-transform": noTransform = true
-            case "must-revalidate": mustRevalidate = true
-            case "proxy-revalidate": proxyRevalidate = true
-            case "must-understand": mustUnderstand = true
-            case "public": isPublic = true
-            case "only-if-cached": onlyIfCached = true
-            default: break
+        var value = value
+        value.withUTF8 { bytes in
+            CacheControl.forEachDirective(in: bytes) { name, argument in apply(name, argument) }
+        }
+    }
+
+    private mutating func apply(_ name: String, _ argument: String?) {
+        switch name {
+        case "max-age": maxAge = seconds(name, argument, current: maxAge)
+        case "s-maxage": sMaxAge = seconds(name, argument, current: sMaxAge)
+        case "stale-while-revalidate": staleWhileRevalidate = seconds(name, argument, current: staleWhileRevalidate)
+        case "stale-if-error": staleIfError = seconds(name, argument, current: staleIfError)
+        case "min-fresh": minFresh = seconds(name, argument, current: minFresh)
+        case "max-stale":
+            // No argument: any staleness is acceptable (§5.2.1.2).
+            maxStale = argument == nil ? Int.max : seconds(name, argument, current: maxStale)
+        case "no-cache":
+            if let argument {
+                if !noCache || !noCacheFields.isEmpty { noCacheFields += CacheControl.fieldNames(argument) }
+            } else {
+                noCacheFields = []  // the unqualified form wins over any qualified one
             }
+            noCache = true
+        case "private":
+            if let argument {
+                if !isPrivate || !privateFields.isEmpty { privateFields += CacheControl.fieldNames(argument) }
+            } else {
+                privateFields = []
+            }
+            isPrivate = true
+        case "no-store": noStore = true
+        case "no-transform": noTransform = true
+        case "must-revalidate": mustRevalidate = true
+        case "proxy-revalidate": proxyRevalidate = true
+        case "must-understand": mustUnderstand = true
+        case "public": isPublic = true
+        case "only-if-cached": onlyIfCached = true
+        default: break
         }
     }
 
@@ -113,43 +118,55 @@ public struct CacheControl: Sendable, Equatable {
     /// The `name[=argument]` pairs of a list, names lowercased, quoted arguments unescaped.
     static func directives(in value: String) -> [(String, String?)] {
         var result: [(String, String?)] = []
-        let bytes = Array(value.utf8)
+        var value = value
+        value.withUTF8 { bytes in forEachDirective(in: bytes) { result.append(($0, $1)) } }
+        return result
+    }
+
+    /// Calls `body` with each directive's lowercased name and its argument (quoted-string
+    /// unescaped), reading the bytes in place (names up to 15 bytes are small strings: no allocation).
+    static func forEachDirective(in bytes: UnsafeBufferPointer<UInt8>, _ body: (String, String?) -> Void) {
         var i = 0
-        func skipWhitespace() { while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 } }
-        while i < bytes.count {
-            skipWhitespace()
+        let count = bytes.count
+        @inline(__always) func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+        while i < count {
+            while i < count, isSpace(bytes[i]) { i += 1 }
             let nameStart = i
-            while i < bytes.count, bytes[i] != 0x2C, bytes[i] != 0x3D { i += 1 }  // ',' '='
-            var nameEnd = i
-            while nameEnd > nameStart, bytes[nameEnd - 1] == 0x20 || bytes[nameEnd - 1] == 0x09 { nameEnd -= 1 }
-            let name = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self).lowercased()
-            var argument: String?
-            if i < bytes.count, bytes[i] == 0x3D {
+            var hasUpper = false
+            while i < count, bytes[i] != 0x2C, bytes[i] != 0x3D {
+                if bytes[i] >= 0x41 && bytes[i] <= 0x5A { hasUpper = true }
                 i += 1
-                skipWhitespace()
-                if i < bytes.count, bytes[i] == 0x22 {  // quoted-string (RFC 9110 §5.6.4)
+            }
+            var nameEnd = i
+            while nameEnd > nameStart, isSpace(bytes[nameEnd - 1]) { nameEnd -= 1 }
+            let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<nameEnd]), as: UTF8.self)
+            let name = hasUpper ? raw.lowercased() : raw
+            var argument: String?
+            if i < count, bytes[i] == 0x3D {
+                i += 1
+                while i < count, isSpace(bytes[i]) { i += 1 }
+                if i < count, bytes[i] == 0x22 {  // quoted-string (RFC 9110 §5.6.4)
                     i += 1
                     var text: [UInt8] = []
-                    while i < bytes.count, bytes[i] != 0x22 {
-                        if bytes[i] == 0x5C, i + 1 < bytes.count { i += 1 }
+                    while i < count, bytes[i] != 0x22 {
+                        if bytes[i] == 0x5C, i + 1 < count { i += 1 }
                         text.append(bytes[i])
                         i += 1
                     }
                     i += 1
                     argument = String(decoding: text, as: UTF8.self)
-                    while i < bytes.count, bytes[i] != 0x2C { i += 1 }
+                    while i < count, bytes[i] != 0x2C { i += 1 }
                 } else {
                     let start = i
-                    while i < bytes.count, bytes[i] != 0x2C { i += 1 }
+                    while i < count, bytes[i] != 0x2C { i += 1 }
                     var end = i
-                    while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-                    argument = String(decoding: bytes[start..<end], as: UTF8.self)
+                    while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+                    argument = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
                 }
             }
-            if !name.isEmpty { result.append((name, argument)) }
+            if nameEnd > nameStart { body(name, argument) }
             i += 1  // the comma
         }
-        return result
     }
 
     /// The field names of a qualified directive's argument, lowercased.

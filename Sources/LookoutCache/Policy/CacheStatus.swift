@@ -31,6 +31,10 @@ public struct CacheStatus: Sendable, Equatable {
 
     /// The list member, named after this cache.
     public func fieldValue(cacheName: String = "Lookout") -> String {
+        // The commonest member, a 200 forwarded on a miss, as a constant (no string is built).
+        if cacheName == "Lookout", !hit, forward == .uriMiss, forwardStatus == 200, ttl == nil, !collapsed, detail == nil {
+            return stored ? "Lookout; fwd=uri-miss; fwd-status=200; stored" : "Lookout; fwd=uri-miss; fwd-status=200"
+        }
         var parts = [cacheName]
         if hit { parts.append("hit") }
         if let forward { parts.append("fwd=\(forward.rawValue)") }

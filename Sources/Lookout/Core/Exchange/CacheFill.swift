@@ -91,8 +91,8 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
 
     func progress(written: Int64) { change { $0.written = written } }
 
-    func end(_ ending: Ending) {
-        registry?.remove(self)
+    func end(_ ending: Ending, now: Double) {
+        registry?.remove(self, ending: ending, now: now)
         change { if $0.ending == nil { $0.ending = ending } }
     }
 
@@ -110,30 +110,53 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
     }
 }
 
-/// The fills in progress, by URL.
+/// The fills in progress, by URL, and the URLs whose last response could not be stored.
+///
+/// A URL whose response was not storable is not collapsed again for `passDuration` seconds
+/// (Varnish's hit-for-miss): otherwise every burst of requests for an uncacheable URL would queue
+/// behind one fetch only to fetch one by one after it.
 final class CacheFills: @unchecked Sendable {  // guarded by `lock`
+    /// How long a URL whose response was not stored is fetched without collapsing.
+    static let passDuration = 60.0
+    /// Bounds the remembered URLs; when full, the memory is cleared (it only saves waiting).
+    static let maxRemembered = 10_000
+
     private let lock = Mutex(())
     private var fills: [String: CacheFill] = [:]
+    /// URL → until when its misses fetch for themselves (seconds since 1970).
+    private var passUntil: [String: Double] = [:]
 
     enum Role {
         case lead(CacheFill)
         case follow(CacheFill)
+        /// Its last response was not storable: fetch without a fill.
+        case pass
     }
 
-    /// Leads a new fill for `url`, or follows the one in progress.
-    func join(url: String) -> Role {
+    /// Leads a new fill for `url`, follows the one in progress, or passes.
+    func join(url: String, now: Double) -> Role {
         lock.withLock { _ in
             if let fill = fills[url] { return .follow(fill) }
+            if let until = passUntil[url] {
+                if now < until { return .pass }
+                passUntil[url] = nil
+            }
             let fill = CacheFill(url: url, registry: self)
             fills[url] = fill
             return .lead(fill)
         }
     }
 
-    /// Later misses start a fill of their own.
-    func remove(_ fill: CacheFill) {
+    /// Later misses start a fill of their own, or pass for a while when it ended unstored.
+    func remove(_ fill: CacheFill, ending: CacheFill.Ending, now: Double) {
         lock.withLock { _ in
             if fills[fill.url] === fill { fills[fill.url] = nil }
+            if ending == .notStored {
+                if passUntil.count >= Self.maxRemembered { passUntil.removeAll(keepingCapacity: true) }
+                passUntil[fill.url] = now + Self.passDuration
+            } else {
+                passUntil[fill.url] = nil
+            }
         }
     }
 }

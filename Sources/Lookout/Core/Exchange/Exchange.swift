@@ -150,7 +150,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         var validators: HTTPFields?
         if let shared = session.cache {
             let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey,
-                                      validatesAlways: revalidatesInBackground)
+                                      validatesAlways: revalidatesInBackground,
+                                      recordsWanted: session.monitor.wants(.lifecycle))
             self.cache = cache
             let (lookup, record) = cache.lookUp(head: head, hasUpgrade: upgradeProtocol != nil)
             session.emit(requestContext, record)

@@ -63,8 +63,13 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// This exchange is that background revalidation: a stored response is always validated.
     private let validatesAlways: Bool
 
-    init(cache: SharedCache, url: String, head: RequestHead, hostKey: HostRuleKey, validatesAlways: Bool = false) {
+    /// Whether any monitor wants the lifecycle records this returns (they are not built otherwise).
+    private let recordsWanted: Bool
+
+    init(cache: SharedCache, url: String, head: RequestHead, hostKey: HostRuleKey, validatesAlways: Bool = false,
+         recordsWanted: Bool = true) {
         self.validatesAlways = validatesAlways
+        self.recordsWanted = recordsWanted
         self.cache = cache
         self.url = url
         self.method = head.method
@@ -108,7 +113,9 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         // Plain GETs collapse; ranges and conditionals fetch for themselves.
         if method == .get, requestFields[.range] == nil, requestFields[.ifNoneMatch] == nil,
            requestFields[.ifModifiedSince] == nil {
-            switch cache.fills.join(url: url) {
+            switch cache.fills.join(url: url, now: Self.now()) {
+            case .pass:
+                break
             case .follow(let fill):
                 cache.collapsed.add(1, ordering: .relaxed)
                 summary = CacheSummary(status: "collapsed")
@@ -296,8 +303,10 @@ final class ExchangeCache {  // confined to the exchange's loop queue
                 return (.answer(revalidated(stored, with: fields, responseTime: responseTime, records: &records)), records)
             }
             if status >= 500, let answer = staleOnError(stored, status: status) {
-                records.append(RequestDidLookUpCache(result: "stale", reason: "stale_if_error",
-                                                     age: summary.age, ttl: summary.ttl))
+                if recordsWanted {
+                    records.append(RequestDidLookUpCache(result: "stale", reason: "stale_if_error",
+                                                         age: summary.age, ttl: summary.ttl))
+                }
                 return (.answer(answer), records)
             }
         }
@@ -307,7 +316,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
                                                 responseTime: responseTime)
             cacheStatus.stored = stored
             summary.stored = stored
-            records.append(record)
+            if recordsWanted { records.append(record) }
         }
         if let fill {
             if let writer {
@@ -342,8 +351,10 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         let ttl = Int((lifetime - age).rounded(.towardZero))
         cache.revalidations.add(1, ordering: .relaxed)
         summary = CacheSummary(status: "revalidated", age: Int(age), ttl: ttl, stored: stored)
-        records.append(RequestDidLookUpCache(result: "revalidated", age: Int(age), ttl: ttl))
-        if !stored { records.append(TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.writeFailed.rawValue)) }
+        if recordsWanted {
+            records.append(RequestDidLookUpCache(result: "revalidated", age: Int(age), ttl: ttl))
+            if !stored { records.append(TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.writeFailed.rawValue)) }
+        }
         return answer(updated, age: age, status: CacheStatus(forward: .stale, forwardStatus: 304, ttl: ttl, stored: stored))
     }
 
@@ -374,6 +385,10 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             return (false, TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.rule.rawValue, rule: rule))
         }
         let directives = CacheControl(fields)
+        // The cheap refusals first: most responses that are not stored say so outright.
+        if directives.noStore && !directives.mustUnderstand {
+            return (false, TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.noStore.rawValue, rule: rule))
+        }
         let lifetime = Freshness.lifetime(status: status, fields: fields, directives: directives, responseTime: responseTime,
                                           defaultTTL: decision.decision.defaultTTL).seconds
         if let refusal = StoragePolicy.refusal(method: method, requestFields: requestFields, requestDirectives: requestDirectives,
@@ -465,7 +480,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     private func endFill(_ ending: CacheFill.Ending) {
         guard let fill else { return }
         self.fill = nil
-        fill.end(ending)
+        fill.end(ending, now: Self.now())
     }
 }
 
