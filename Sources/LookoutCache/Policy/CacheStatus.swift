@@ -35,14 +35,15 @@ public struct CacheStatus: Sendable, Equatable {
         if cacheName == "Lookout", !hit, forward == .uriMiss, forwardStatus == 200, ttl == nil, !collapsed, detail == nil {
             return stored ? "Lookout; fwd=uri-miss; fwd-status=200; stored" : "Lookout; fwd=uri-miss; fwd-status=200"
         }
-        var parts = [cacheName]
-        if hit { parts.append("hit") }
-        if let forward { parts.append("fwd=\(forward.rawValue)") }
-        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
-        if let ttl { parts.append("ttl=\(ttl)") }
-        if stored { parts.append("stored") }
-        if collapsed { parts.append("collapsed") }
-        if let detail { parts.append("detail=\(detail)") }
-        return parts.joined(separator: "; ")
+        var value = cacheName
+        value.reserveCapacity(64)
+        if hit { value += "; hit" }
+        if let forward { value += "; fwd="; value += forward.rawValue }
+        if let forwardStatus { value += "; fwd-status="; value += String(forwardStatus) }
+        if let ttl { value += "; ttl="; value += String(ttl) }
+        if stored { value += "; stored" }
+        if collapsed { value += "; collapsed" }
+        if let detail { value += "; detail="; value += detail }
+        return value
     }
 }

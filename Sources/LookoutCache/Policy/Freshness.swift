@@ -75,3 +75,43 @@ public enum Freshness {
         return correctedInitialAge + residentTime
     }
 }
+
+/// What a stored response's freshness depends on, worked out once per stored copy (its fields do
+/// not change until a 304 replaces them) instead of on every hit.
+public struct FreshnessFacts: Sendable {
+    public let directives: CacheControl
+    /// From `s-maxage`, `max-age` or `Expires` (0 when one is invalid); nil when none is given.
+    public let explicitLifetime: Double?
+    /// §4.2.2's heuristic (0 where none is allowed).
+    public let heuristicLifetime: Double
+    /// §4.2.3's corrected initial age, at `responseTime`.
+    public let correctedInitialAge: Double
+    public let responseTime: Double
+
+    public init(_ m: StoredMetadata) {
+        let directives = CacheControl(m.fields)
+        self.directives = directives
+        let (seconds, source) = Freshness.lifetime(status: m.status, fields: m.fields, directives: directives,
+                                                   responseTime: m.responseTime, defaultTTL: 0)
+        switch source {
+        case .sMaxAge, .maxAge, .expires:
+            explicitLifetime = seconds
+            heuristicLifetime = 0
+        case .heuristic, .defaultTTL, .none:
+            explicitLifetime = nil
+            heuristicLifetime = seconds
+        }
+        correctedInitialAge = Freshness.currentAge(fields: m.fields, requestTime: m.requestTime,
+                                                   responseTime: m.responseTime, now: m.responseTime)
+        responseTime = m.responseTime
+    }
+
+    /// The lifetime with a rule's `default_ttl` (which replaces only the heuristic).
+    public func lifetime(defaultTTL: Int) -> Double {
+        explicitLifetime ?? (defaultTTL > 0 ? Double(defaultTTL) : heuristicLifetime)
+    }
+
+    public func age(now: Double) -> Double {
+        correctedInitialAge + max(0, now - responseTime)
+    }
+}

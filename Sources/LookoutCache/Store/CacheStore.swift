@@ -67,6 +67,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
 
     private struct MemoryObject {
         let metadata: StoredMetadata
+        let facts: FreshnessFacts
         let body: [UInt8]
         var lastUsed: UInt64
     }
@@ -165,7 +166,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
                 object.lastUsed = tick
                 memory[key] = object
                 return .memory(CachedObject(key: key, metadata: object.metadata, bodyLength: Int64(object.body.count),
-                                            body: .memory(object.body)))
+                                            body: .memory(object.body), facts: object.facts))
             }
             return .disk(key, names, values)
         }
@@ -204,8 +205,9 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
                     noticeHandler?(.removedCorrupt(key: key, reason: "short body"))
                     return names.isEmpty ? .uriMiss : .varyMiss
                 }
-                remember(key, metadata: metadata, body: body)
-                return .found(CachedObject(key: key, metadata: metadata, bodyLength: Int64(body.count), body: .memory(body)))
+                let object = CachedObject(key: key, metadata: metadata, bodyLength: Int64(body.count), body: .memory(body))
+                remember(key, metadata: metadata, facts: object.facts, body: body)
+                return .found(object)
             }
             return .found(CachedObject(key: key, metadata: metadata, bodyLength: opened.bodyLength,
                                        body: .file(fd: opened.fd, offset: opened.bodyOffset)))
@@ -272,7 +274,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
             entries[key] = Entry(size: size, lastUsed: tick)
             totalBytes += size
             if let variant = key.variant { variants[primary, default: []].insert(variant) }
-            if let body { rememberLocked(key, metadata: metadata, body: body) } else { forgetMemoryLocked(key) }
+            if let body { rememberLocked(key, metadata: metadata, facts: FreshnessFacts(metadata), body: body) } else { forgetMemoryLocked(key) }
         }
         if metadata.varyNames.isEmpty { unlink(varyMarkerPath(key.primary)) }
         for old in unreachable { unlink(path(of: old)) }
@@ -320,9 +322,9 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
             guard let previous = entries[key] else { return }
             totalBytes += size - previous.size
             entries[key]?.size = size
-            if var cached = memory[key] {
-                cached = MemoryObject(metadata: metadata, body: cached.body, lastUsed: cached.lastUsed)
-                memory[key] = cached
+            if let cached = memory[key] {
+                memory[key] = MemoryObject(metadata: metadata, facts: FreshnessFacts(metadata), body: cached.body,
+                                           lastUsed: cached.lastUsed)
             }
         }
         return true
@@ -387,15 +389,15 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
 
     // MARK: - Memory
 
-    private func remember(_ key: StoredObjectKey, metadata: StoredMetadata, body: [UInt8]) {
-        lock.withLock { _ in rememberLocked(key, metadata: metadata, body: body) }
+    private func remember(_ key: StoredObjectKey, metadata: StoredMetadata, facts: FreshnessFacts, body: [UInt8]) {
+        lock.withLock { _ in rememberLocked(key, metadata: metadata, facts: facts, body: body) }
     }
 
-    private func rememberLocked(_ key: StoredObjectKey, metadata: StoredMetadata, body: [UInt8]) {
+    private func rememberLocked(_ key: StoredObjectKey, metadata: StoredMetadata, facts: FreshnessFacts, body: [UInt8]) {
         guard entries[key] != nil, Int64(body.count) <= limits.memoryObjectLimit else { return }
         forgetMemoryLocked(key)
         tick += 1
-        memory[key] = MemoryObject(metadata: metadata, body: body, lastUsed: tick)
+        memory[key] = MemoryObject(metadata: metadata, facts: facts, body: body, lastUsed: tick)
         memoryUsed += Int64(body.count)
         if memoryUsed > limits.memoryBytes {
             // Drop the least recently used down to 90 %, in one sort (not one scan per object).

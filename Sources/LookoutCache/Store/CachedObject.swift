@@ -29,12 +29,15 @@ public final class CachedObject: @unchecked Sendable {  // immutable; read by th
     public let metadata: StoredMetadata
     public let bodyLength: Int64
     public let body: Body
+    /// The freshness arithmetic's inputs, worked out once per stored copy.
+    public let facts: FreshnessFacts
 
-    init(key: StoredObjectKey, metadata: StoredMetadata, bodyLength: Int64, body: Body) {
+    init(key: StoredObjectKey, metadata: StoredMetadata, bodyLength: Int64, body: Body, facts: FreshnessFacts? = nil) {
         self.key = key
         self.metadata = metadata
         self.bodyLength = bodyLength
         self.body = body
+        self.facts = facts ?? FreshnessFacts(metadata)
     }
 
     deinit {

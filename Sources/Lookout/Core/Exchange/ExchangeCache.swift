@@ -137,12 +137,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     }
 
     private func freshness(of object: CachedObject, now: Double) -> (age: Double, lifetime: Double, directives: CacheControl) {
-        let m = object.metadata
-        let directives = CacheControl(m.fields)
-        let lifetime = Freshness.lifetime(status: m.status, fields: m.fields, directives: directives,
-                                          responseTime: m.responseTime, defaultTTL: decision.decision.defaultTTL).seconds
-        let age = Freshness.currentAge(fields: m.fields, requestTime: m.requestTime, responseTime: m.responseTime, now: now)
-        return (age, lifetime, directives)
+        let facts = object.facts
+        return (facts.age(now: now), facts.lifetime(defaultTTL: decision.decision.defaultTTL), facts.directives)
     }
 
     private func decide(_ object: CachedObject) -> (Lookup, RequestDidLookUpCache) {
@@ -202,7 +198,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         var fields = m.fields
         if status.hit {
             // §5.2.2.4: the fields a qualified no-cache names are not sent without revalidation.
-            for name in CacheControl(m.fields).noCacheFields {
+            for name in object.facts.directives.noCacheFields {
                 if let fieldName = HTTPField.Name(name) { fields[fieldName] = nil }
             }
         }
