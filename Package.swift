@@ -50,7 +50,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutMonitors",
-                dependencies: ["Lookout", .product(name: "HTTPTypes", package: "swift-http-types")],
+                dependencies: ["Lookout", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
                 exclude: ["LOG.md"],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),

@@ -92,7 +92,15 @@ extension HTTPDate {
     public static func format(unixSeconds: Int64) -> String {
         let days = unixSeconds >= 0 ? unixSeconds / 86_400 : (unixSeconds - 86_399) / 86_400
         let secondsOfDay = Int(unixSeconds - days * 86_400)
-        // Howard Hinnant's civil_from_days.
+        let (year, month, day) = civil(fromDays: days)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let weekday = dayNames[Int(((days % 7) + 7) % 7)]
+        return "\(weekday), \(two(day)) \(monthNames[month - 1]) \(year) "
+            + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+    }
+
+    /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    public static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -101,10 +109,6 @@ extension HTTPDate {
         let mp = (5 * doy + 2) / 153
         let day = Int(doy - (153 * mp + 2) / 5 + 1)
         let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = Int(yoe + era * 400) + (month <= 2 ? 1 : 0)
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let weekday = dayNames[Int(((days % 7) + 7) % 7)]
-        return "\(weekday), \(two(day)) \(monthNames[month - 1]) \(year) "
-            + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+        return (Int(yoe + era * 400) + (month <= 2 ? 1 : 0), month, day)
     }
 }

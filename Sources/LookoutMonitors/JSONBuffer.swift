@@ -1,3 +1,4 @@
+import LookoutHTTP
 /// A hand-written JSON encoder that appends to a reusable byte buffer.
 ///
 /// Objects and arrays are built with `beginObject`/`key`/`endObject` and
@@ -315,17 +316,9 @@ struct JSONBuffer: ~Copyable {
         return (q, r)
     }
 
-    /// Proleptic Gregorian date for days since 1970-01-01 (H. Hinnant's `civil_from_days`).
+    /// Proleptic Gregorian date for days since 1970-01-01.
     static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (y, Int(m), Int(d))
+        let (year, month, day) = HTTPDate.civil(fromDays: days)
+        return (Int64(year), month, day)
     }
 }

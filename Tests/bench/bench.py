@@ -247,8 +247,9 @@ ConnectPort {https_port}
     return proc, port
 
 
-def start_squid(work, https_port):
-    d = os.path.join(work, "squid")
+def start_squid(work, https_port, cache="cache deny all\ncache_mem 0 MB", name="squid"):
+    """Squid on a free port; ``cache`` is its caching configuration (none by default)."""
+    d = os.path.join(work, name)
     unprivileged_dir(d)
     port = free_port()
     user = "cache_effective_user nobody\ncache_effective_group nogroup\n" if os.geteuid() == 0 else ""
@@ -258,8 +259,7 @@ cache_log {d}/cache.log
 access_log none
 cache_store_log none
 coredump_dir {d}
-cache deny all
-cache_mem 0 MB
+{cache}
 workers 1
 max_filedescriptors 8192
 dns_nameservers 127.0.0.1
@@ -277,7 +277,7 @@ http_access deny all
     conf_path = os.path.join(d, "squid.conf")
     with open(conf_path, "w") as f:
         f.write(conf)
-    proc = Proc("squid", ["squid", "-N", "-f", conf_path], work, cwd=d)
+    proc = Proc(name, ["squid", "-N", "-f", conf_path], work, cwd=d)
     if not wait_port(port, 30, proc):
         log_txt = open(os.path.join(d, "cache.log")).read()[-2000:] \
             if os.path.exists(os.path.join(d, "cache.log")) else ""

@@ -141,19 +141,14 @@ BENCH_PID=$!
 wait "$BENCH_PID"
 BENCH_PID=""
 if [[ -n "$LOOKOUT" ]]; then
-  say "TLS rows (interception, new TLS connections, upstream handshakes)"
-  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
-    python3 "$HERE/tls_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
-      --lookout "$LOOKOUT" &
-  BENCH_PID=$!
-  wait "$BENCH_PID"
-  BENCH_PID=""
-  say "cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)"
-  timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
-    python3 "$HERE/cache_bench.py" --work "$WORK" --out "$RESULTS" --duration "$DURATION" \
-      --lookout "$LOOKOUT" &
-  BENCH_PID=$!
-  wait "$BENCH_PID"
-  BENCH_PID=""
+  for rows in "tls_bench.py:TLS rows (interception, new TLS connections, upstream handshakes)" \
+              "cache_bench.py:cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)"; do
+    say "${rows#*:}"
+    timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
+      python3 "$HERE/${rows%%:*}" --work "$WORK" --out "$RESULTS" --duration "$DURATION" --lookout "$LOOKOUT" &
+    BENCH_PID=$!
+    wait "$BENCH_PID"
+    BENCH_PID=""
+  done
 fi
 say "report: $RESULTS"

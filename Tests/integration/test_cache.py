@@ -602,3 +602,35 @@ def test_cache_endpoints_when_the_cache_is_off(proxy):
     from conftest import raw_exchange
     resp, _ = raw_exchange(proxy.port, f"GET /cache/stats HTTP/1.1\r\nHost: 127.0.0.1:{proxy.port}\r\n\r\n".encode())
     assert resp.status == 404 and b"cache.enabled" in resp.body
+
+
+@pytest.mark.parametrize("path,fields,expect_origin_requests", [
+    # must-understand with a status this cache implements: stored despite no-store (RFC 9111 §5.2.2.3).
+    ("/mu", {"Cache-Control": "max-age=60, no-store, must-understand"}, 1),
+    # s-maxage wins over max-age for a shared cache (§5.2.2.10).
+    ("/sm", {"Cache-Control": "max-age=0, s-maxage=60"}, 1),
+    # public lets a status that is not heuristically cacheable use the heuristic (§4.2.2).
+    ("/pub302", {"Cache-Control": "public", "Location": "/x", "Last-Modified": "Sat, 06 Nov 1993 08:49:37 GMT"}, 1),
+    # no-transform: stored and served byte for byte, Content-Encoding untouched (§5.2.2.6).
+    ("/nt", {"Cache-Control": "max-age=60, no-transform", "Content-Encoding": "gzip", "Content-Type": "text/plain"}, 1),
+])
+def test_more_response_directives(make_proxy, site, path, fields, expect_origin_requests):
+    body = b"\x1f\x8b\x08\x00payload" if path == "/nt" else b"body"
+    status = 302 if path == "/pub302" else 200
+    site.route(path, (status, fields, body))
+    proxy = make_proxy(cached())
+    for _ in range(2):
+        r = curl(proxy, site.url(path))
+        assert (r.status, r.body) == (status, body)
+        if path == "/nt":
+            assert r.header("Content-Encoding") == "gzip" and r.header("Content-Type") == "text/plain"
+    assert len(site.requests_for(path)) == expect_origin_requests
+
+
+def test_proxy_revalidate_forbids_serving_stale(make_proxy, site):
+    past = http_date(-100)
+    site.route("/pr", (200, {"Cache-Control": "max-age=10, proxy-revalidate", "Date": past}, b"pr"))
+    proxy = make_proxy(cached())
+    curl(proxy, site.url("/pr"))
+    curl(proxy, site.url("/pr"), "-H", "Cache-Control: max-stale=3600")
+    assert len(site.requests_for("/pr")) == 2

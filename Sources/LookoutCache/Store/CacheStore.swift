@@ -223,13 +223,9 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         if let expectedLength, expectedLength > limits.maxObjectBytes { return .failure(.tooLarge) }
         let primary = ObjectID(key: metadata.url)
         let key = StoredObjectKey(primary: primary, variant: metadata.varyNames.isEmpty ? nil : ObjectID(key: metadata.objectKey))
-        let number = lock.withLock { _ in
-            temporaryCounter += 1
-            return temporaryCounter
+        guard let (fd, temporary) = createTemporary(named: key.description, suffix: "part") else {
+            return .failure(.writeFailed)
         }
-        let temporary = "\(temporaryDirectory)/\(key).\(getpid()).\(number).part"
-        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return .failure(.writeFailed) }
         let encoded = metadata.encoded()
         let header = ObjectFile.prefix(metadataLength: encoded.count, bodyLength: 0,
                                        checksum: encoded.withUnsafeBytes(ObjectFile.checksum))
@@ -286,13 +282,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
     /// file with the new metadata and the same body (copied in the kernel), renamed over the old.
     public func updateMetadata(of object: CachedObject, to metadata: StoredMetadata) -> Bool {
         let key = object.key
-        let number = lock.withLock { _ in
-            temporaryCounter += 1
-            return temporaryCounter
-        }
-        let temporary = "\(temporaryDirectory)/\(key).\(getpid()).\(number).part"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
+        guard let (fd, temporary) = createTemporary(named: key.description, suffix: "part") else { return false }
         defer { _ = close(fd) }
         let encoded = metadata.encoded()
         let header = ObjectFile.prefix(metadataLength: encoded.count, bodyLength: object.bodyLength,
@@ -464,15 +454,20 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         objectsDirectory + "/" + primary.folder + "/\(primary).vary"
     }
 
-    private func writeVaryMarker(_ primary: ObjectID, names: [String]) -> Bool {
-        if lock.withLock({ _ in varyNames[primary] == names }) { return true }
+    /// A new file under `tmp/` (read-write, so a writer's file can be read by collapsed requests).
+    private func createTemporary(named name: String, suffix: String) -> (Int32, String)? {
         let number = lock.withLock { _ in
             temporaryCounter += 1
             return temporaryCounter
         }
-        let temporary = "\(temporaryDirectory)/\(primary).\(getpid()).\(number).vary"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
+        let path = "\(temporaryDirectory)/\(name).\(getpid()).\(number).\(suffix)"
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        return fd >= 0 ? (fd, path) : nil
+    }
+
+    private func writeVaryMarker(_ primary: ObjectID, names: [String]) -> Bool {
+        if lock.withLock({ _ in varyNames[primary] == names }) { return true }
+        guard let (fd, temporary) = createTemporary(named: primary.description, suffix: "vary") else { return false }
         let text = Array(names.joined(separator: "\n").utf8)
         let ok = text.withUnsafeBytes { ObjectFile.writeAll(fd, $0) }
         _ = close(fd)
