@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache",
+        "cache", "capture",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -29,6 +29,7 @@ enum Schema {
         "upstream_proxies": ["rules", "default"],
         "reachability": ["enabled", "fail_fast"],
         "cache": ["enabled", "path", "max_size_bytes", "max_object_bytes", "memory_bytes", "rules"],
+        "capture": ["path", "max_total_bytes", "rules"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -48,6 +49,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `capture.rules[i]`.
+    static let captureRule = ["hosts", "request_bodies", "response_bodies", "max_body_bytes"]
     /// The keys of one `cache.rules[i]`.
     static let cacheRule = ["hosts", "store", "default_ttl"]
     /// The keys of one `upstream_proxies.rules[i]`.
@@ -183,6 +186,9 @@ final class ConfigReader {
         }
         if let node = top["cache"], let section = fields(of: node, path: "cache") {
             readCache(section, into: &config.cache)
+        }
+        if let node = top["capture"], let section = fields(of: node, path: "capture") {
+            readCapture(section, into: &config.capture)
         }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)

@@ -49,6 +49,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var reachability = Reachability()
     /// `cache`
     public var cache = Cache()
+    /// `capture`
+    public var capture = Capture()
 
     /// `reachability`: watch the route table; refuse early while there is no route out.
     public struct Reachability: Sendable, Equatable {

@@ -95,7 +95,17 @@ extension JSONBuffer {
             endObject()
         }
         if let error = s.error { key("error"); appendError(error) }
-        if options.includeHeaders {
+        if let capture = s.capture {
+            key("capture")
+            beginObject()
+            if let request = capture.request { key("request"); string(request) }
+            if let response = capture.response { key("response"); string(response) }
+            key("truncated"); bool(capture.truncated)
+            if let error = capture.error { key("error"); string(error) }
+            endObject()
+        }
+        // A captured exchange always carries its headers: the files are its bodies.
+        if options.includeHeaders || s.capture != nil {
             if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }
             if let fields = s.responseHeaders { key("response_headers"); appendHeaders(fields, options: options) }
         }

@@ -55,6 +55,15 @@ extension SessionConfiguration {
                     (rule.hosts, !rule.store ? .doNotCache : rule.defaultTTL > 0 ? .modify(defaultTTL: rule.defaultTTL) : .cache)
                 }))
         }
+        if !file.capture.rules.isEmpty {
+            capture = CaptureSettings(
+                directory: file.capture.path.isEmpty ? file.stateDirectory + "/capture" : file.capture.path,
+                maxTotalBytes: Int64(file.capture.maxTotalBytes),
+                rules: HostRuleSet(file.capture.rules.map { rule in
+                    (rule.hosts, CaptureRule(name: rule.hosts.map(\.text).joined(separator: ", "), requestBodies: rule.requestBodies,
+                                             responseBodies: rule.responseBodies, maxBodyBytes: Int64(rule.maxBodyBytes)))
+                }))
+        }
         proxyCredentials = file.auth.users
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"

@@ -49,3 +49,36 @@ import Testing
         #expect(error("cache:\n  sise: 3")?.contains("cache.sise") == true)
     }
 }
+
+@Suite struct CaptureConfigTests {
+    @Test func defaultsCaptureNothing() {
+        let capture = LookoutConfiguration().capture
+        #expect(capture.path == "" && capture.maxTotalBytes == 1_073_741_824 && capture.rules.isEmpty)
+    }
+
+    @Test func readsTheIssueShape() throws {
+        let config = try load("""
+        capture:
+          path: /var/lib/lookout/capture
+          max_total_bytes: 5000000
+          rules:
+            - hosts: ["api.example.com"]
+              request_bodies: true
+              response_bodies: false
+              max_body_bytes: 1048576
+        """)
+        #expect(config.capture.path == "/var/lib/lookout/capture" && config.capture.maxTotalBytes == 5_000_000)
+        let rule = try #require(config.capture.rules.first)
+        #expect(rule.hosts.map(\.text) == ["api.example.com"] && rule.requestBodies && !rule.responseBodies)
+        #expect(rule.maxBodyBytes == 1_048_576)
+    }
+
+    @Test func errorsNameTheKey() {
+        #expect(error("capture:\n  max_total_bytes: 0") == "2:20 capture.max_total_bytes: must be at least 1")
+        #expect(error("capture:\n  rules:\n    - hosts: [\"a.com\"]\n      max_body_bytes: 0")?
+            .contains("capture.rules[0].max_body_bytes: must be at least 1") == true)
+        #expect(error("capture:\n  rules:\n    - hosts: [\"a.com\"]\n      response_bodies: maybe")?
+            .contains("capture.rules[0].response_bodies: expected true or false") == true)
+        #expect(error("capture:\n  enabled: true")?.contains("capture.enabled") == true)
+    }
+}

@@ -28,6 +28,8 @@ public struct ExchangeSummary: Sendable {
     /// The URL of the last hop, after followed redirects.
     public var finalURL: String?
     public var cache: CacheSummary?
+    /// The files the exchange's bodies were captured to (`capture.rules`).
+    public var capture: CaptureSummary?
     public var error: ProxyError?
     /// Bytes of the request and response heads and bodies exchanged with the upstream.
     public var requestHeaders: HTTPFields?
@@ -70,5 +72,23 @@ public struct CacheSummary: Sendable, Equatable {
         self.age = age
         self.ttl = ttl
         self.stored = stored
+    }
+}
+
+/// The summary record's `capture` object.
+public struct CaptureSummary: Sendable, Equatable {
+    /// The files, absolute paths; nil for a body that was not captured (none, or not asked for).
+    public var request: String?
+    public var response: String?
+    /// A body was longer than the rule's `max_body_bytes`: its file holds only the beginning.
+    public var truncated = false
+    /// Why a body's capture stopped early ("response: No space left on device").
+    public var error: String?
+
+    public init(request: String? = nil, response: String? = nil, truncated: Bool = false, error: String? = nil) {
+        self.request = request
+        self.response = response
+        self.truncated = truncated
+        self.error = error
     }
 }

@@ -85,6 +85,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private var follower: FillFollower?
     /// A stale-while-revalidate refresh nobody waits for (see `BackgroundRevalidation`).
     var revalidatesInBackground = false
+    /// The exchange's bodies written to files (`capture.rules`), when its host has a rule.
+    private var capture: ExchangeCapture?
 
     init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
@@ -147,6 +149,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             }
         }
         if head.framing == .none { requestEnded = true }
+        if let store = session.captureStore, !revalidatesInBackground,
+           let match = session.configuration.capture?.rules.match(for: origin.ruleKey) {
+            capture = ExchangeCapture(store: store, rule: match.rule, requestID: id)
+        }
         var validators: HTTPFields?
         if let shared = session.cache {
             let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey,
@@ -186,7 +192,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// A collapsed miss: answer from the leader's fill as it grows, or fetch after all.
     private func advanceFollower(afterDrain: Bool) {
         guard let follower, !finished else { return }
-        let progress = follower.advance(client: client, afterDrain: afterDrain) { status, reason, fields in
+        let progress = follower.advance(client: client, afterDrain: afterDrain, observe: { [self] in captured($0) }) {
+            status, reason, fields in
             summary.status = status
             keepClientAlive = head.keepAlive && requestEnded && !delegate.isClosingAfterExchange && !session.isShuttingDown
                 && follower.framing != .untilClose
@@ -320,6 +327,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
         guard !finished else { return }
+        if let capture, let failure = capture.requestBytes(bytes) { session.emit(requestContext, failure) }
         requestBodyBytes += UInt64(bytes.count)
         let limit = session.configuration.maxRequestBodyBytes
         if limit > 0 && requestBodyBytes > limit {
@@ -356,6 +364,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func clientFinishedBody(trailers: HTTPFields?) {
         // A bodiless request was already complete at its head.
         guard !finished, head.framing != .none else { return }
+        capture?.requestEnded()
         requestEnded = true
         requestTrailers = trailers
         feedTask()
@@ -523,6 +532,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         summary.requestHeaders = head.headerFields
     }
 
+    /// Response body bytes on their way to the client, for the capture.
+    private func captured(_ bytes: UnsafeRawBufferPointer) {
+        if let capture, let failure = capture.responseBytes(bytes) { session.emit(requestContext, failure) }
+    }
+
     private func emit(_ record: any EventKind) {
         func post<Kind: EventKind>(_ kind: Kind) { session.emit(requestContext, kind) }
         post(record)
@@ -553,7 +567,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Sends the stored body until the client is backed up (`clientDidDrain` resumes).
     private func sendStoredBody() {
         guard let sender = storedBody, !finished else { return }
-        switch sender.send(to: client) {
+        switch sender.send(to: client, observe: { [self] in captured($0) }) {
         case .waiting:
             return
         case .done:
@@ -597,6 +611,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        captured(bytes)
         if let cache, let record = cache.relayed(bytes) {
             emit(record)
             summary.cache = cache.summary
@@ -620,6 +635,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             client.write(HTTPSerializer.lastChunk(trailers: fields.isEmpty ? nil : fields))
         }
         if clientFraming == .untilClose { keepClientAlive = false }
+        capture?.responseEnded()
         if let cache {
             if let record = cache.responseEnded() { emit(record) }
             summary.cache = cache.summary
@@ -805,6 +821,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         storedBody = nil
         follower?.stop()
         follower = nil
+        if let capture {
+            capture.finish()
+            summary.capture = capture.summary
+        }
         if let cache {
             cache.abandon()
             summary.cache = cache.summary

@@ -50,7 +50,8 @@ final class FillFollower {  // confined to the following exchange's loop queue
     }
 
     /// Sends what can be sent now. `sendHead` writes the head with Lookout's own fields added.
-    func advance(client: ByteStream, afterDrain: Bool,
+    /// `observe` sees every body byte written (for the capture).
+    func advance(client: ByteStream, afterDrain: Bool, observe: (UnsafeRawBufferPointer) -> Void,
                  sendHead: (_ status: Int, _ reason: String, _ fields: inout HTTPFields) -> Void) -> Progress {
         if afterDrain { clientBlocked = false }
         if clientBlocked { return .waiting }
@@ -90,6 +91,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
                     let n = pread(head.reader, raw.baseAddress, want, off_t(head.bodyOffset + sent))
                     guard n > 0 else { return (0, true) }
                     let bytes = UnsafeRawBufferPointer(rebasing: raw[..<n])
+                    observe(bytes)
                     if framing == .chunked {
                         client.write(HTTPSerializer.chunkHeader(length: n))
                         client.write(bytes)

@@ -32,17 +32,21 @@ final class StoredBodySender {  // confined to the exchange's loop queue
         self.segments = segments
     }
 
-    func send(to client: ByteStream) -> Progress {
+    /// `observe` sees every body byte written (for the capture).
+    func send(to client: ByteStream, observe: (UnsafeRawBufferPointer) -> Void) -> Progress {
         while index < segments.count {
             switch segments[index] {
             case .literal(let bytes):
                 index += 1
+                bytes.withUnsafeBytes(observe)
                 if !client.write(bytes) { return index == segments.count ? .done : .waiting }
             case .stored(let range):
                 if case .memory(let body) = object.body {
                     // At most `memoryObjectLimit` bytes: queued whole, sent as the client reads.
                     let accepted = body.withUnsafeBytes {
-                        client.write(UnsafeRawBufferPointer(rebasing: $0[Int(range.lowerBound)...Int(range.upperBound)]))
+                        let slice = UnsafeRawBufferPointer(rebasing: $0[Int(range.lowerBound)...Int(range.upperBound)])
+                        observe(slice)
+                        return client.write(slice)
                     }
                     index += 1
                     if !accepted { return index == segments.count ? .done : .waiting }
@@ -55,7 +59,9 @@ final class StoredBodySender {  // confined to the exchange's loop queue
                     let (count, accepted) = buffer.withUnsafeMutableBytes { raw -> (Int, Bool) in
                         let n = object.readBody(at: range.lowerBound + offset, into: UnsafeMutableRawBufferPointer(rebasing: raw[..<want]))
                         guard n > 0 else { return (0, true) }
-                        return (n, client.write(UnsafeRawBufferPointer(rebasing: raw[..<n])))
+                        let read = UnsafeRawBufferPointer(rebasing: raw[..<n])
+                        observe(read)
+                        return (n, client.write(read))
                     }
                     if count == 0 { return .failed }
                     offset += Int64(count)

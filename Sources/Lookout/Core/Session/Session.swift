@@ -18,6 +18,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let redirectHandler: RedirectHandler
     /// The shared cache (`cache.enabled`); nil when off.
     let cache: SharedCache?
+    /// Where captured bodies go (`capture.rules`); nil when nothing is captured.
+    let captureStore: BodyCaptureStore?
     public let retrier: RequestRetrier
     public let adapters: [RequestAdapter]
     /// Nil when no credentials are configured.
@@ -89,6 +91,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                                          monitor: monitor)
         } else {
             self.cache = nil
+        }
+        if let capture = configuration.capture {
+            self.captureStore = try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
+        } else {
+            self.captureStore = nil
         }
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
         self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []

@@ -66,6 +66,8 @@ public struct SessionConfiguration: Sendable {
     public var retryRules = HostRuleSet<RetryRule>.empty
     /// The shared cache (`cache`); nil = off.
     public var cache: CacheSettings?
+    /// Body capture (`capture`); nil = no rules, nothing captured.
+    public var capture: CaptureSettings?
 
     public init() {}
 }
