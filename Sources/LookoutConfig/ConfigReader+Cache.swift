@@ -5,11 +5,7 @@ extension ConfigReader {
     func readCache(_ section: [String: Node], into cache: inout LookoutConfiguration.Cache) {
         if let node = section["enabled"] { cache.enabled = boolean(node, "cache.enabled") ?? cache.enabled }
         if let node = section["path"] {
-            if case .text(let text, _) = scalarValue(node), text.isEmpty {
-                cache.path = ""
-            } else {
-                cache.path = path(node, "cache.path", expected: "a directory path (\"\" for <state_dir>/cache)") ?? cache.path
-            }
+            cache.path = directoryOrDefault(node, "cache.path", defaultName: "cache") ?? cache.path
         }
         if let node = section["max_size_bytes"] {
             cache.maxSizeBytes = integer(node, "cache.max_size_bytes", atLeast: 1) ?? cache.maxSizeBytes
@@ -38,5 +34,11 @@ extension ConfigReader {
             } hosts: { $0.hosts = $1 }
             cache.rules = rules ?? cache.rules
         }
+    }
+
+    /// A directory path, or "" for the default under the state directory.
+    func directoryOrDefault(_ node: Node, _ keyPath: String, defaultName: String) -> String? {
+        if case .text(let text, _) = scalarValue(node), text.isEmpty { return "" }
+        return path(node, keyPath, expected: "a directory path (\"\" for <state_dir>/\(defaultName))")
     }
 }

@@ -4,11 +4,7 @@ import Yams
 extension ConfigReader {
     func readCapture(_ section: [String: Node], into capture: inout LookoutConfiguration.Capture) {
         if let node = section["path"] {
-            if case .text(let text, _) = scalarValue(node), text.isEmpty {
-                capture.path = ""
-            } else {
-                capture.path = path(node, "capture.path", expected: "a directory path (\"\" for <state_dir>/capture)") ?? capture.path
-            }
+            capture.path = directoryOrDefault(node, "capture.path", defaultName: "capture") ?? capture.path
         }
         if let node = section["max_total_bytes"] {
             capture.maxTotalBytes = integer(node, "capture.max_total_bytes", atLeast: 1) ?? capture.maxTotalBytes
