@@ -37,6 +37,8 @@ let package = Package(
                 dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
+        // Reading the JSON-lines log: records in place, the filter language, summaries.
+        .target(name: "LookoutLogQuery", swiftSettings: hotPathSettings),
         // RFC 9111: the shared cache's rules and its store on disk.
         .target(name: "LookoutCache",
                 dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
@@ -55,7 +57,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS", "LookoutCache",
+                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log")]),
 
@@ -67,6 +69,7 @@ let package = Package(
                     dependencies: ["LookoutMonitors", "Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
+        .testTarget(name: "LookoutLogQueryTests", dependencies: ["LookoutLogQuery"]),
         .testTarget(name: "LookoutCacheTests",
                     dependencies: ["LookoutCache", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")]),
     ]

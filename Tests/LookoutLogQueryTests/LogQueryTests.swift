@@ -1,0 +1,128 @@
+import Testing
+@testable import LookoutLogQuery
+
+func withRecord<T>(_ json: String, _ body: (LogRecord) -> T) -> T {
+    var text = json
+    return text.withUTF8 { body(LogRecord($0)!) }
+}
+
+let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id":7,"conn":2,"client":"127.0.0.1:5","kind":"intercepted","method":"POST","url":"https://u:p@API.Example.com:8443/v1/items?q=\"x\"","status":503,"upstream":{"address":"127.0.0.1:8443","tls":{"trust":{"result":"failed","presented_pins":["a"]}}},"timings_ms":{"blocked":0,"dns":-1,"connect":2.5,"tls":3,"send":0.01,"wait":120.5,"receive":1,"total":650},"bytes":{"request_body":10,"response_body":20},"cache":{"status":"miss","stored":false},"error":{"code":"upstream_closed","message":"x"},"request_headers":{"content-type":"application/json; charset=utf-8","x-esc":"a\"b\\c\u00e9"}}"#
+
+@Suite struct JSONScanTests {
+    @Test func locatesMembersAndDecodesOnDemand() {
+        withRecord(sample) { r in
+            #expect(r.string("kind") == "intercepted" && r.number("status") == 503 && r.number("id") == 7)
+            #expect(r.number("timings_ms", "wait") == 120.5 && r.number("timings_ms", "dns") == -1)
+            #expect(r.string("upstream", "tls", "trust", "result") == "failed")
+            #expect(r.string("url") == #"https://u:p@API.Example.com:8443/v1/items?q="x""#)
+            #expect(r.host == "api.example.com")
+            #expect(r.stringMembers("request_headers").last?.1 == "a\"b\\cé")
+            #expect(r.bool("cache", "stored") == false)
+        }
+    }
+
+    @Test func refusesWhatIsNotAnObject() {
+        for text in ["", "[1]", "{\"a\":", "{\"a\" 1}", "{\"a\":\"unterminated}", "garbage"] {
+            var t = text
+            #expect(t.withUTF8 { LogRecord($0) } == nil, "\(text)")
+        }
+    }
+}
+
+@Suite struct LogFilterTests {
+    func matches(_ expression: String) throws -> Bool {
+        let filter = try LogFilter.parse(expression)
+        return withRecord(sample) { filter.matches($0) }
+    }
+
+    @Test func everyFieldAndOperator() throws {
+        for (expression, expected) in [
+            ("host:api.example.com", true), ("host:*.example.com", true), ("host:other.com", false),
+            ("status:5xx", true), ("status:503", true), ("status:4xx", false), ("status>=500", true), ("status<500", false),
+            ("method:post", true), ("method:GET", false),
+            ("code:upstream_*", true), ("code:upstream_closed", true), ("code:client_*", false),
+            ("kind:intercepted", true), ("kind:http", false),
+            (#"url~"/v1/""#, true), ("url~/v2/", false), ("url:https://*/items*", true),
+            ("header:content-type~json", true), ("header:Content-Type~JSON", true), ("header:x-missing~a", false),
+            ("total>500ms", true), ("total>0.5s", true), ("total>1s", false), ("wait>100ms", true), ("wait<=120.5", true),
+            ("dns>0", false), ("dns<1", false),  // -1: the phase did not happen
+            ("connect>2000us", true), ("trust:failed", true), ("trust:passed", false),
+            ("cache:miss", true), ("cache:hit", false), ("client:127.0.0.1:*", true), ("id:7", true), ("conn>2", false),
+        ] {
+            #expect(try matches(expression) == expected, "\(expression)")
+        }
+    }
+
+    @Test func booleanStructure() throws {
+        #expect(try matches("status:5xx method:POST"))  // side by side = and
+        #expect(try matches("status:5xx and method:POST"))
+        #expect(try !matches("status:5xx and method:GET"))
+        #expect(try matches("method:GET or status:503"))
+        #expect(try matches("not method:GET"))
+        #expect(try matches("not (method:GET or kind:http) and (cache:miss or cache:hit)"))
+        #expect(try !matches("not not method:GET"))
+        #expect(try matches("NOT method:GET AND status:5xx"))
+        // and binds tighter than or
+        #expect(try matches("method:GET and kind:http or status:503"))
+    }
+
+    @Test func errorsPointAtTheColumn() {
+        func failure(_ expression: String) -> LogFilterError? {
+            do { _ = try LogFilter.parse(expression); return nil } catch { return error }
+        }
+        #expect(failure("hots:a")?.column == 1)
+        #expect(failure("hots:a")?.message.hasPrefix("unknown field \"hots\"") == true)
+        #expect(failure("status:5x") == LogFilterError(column: 8, message: "\"5x\" is not a status (e.g. 404 or 5xx)"))
+        #expect(failure("total>fast")?.column == 7)
+        #expect(failure("total:5ms")?.message.contains("takes > >= < <=") == true)
+        #expect(failure("method>GET")?.message == "method takes : or ~, not >")
+        #expect(failure("(status:5xx")?.message == "unbalanced \"(\"")
+        #expect(failure("status:5xx)")?.column == 11)
+        #expect(failure("status:5xx and")?.column == 15)
+        #expect(failure("or status:5xx")?.message == "\"or\" needs a term on each side")
+        #expect(failure("url~\"open")?.message == "unterminated quoted value")
+        #expect(failure("host:")?.message == "expected a value after \"host:\"")
+        #expect(failure("example.com")?.message.contains("is not a term") == true)
+        #expect(failure("header:~x")?.column == 8)
+        #expect(failure("") != nil)
+    }
+
+    @Test func globs() {
+        #expect(Glob.matches("a*", "abc") && Glob.matches("*c", "abc") && Glob.matches("a*c", "abc") && Glob.matches("*", ""))
+        #expect(!Glob.matches("a*d", "abc") && Glob.matches("a*b*c", "aXbYc") && !Glob.matches("a*b*c", "aXcYb"))
+    }
+}
+
+@Suite struct LogSummaryTests {
+    @Test func percentilesAreWithinTheBucketPrecision() {
+        var histogram = PhaseHistogram()
+        let values = (1...10_000).map { Double($0) * 0.37 }  // 0.37 ms … 3.7 s
+        for v in values.shuffled() { histogram.add(milliseconds: v) }
+        for p in [50.0, 95.0, 99.0] {
+            let exact = values[Int((p / 100 * Double(values.count)).rounded(.up)) - 1]
+            let got = histogram.percentile(p)!
+            #expect(abs(got - exact) <= exact * 0.002 + 0.001, "p\(p): \(got) vs \(exact)")
+        }
+        #expect(PhaseHistogram().percentile(50) == nil)
+    }
+
+    @Test func timesParse() {
+        #expect(LogTime.timestamp("1970-01-01T00:00:01Z") == 1_000_000)
+        #expect(LogTime.timestamp("2026-11-24T00:10:54.284025Z")! % 1_000_000 == 284_025)
+        #expect(LogTime.timestamp("1970-01-01T01:00:00+01:00") == 0)
+        #expect(LogTime.timestamp("1970-01-01T00:00:00.5Z") == 500_000)
+        #expect(LogTime.timestamp("1970-01-01T00:00:00.1234567Z") == 123_456)
+        #expect(LogTime.timestamp("yesterday") == nil && LogTime.timestamp("1970-13-01T00:00:00Z") == nil)
+        #expect(LogTime.parse("15m", now: 1_000_000_000) == Int64(100_000_000))
+    }
+}
+
+@Suite struct LogFormatTests {
+    @Test func csvAndCurlQuote() {
+        #expect(LogFormat.csvField("a,b") == "\"a,b\"" && LogFormat.csvField("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(LogFormat.shellQuoted("it's") == "'it'\\''s'")
+        let line = #"{"event":"exchange","method":"POST","url":"http://h/a","request_headers":{"host":"h","content-type":"text/plain","proxy-authorization":"[redacted]","x-q":"it's"},"capture":{"request":"/cap/1.request"}}"#
+        let command = withRecord(line) { LogFormat.curl.render($0, index: 0) }
+        #expect(command == "curl -X 'POST' 'http://h/a' -H 'content-type: text/plain' -H 'x-q: it'\\''s' --data-binary '@/cap/1.request'\n")
+    }
+}
