@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev pkg-config curl openssl ca-certificates squid
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -14,6 +14,8 @@ deps:
 	@missing=""; \
 	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
 	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
+	pkg-config --exists zlib || missing="$$missing zlib1g-dev"; \
+	pkg-config --exists libbrotlidec || missing="$$missing libbrotli-dev"; \
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
@@ -28,6 +30,7 @@ deps:
 	  fi; \
 	fi
 	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
+	@$(PYTHON) -c 'import haralyzer' 2>/dev/null || $(PYTHON) -m pip install -q haralyzer
 
 build: deps
 	$(SWIFT) build --product lookout

@@ -31,6 +31,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLookoutNGHTTP2", pkgConfig: "libnghttp2",
                        providers: [.apt(["libnghttp2-dev"])]),
+        // zlib and brotli, to decode captured bodies for HAR.
+        .systemLibrary(name: "CLookoutCompression", pkgConfig: "libbrotlidec",
+                       providers: [.apt(["zlib1g-dev", "libbrotli-dev"])]),
 
         // MARK: - Layers, bottom to top
         .target(name: "LookoutHTTP",
@@ -38,7 +41,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
         // Reading the JSON-lines log: records in place, the filter language, summaries.
-        .target(name: "LookoutLogQuery", swiftSettings: hotPathSettings),
+        .target(name: "LookoutLogQuery", dependencies: ["CLookoutCompression", "LookoutHTTP"], swiftSettings: hotPathSettings),
         // RFC 9111: the shared cache's rules and its store on disk.
         .target(name: "LookoutCache",
                 dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],

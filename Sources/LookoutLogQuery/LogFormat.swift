@@ -11,10 +11,13 @@ public enum LogFormat: String, CaseIterable, Sendable {
     /// Each exchange as a ready `curl` command line ("Copy as cURL"): method, URL, the request's
     /// headers (when logged, as they are for captured exchanges) and its captured body.
     case curl
+    /// HAR 1.2, with captured bodies (decoded: gzip, deflate, br).
+    case har
 
     /// The text before the first record.
     public var header: String {
         switch self {
+        case .har: return HARFormat.header(creatorVersion: "0.1.0")
         case .json: return "["
         case .table: return Self.pad("TIME", 27) + Self.pad("ID", 8) + Self.pad("METHOD", 8) + Self.pad("STATUS", 7)
             + Self.pad("TOTAL_MS", 10) + Self.pad("CACHE", 12) + "URL\n"
@@ -24,7 +27,7 @@ public enum LogFormat: String, CaseIterable, Sendable {
     }
 
     /// The text after the last record.
-    public var footer: String { self == .json ? "\n]\n" : "" }
+    public var footer: String { self == .json ? "\n]\n" : self == .har ? HARFormat.footer : "" }
 
     /// One record; `index` counts from 0 (for the JSON array's commas).
     public func render(_ record: LogRecord, index: Int) -> String {
@@ -51,6 +54,8 @@ public enum LogFormat: String, CaseIterable, Sendable {
             return fields.map { Self.csvField($0 ?? "") }.joined(separator: ",") + "\n"
         case .curl:
             return Self.curlCommand(record)
+        case .har:
+            return HARFormat.entry(record, index: index)
         }
     }
 

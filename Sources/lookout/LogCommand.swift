@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Lookout
 import LookoutConfig
 import LookoutLogQuery
 
@@ -95,7 +96,7 @@ struct LogCommand: ParsableCommand {
         @Flag(name: .long, help: "Keep reading as the log grows (and across rotation).")
         var follow = false
 
-        @Option(name: .long, help: "table, jsonl, json, csv or curl.")
+        @Option(name: .long, help: "table, jsonl, json, csv, curl or har.")
         var format: String = "table"
 
         func run() throws {
@@ -103,18 +104,21 @@ struct LogCommand: ParsableCommand {
                 FileHandleOutput.standardError("lookout log: --format \(format): expected \(LogFormat.allCases.map(\.rawValue).joined(separator: ", "))\n")
                 throw ExitCode(64)
             }
-            let out = BufferedOutput()
-            out.write(format.header)
-            var index = 0
-            try selection.forEachRecord(follow: follow) { record in
-                out.write(format.render(record, index: index))
-                index += 1
-                if follow { out.flush() }
-                return true
-            }
-            out.write(format.footer)
-            out.flush()
+            try LogCommand.write(selection, format: format, follow: follow, to: BufferedOutput())
         }
+    }
+
+    static func write(_ selection: Selection, format: LogFormat, follow: Bool, to out: BufferedOutput) throws {
+        out.write(format == .har ? HARFormat.header(creatorVersion: Session.version) : format.header)
+        var index = 0
+        try selection.forEachRecord(follow: follow) { record in
+            out.write(format.render(record, index: index))
+            index += 1
+            if follow { out.flush() }
+            return true
+        }
+        out.write(format.footer)
+        out.flush()
     }
 
     struct Summary: ParsableCommand {
@@ -142,11 +146,49 @@ struct LogCommand: ParsableCommand {
     }
 }
 
-/// Standard output in 256 KiB writes.
+/// `lookout har`: the log (and captured bodies) as HAR 1.2.
+struct HARCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "har", abstract: "Export exchanges as HAR 1.2.")
+
+    @Option(name: .long, help: "The log file (default: the config's log.path).")
+    var log: String?
+
+    @Option(name: .long, help: "Only exchanges matching this expression.")
+    var filter: String?
+
+    @Option(name: .long, help: "Write here instead of standard output.")
+    var output: String?
+
+    @Option(name: .long, help: "The config file whose log.path is read when --log is not given.")
+    var config: String?
+
+    func run() throws {
+        var selection = try LogCommand.Selection.parse([])
+        selection.file = log
+        selection.filter = filter
+        selection.config = config
+        var fd: Int32 = 1
+        if let output {
+            fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                FileHandleOutput.standardError("lookout har: cannot write \(output): \(String(cString: strerror(errno)))\n")
+                throw ExitCode(1)
+            }
+        }
+        defer { if fd != 1 { close(fd) } }
+        try LogCommand.write(selection, format: .har, follow: false, to: BufferedOutput(fd: fd))
+    }
+}
+
+/// Standard output (or another descriptor) in 256 KiB writes.
 final class BufferedOutput {
     private var buffer: [UInt8] = []
+    private let fd: Int32
 
-    init() { buffer.reserveCapacity(1 << 18) }
+    init(fd: Int32 = 1) {
+        self.fd = fd
+        buffer.reserveCapacity(1 << 18)
+    }
 
     func write(_ text: String) {
         buffer.append(contentsOf: text.utf8)
@@ -156,7 +198,7 @@ final class BufferedOutput {
     func flush() {
         var offset = 0
         while offset < buffer.count {
-            let n = buffer[offset...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+            let n = buffer[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n <= 0 { break }
             offset += n
         }

@@ -126,3 +126,36 @@ let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id"
         #expect(command == "curl -X 'POST' 'http://h/a' -H 'content-type: text/plain' -H 'x-q: it'\\''s' --data-binary '@/cap/1.request'\n")
     }
 }
+
+@Suite struct ContentDecodingTests {
+    let text = Array(String(repeating: "hello, lookout ", count: 20).utf8)
+    let gzipped: [UInt8] = [31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 215, 81, 200, 201, 207, 207, 206, 47, 45,
+                            81, 200, 24, 229, 226, 230, 2, 0, 40, 46, 59, 80, 44, 1, 0, 0]
+    let brotli: [UInt8] = [27, 43, 1, 0, 4, 28, 114, 164, 159, 199, 22, 92, 42, 33, 24, 100, 182, 18, 188, 78, 11, 187, 90, 63, 0]
+    let rawDeflate: [UInt8] = [203, 72, 205, 201, 201, 215, 81, 200, 201, 207, 207, 206, 47, 45, 81, 200, 24, 229, 226, 230, 2, 0]
+
+    @Test func decodesEachCoding() {
+        #expect(ContentDecoding.decode(gzipped, contentEncoding: "gzip") == .decoded(text))
+        #expect(ContentDecoding.decode(brotli, contentEncoding: "br") == .decoded(text))
+        #expect(ContentDecoding.decode(rawDeflate, contentEncoding: "deflate") == .decoded(text))
+        #expect(ContentDecoding.decode(text, contentEncoding: nil) == .decoded(text))
+        #expect(ContentDecoding.decode(text, contentEncoding: "identity") == .decoded(text))
+    }
+
+    @Test func refusesWhatItCannotDecode() {
+        #expect(ContentDecoding.decode(Array(gzipped.prefix(20)), contentEncoding: "gzip") == .corrupt("gzip"))
+        #expect(ContentDecoding.decode(text, contentEncoding: "br") == .corrupt("br"))
+        #expect(ContentDecoding.decode(text, contentEncoding: "zstd") == .unsupported("zstd"))
+        #expect(ContentDecoding.decode(gzipped, contentEncoding: "gzip, br") == .unsupported("gzip, br"))
+        #expect(ContentDecoding.decode(gzipped, contentEncoding: "gzip", limit: 100) == .tooLarge)
+    }
+
+    @Test func harPieces() {
+        #expect(Base64.encode(Array("Man".utf8)) == "TWFu" && Base64.encode(Array("Ma".utf8)) == "TWE="
+                && Base64.encode(Array("M".utf8)) == "TQ==" && Base64.encode([]) == "")
+        #expect(HARFormat.queryString("http://h/p?a=1&b=x%20y&c&d=+#f").map { "\($0)=\($1)" } == ["a=1", "b=x y", "c=", "d= "])
+        #expect(HARFormat.cookies("a=1; b=2", separator: ";").map { "\($0)=\($1)" } == ["a=1", "b=2"])
+        #expect(HARFormat.cookies("s=abc; Path=/; HttpOnly", separator: nil).map { "\($0)=\($1)" } == ["s=abc"])
+        #expect(HARFormat.isoTime(1_000_123_456) == "1970-01-01T00:16:40.123Z")
+    }
+}

@@ -1,0 +1,153 @@
+"""HAR 1.2 export (`lookout har`, `lookout log --format har`) read back by an independent HAR reader
+(haralyzer, from PyPI): plain, intercepted, tunnelled, failed, retried and redirected exchanges,
+captured bodies with their content codings decoded, and each timing checked against the log
+record it came from."""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import gzip
+import json
+import os
+import subprocess
+import zlib
+
+import pytest
+from haralyzer import HarParser
+
+from conftest import client_env, curl, py_request
+from scripted_origin import ScriptedOrigin
+
+TEXT = "hello, lookout " * 200
+
+
+def brotli_compress(data: bytes) -> bytes:
+    lib = ctypes.CDLL("libbrotlienc.so.1")
+    out = ctypes.create_string_buffer(len(data) + 1024)
+    size = ctypes.c_size_t(len(out))
+    assert lib.BrotliEncoderCompress(5, 22, 0, ctypes.c_size_t(len(data)), data, ctypes.byref(size), out) == 1
+    return out.raw[:size.value]
+
+
+def har_of(proxy, *args):
+    out = proxy.workdir / "out.har"
+    p = subprocess.run([str(proxy.binary), "har", "--log", str(proxy.log_path), "--output", str(out), *args],
+                       capture_output=True, text=True, timeout=60, env=client_env())
+    assert p.returncode == 0, p.stderr
+    return json.loads(out.read_text())
+
+
+def records(proxy):
+    return {r["id"]: r for r in (json.loads(line) for line in proxy.log_path.read_text().splitlines())
+            if r.get("event") == "exchange"}
+
+
+def check_timings(entry, record):
+    """HAR 1.2: connect includes ssl, -1 where a phase did not happen, time = the sum without ssl."""
+    t, log = entry["timings"], record["timings_ms"]
+    for name in ("dns", "send", "wait", "receive", "blocked"):
+        assert t[name] == pytest.approx(log[name] if log[name] >= 0 else -1, abs=1e-9), (name, t, log)
+    assert t["ssl"] == pytest.approx(log["tls"] if log["tls"] >= 0 else -1)
+    expected_connect = -1 if log["connect"] < 0 else log["connect"] + max(0, log["tls"])
+    assert t["connect"] == pytest.approx(expected_connect)
+    assert entry["time"] == pytest.approx(sum(v for k, v in t.items() if k != "ssl" and v >= 0))
+
+
+@pytest.fixture
+def site():
+    with ScriptedOrigin() as o:
+        yield o
+
+
+def test_plain_exchanges_with_bodies_and_codings(make_proxy, site, tmp_path):
+    site.route("/gz", (200, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, gzip.compress(TEXT.encode())))
+    site.route("/br", (200, {"Content-Type": "text/plain", "Content-Encoding": "br"}, brotli_compress(TEXT.encode())))
+    site.route("/deflate", (200, {"Content-Type": "text/plain", "Content-Encoding": "deflate"}, zlib.compress(TEXT.encode())))
+    site.route("/bin", (200, {"Content-Type": "application/octet-stream", "Set-Cookie": "s=1; Path=/"}, bytes(range(256))))
+    site.route("/post", lambda req: (201, {"Content-Type": "application/json"}, b'{"ok":true}'))
+    # Cookie values are secrets the log redacts unless told otherwise.
+    proxy = make_proxy({"capture": {"path": str(tmp_path / "cap"), "rules": [{"hosts": ["127.0.0.1"]}]},
+                        "log": {"reveal_secrets": True}})
+    for path in ("/gz", "/br", "/deflate"):
+        curl(proxy, site.url(path))
+    curl(proxy, site.url("/bin") + "?a=1&b=two%20words", "-H", "Cookie: c1=v1; c2=v2")
+    py_request(proxy, "POST", site.url("/post"), body=b'{"q":1}', headers={"Content-Type": "application/json"})
+    proxy.summaries(5)
+    har = har_of(proxy)
+    parser = HarParser(har)  # the independent reader accepts it
+    entries = parser.har_data["entries"]
+    assert har["log"]["version"] == "1.2" and har["log"]["creator"]["name"] == "Lookout" and len(entries) == 5
+    logged = records(proxy)
+    by_path = {e["request"]["url"].split("?")[0].rsplit("/", 1)[1]: e for e in entries}
+    for name in ("gz", "br", "deflate"):
+        content = by_path[name]["response"]["content"]
+        assert content["text"] == TEXT and content["size"] == len(TEXT), (name, content.get("_undecoded"))
+        assert content["compression"] == len(TEXT) - by_path[name]["response"]["bodySize"], name
+    binary = by_path["bin"]
+    assert base64.b64decode(binary["response"]["content"]["text"]) == bytes(range(256))
+    assert binary["response"]["content"]["encoding"] == "base64"
+    assert {(q["name"], q["value"]) for q in binary["request"]["queryString"]} == {("a", "1"), ("b", "two words")}
+    assert {(c["name"], c["value"]) for c in binary["request"]["cookies"]} == {("c1", "v1"), ("c2", "v2")}
+    assert [(c["name"], c["value"]) for c in binary["response"]["cookies"]] == [("s", "1")]
+    post = by_path["post"]
+    assert post["request"]["postData"]["text"] == '{"q":1}' and post["request"]["postData"]["mimeType"] == "application/json"
+    assert post["response"]["status"] == 201
+    for entry in entries:
+        record = logged[entry["_lookout"]["id"]]
+        check_timings(entry, record)
+        assert entry["serverIPAddress"] == "127.0.0.1" and entry["connection"] == str(record["conn"])
+        assert entry["_lookout"]["kind"] == "http" and entry["_lookout"]["attempts"] == 1
+    # The same through `lookout log --format har` with a filter.
+    p = subprocess.run([str(proxy.binary), "log", str(proxy.log_path), "--format", "har", "--filter", "status:201"],
+                       capture_output=True, text=True, timeout=60, env=client_env())
+    assert [e["response"]["status"] for e in json.loads(p.stdout)["log"]["entries"]] == [201]
+
+
+def test_failed_retried_and_redirected_exchanges(make_proxy, site):
+    site.route("/flaky", (503, {}, b"busy"), (200, {}, b"ok"))
+    site.route("/old", (301, {"Location": "/new"}, b""))
+    site.route("/new", (200, {}, b"moved"))
+    proxy = make_proxy({
+        "retry": {"rules": [{"hosts": ["127.0.0.1"], "limit": 2, "backoff": {"base": 0, "jitter": False}}]},
+        "redirects": {"rules": [{"hosts": ["127.0.0.1"], "follow": True}]},
+    })
+    curl(proxy, site.url("/flaky"))
+    curl(proxy, site.url("/old"))
+    curl(proxy, "http://127.0.0.1:9/refused")
+    proxy.summaries(3)
+    entries = HarParser(har_of(proxy)).har_data["entries"]
+    logged = records(proxy)
+    retried, redirected, failed = entries
+    assert retried["_lookout"]["attempts"] == 2 and len(retried["_lookout"]["transactions"]) == 2
+    assert retried["response"]["status"] == 200
+    assert redirected["_lookout"]["redirects"] == 1 and redirected["_lookout"]["final_url"] == site.url("/new")
+    assert failed["response"]["status"] == 502 and failed["_lookout"]["error"]["code"] == "upstream_connect_failed"
+    for entry in entries:
+        check_timings(entry, logged[entry["_lookout"]["id"]])
+
+
+def test_intercepted_and_tunnelled_exchanges(make_proxy, pki):
+    with ScriptedOrigin(host="localhost", tls=pki.good.tls) as tls_site:
+        tls_site.route("/s", (200, {"Content-Type": "text/plain"}, b"secret"))
+        proxy = make_proxy({
+            "connect": {"allowed_ports": [tls_site.port]},
+            "interception": {"hosts": ["localhost"]},
+            "trust": {"system_roots": False, "ca_files": [str(pki.root.cert)]},
+        })
+        ca = str(proxy.workdir / "state" / "ca.pem")
+        curl(proxy, tls_site.url("/s"), "--cacert", ca)
+        # 127.0.0.1 is not intercepted: a blind tunnel (the client checks the origin itself).
+        curl(proxy, f"https://127.0.0.1:{tls_site.port}/s", "--cacert", str(pki.root.cert), "--resolve",
+             f"localhost:{tls_site.port}:127.0.0.1", "-k")
+        proxy.summaries(2)
+        entries = HarParser(har_of(proxy)).har_data["entries"]
+        logged = records(proxy)
+        intercepted = next(e for e in entries if e["_lookout"]["kind"] == "intercepted")
+        tunnel = next(e for e in entries if e["_lookout"]["kind"] == "tunnel")
+        assert intercepted["request"]["url"] == tls_site.url("/s")
+        assert intercepted["_lookout"]["trust"]["result"] == "passed" and intercepted["timings"]["ssl"] >= 0
+        assert intercepted["timings"]["connect"] >= intercepted["timings"]["ssl"]
+        assert tunnel["request"]["method"] == "CONNECT"
+        for entry in entries:
+            check_timings(entry, logged[entry["_lookout"]["id"]])
