@@ -151,3 +151,20 @@ def test_intercepted_and_tunnelled_exchanges(make_proxy, pki):
         assert tunnel["request"]["method"] == "CONNECT"
         for entry in entries:
             check_timings(entry, logged[entry["_lookout"]["id"]])
+
+
+def test_a_websocket_exchange(make_proxy, raw_origin):
+    from test_upgrade import echo_round_trip, open_websocket
+    import origins
+    proxy = make_proxy()
+    o = raw_origin("websocket_echo")
+    s, r, resp = open_websocket(proxy, o)
+    assert resp.status == 101
+    assert r.read_exact(len(origins.WS_GREETING)) == origins.WS_GREETING
+    assert echo_round_trip(s, r, b"x" * 1000) == b"x" * 1000
+    s.close()
+    [record] = proxy.summaries(1)
+    [entry] = HarParser(har_of(proxy)).har_data["entries"]
+    assert entry["response"]["status"] == 101 and entry["_lookout"]["upgrade"] == "websocket", entry
+    assert entry["request"]["method"] == "GET" and entry["_lookout"]["id"] == record["id"]
+    check_timings(entry, record)
