@@ -27,3 +27,13 @@ public struct FieldListElement {
 
     public var string: String { bytes.string(start, end) }
 }
+
+extension StringProtocol {
+    /// Without leading and trailing optional whitespace (OWS: spaces and tabs, RFC 9110 §5.6.3).
+    public func trimmingOWS() -> SubSequence {
+        var s = self[...]
+        while let first = s.first, first == " " || first == "\t" { s = s.dropFirst() }
+        while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
+        return s
+    }
+}

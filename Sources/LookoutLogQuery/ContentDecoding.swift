@@ -1,4 +1,5 @@
 import CLookoutCompression
+import LookoutHTTP
 
 /// Content codings decoded for readers of captured bodies (HAR, the UI): gzip, deflate (zlib or
 /// raw) and br, with the system's zlib and brotli. Bounded: a body that would decode past
@@ -13,7 +14,7 @@ public enum ContentDecoding {
     }
 
     public static func decode(_ body: [UInt8], contentEncoding: String?, limit: Int = 64 << 20) -> Outcome {
-        guard let coding = contentEncoding?.trimmingCharacters(in: " \t").lowercased(), !coding.isEmpty,
+        guard let coding = contentEncoding?.trimmingOWS().lowercased(), !coding.isEmpty,
               coding != "identity" else { return .decoded(body) }
         if coding.contains(",") { return .unsupported(coding) }
         var capacity = min(limit, max(4096, body.count * 8))
@@ -46,14 +47,5 @@ public enum ContentDecoding {
                 return .decoded(out)
             }
         }
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let first = s.first, set.contains(first) { s.removeFirst() }
-        while let last = s.last, set.contains(last) { s.removeLast() }
-        return String(s)
     }
 }

@@ -143,7 +143,7 @@ public enum HARFormat {
         guard let field else { return [] }
         let parts = separator.map { field.split(separator: $0).map(String.init) } ?? [String(field.prefix { $0 != ";" })]
         return parts.compactMap { part in
-            let trimmed = part.trimmingCharacters(in: " \t")
+            let trimmed = part.trimmingOWS()
             guard let eq = trimmed.firstIndex(of: "=") else { return nil }
             return (String(trimmed[..<eq]), String(trimmed[trimmed.index(after: eq)...]))
         }

@@ -14,10 +14,10 @@ public enum LogFormat: String, CaseIterable, Sendable {
     /// HAR 1.2, with captured bodies (decoded: gzip, deflate, br).
     case har
 
-    /// The text before the first record.
-    public var header: String {
+    /// The text before the first record; `version` is Lookout's (HAR names its creator).
+    public func header(version: String) -> String {
         switch self {
-        case .har: return HARFormat.header(creatorVersion: "0.1.0")
+        case .har: return HARFormat.header(creatorVersion: version)
         case .json: return "["
         case .table: return Self.pad("TIME", 27) + Self.pad("ID", 8) + Self.pad("METHOD", 8) + Self.pad("STATUS", 7)
             + Self.pad("TOTAL_MS", 10) + Self.pad("CACHE", 12) + "URL\n"

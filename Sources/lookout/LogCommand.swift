@@ -109,7 +109,7 @@ struct LogCommand: ParsableCommand {
     }
 
     static func write(_ selection: Selection, format: LogFormat, follow: Bool, to out: BufferedOutput) throws {
-        out.write(format == .har ? HARFormat.header(creatorVersion: Session.version) : format.header)
+        out.write(format.header(version: Session.version))
         var index = 0
         try selection.forEachRecord(follow: follow) { record in
             out.write(format.render(record, index: index))
@@ -146,27 +146,22 @@ struct LogCommand: ParsableCommand {
     }
 }
 
-/// `lookout har`: the log (and captured bodies) as HAR 1.2.
+/// `lookout har`: the log (and captured bodies) as HAR 1.2 — `lookout log --format har` with
+/// the log named by `--log` and the HAR written to `--output`.
 struct HARCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "har", abstract: "Export exchanges as HAR 1.2.")
 
-    @Option(name: .long, help: "The log file (default: the config's log.path).")
-    var log: String?
+    @OptionGroup var selection: LogCommand.Selection
 
-    @Option(name: .long, help: "Only exchanges matching this expression.")
-    var filter: String?
+    @Option(name: .long, help: "The log file (the same as FILE).")
+    var log: String?
 
     @Option(name: .long, help: "Write here instead of standard output.")
     var output: String?
 
-    @Option(name: .long, help: "The config file whose log.path is read when --log is not given.")
-    var config: String?
-
     func run() throws {
-        var selection = try LogCommand.Selection.parse([])
-        selection.file = log
-        selection.filter = filter
-        selection.config = config
+        var selection = selection
+        if let log { selection.file = log }
         var fd: Int32 = 1
         if let output {
             fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

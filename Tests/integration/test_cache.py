@@ -634,3 +634,23 @@ def test_proxy_revalidate_forbids_serving_stale(make_proxy, site):
     curl(proxy, site.url("/pr"))
     curl(proxy, site.url("/pr"), "-H", "Cache-Control: max-stale=3600")
     assert len(site.requests_for("/pr")) == 2
+
+
+def test_a_stored_body_that_cannot_be_read_back_breaks_off(make_proxy, site, tmp_path):
+    from conftest import read_slowly_to_end, request_bytes, small_window_connect
+    store = tmp_path / "store"
+    big = os.urandom(32 << 20)
+    site.route("/gone", (200, {"Cache-Control": "max-age=60"}, big))
+    proxy = make_proxy(cached(store, memory_bytes=0))
+    assert curl(proxy, site.url("/gone")).body == big
+    [obj] = list((store / "objects").rglob("*.obj"))
+    s = small_window_connect(proxy.port)
+    s.sendall(request_bytes("GET", site.url("/gone"), host=f"127.0.0.1:{site.port}"))
+    time.sleep(0.5)  # the hit has begun and waits for the slow client
+    os.truncate(obj, 1 << 20)  # the same file, cut short under the reader
+    data, reset = read_slowly_to_end(s, start_after=0)
+    s.close()
+    assert reset and len(data) < len(big), (reset, len(data))
+    rec = proxy.summaries(2)[1]
+    assert rec["cache"]["status"] == "hit" and rec["error"]["code"] == "cache_read_failed", rec
+    assert len(site.requests_for("/gone")) == 1

@@ -184,3 +184,19 @@ def test_follow_sees_new_lines_and_survives_rotation(make_proxy):
             follower.terminate()
             follower.wait(10)
         proxy.check_log_file = lambda path=None: None  # the rotated file holds the first records
+
+
+def test_unreadable_inputs_and_outputs_are_clear_errors(traffic, tmp_path):
+    proxy, _ = traffic
+    rc, out, err = lookout_log(proxy, str(tmp_path / "no-such.jsonl"))
+    assert rc == 1 and out == "" and "cannot open" in err and "no-such.jsonl" in err, err
+    p = subprocess.run([str(proxy.binary), "har", "--log", str(proxy.log_path), "--output", str(tmp_path / "no" / "dir.har")],
+                       capture_output=True, text=True, timeout=30, env=client_env())
+    assert p.returncode == 1 and "cannot write" in p.stderr, p.stderr
+    rc, _, err = lookout_log(proxy, "summary", str(proxy.log_path), "--by", "colour")
+    assert rc == 64 and "host, status, code, kind, method" in err
+    # Lines that are not records (a torn or foreign line) are skipped, the rest still read.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("garbage\n{\"event\":\n" + proxy.log_path.read_text())
+    rc, out, _ = lookout_log(proxy, str(mixed), "--format", "jsonl")
+    assert rc == 0 and len(out.splitlines()) == len(summaries(proxy))

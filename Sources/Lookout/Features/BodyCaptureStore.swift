@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LookoutCache
 import Synchronization
 
 /// The folder captured bodies are written to, kept under `maxTotalBytes` by deleting the oldest
@@ -27,25 +28,14 @@ final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded 
     init(directory: String, maxTotalBytes: Int64) throws(CaptureStoreError) {
         self.directory = directory
         self.maxTotalBytes = maxTotalBytes
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw CaptureStoreError(path: prefix, errno: errno) }
-        }
+        if let failure = Directories.create(directory) { throw CaptureStoreError(path: failure.path, errno: failure.errno) }
         var found: [(String, Int64, Int)] = []
-        if let dir = opendir(directory) {
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                    String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                guard name.hasSuffix(".request") || name.hasSuffix(".response") else { continue }
-                var st = stat()
-                let path = directory + "/" + name
-                if lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
-                    found.append((path, Int64(st.st_size), Int(st.st_mtim.tv_sec)))
-                }
+        for name in Directories.names(in: directory) where name.hasSuffix(".request") || name.hasSuffix(".response") {
+            var st = stat()
+            let path = directory + "/" + name
+            if lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
+                found.append((path, Int64(st.st_size), Int(st.st_mtim.tv_sec)))
             }
-            closedir(dir)
         }
         for (path, size, _) in found.sorted(by: { $0.2 < $1.2 }) { record(path, size: size) }
         trim()

@@ -1,3 +1,5 @@
+import LookoutHTTP
+
 /// `Range: bytes=…` against a stored representation (RFC 9110 §14.1.2, §14.2).
 public enum ByteRanges {
     /// More ranges than this and the field is ignored (RFC 9110 §14.2 lets a server ignore
@@ -20,7 +22,7 @@ public enum ByteRanges {
         guard specs.count <= maxRanges else { return .ignore }
         var ranges: [ClosedRange<Int64>] = []
         for rawSpec in specs {
-            let spec = rawSpec.trimmingWhitespace()
+            let spec = rawSpec.trimmingOWS()
             if spec.isEmpty { continue }  // empty list elements are allowed (RFC 9110 §5.6.1)
             guard let dash = spec.firstIndex(of: "-") else { return .ignore }
             let first = spec[..<dash], last = spec[spec.index(after: dash)...]

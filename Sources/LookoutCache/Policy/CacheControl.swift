@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 
 /// The `Cache-Control` directives of one message (RFC 9111 §5.2), request or response.
 ///
@@ -171,16 +172,7 @@ public struct CacheControl: Sendable, Equatable {
 
     /// The field names of a qualified directive's argument, lowercased.
     static func fieldNames(_ argument: String) -> [String] {
-        argument.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }.filter { !$0.isEmpty }
-    }
-}
-
-extension Substring {
-    func trimmingWhitespace() -> Substring {
-        var s = self
-        while let first = s.first, first == " " || first == "\t" { s.removeFirst() }
-        while let last = s.last, last == " " || last == "\t" { s.removeLast() }
-        return s
+        argument.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 }
 

@@ -59,7 +59,7 @@ public enum Freshness {
     /// The `Age` field (§5.1): the first member of a list; ignored (0) when invalid.
     public static func ageValue(_ fields: HTTPFields) -> Double {
         guard let text = fields[.age] else { return 0 }
-        let first = text.split(separator: ",", maxSplits: 1).first.map { String($0.trimmingWhitespace()) }
+        let first = text.split(separator: ",", maxSplits: 1).first.map { String($0.trimmingOWS()) }
         return CacheControl.deltaSeconds(first).map(Double.init) ?? 0
     }
 

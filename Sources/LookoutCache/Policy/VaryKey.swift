@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 
 /// The secondary cache key of `Vary` (RFC 9111 §4.1).
 public enum VaryKey {
@@ -8,7 +9,7 @@ public enum VaryKey {
         var names: [String] = []
         for line in responseFields[values: .vary] {
             for element in line.split(separator: ",") {
-                let name = element.trimmingWhitespace().lowercased()
+                let name = element.trimmingOWS().lowercased()
                 if name == "*" { return nil }
                 if !name.isEmpty && !names.contains(name) { names.append(name) }
             }
@@ -25,7 +26,7 @@ public enum VaryKey {
             let lines = requestFields[values: fieldName]
             if lines.isEmpty { return nil }
             return lines.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-                .map { String($0.trimmingWhitespace()) }
+                .map { String($0.trimmingOWS()) }
                 .joined(separator: ",")
         }
     }

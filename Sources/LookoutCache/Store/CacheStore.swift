@@ -97,13 +97,8 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         self.limits = limits
         self.noticeHandler = noticeHandler
         // The directory and any missing parents (the state directory may not exist yet).
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .cannotCreate(path: prefix, errno: errno) }
-        }
         for path in [directory + "/objects", directory + "/tmp"] {
-            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .cannotCreate(path: path, errno: errno) }
+            if let failure = Directories.create(path) { throw .cannotCreate(path: failure.path, errno: failure.errno) }
         }
         lockFile = Glibc.open(directory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFile >= 0 else { throw .cannotCreate(path: directory + "/lock", errno: errno) }
@@ -352,7 +347,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
             totalBytes = 0
             return count
         }
-        for folder in Self.names(in: objectsDirectory) { Self.removeAll(in: objectsDirectory + "/" + folder) }
+        for folder in Directories.names(in: objectsDirectory) { Self.removeAll(in: objectsDirectory + "/" + folder) }
         return count
     }
 
@@ -481,13 +476,13 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
     /// Lists the objects on disk into the index (names and sizes only; no object is read).
     private func scan() {
         var found: [(StoredObjectKey, Int64, Int)] = []
-        for folder in Self.names(in: objectsDirectory) {
+        for folder in Directories.names(in: objectsDirectory) {
             let folderPath = objectsDirectory + "/" + folder
             guard folder.utf8.count == 2 else {
                 Self.removeTree(folderPath)
                 continue
             }
-            for name in Self.names(in: folderPath) {
+            for name in Directories.names(in: folderPath) {
                 let path = folderPath + "/" + name
                 var st = stat()
                 guard lstat(path, &st) == 0 else { continue }
@@ -544,21 +539,8 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         return names.isEmpty ? nil : names
     }
 
-    static func names(in directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     private static func removeAll(in directory: String) {
-        for name in names(in: directory) { removeTree(directory + "/" + name) }
+        for name in Directories.names(in: directory) { removeTree(directory + "/" + name) }
     }
 
     private static func removeTree(_ path: String) {

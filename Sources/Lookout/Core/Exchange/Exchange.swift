@@ -161,7 +161,6 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             self.cache = cache
             let (lookup, record) = cache.lookUp(head: head, hasUpgrade: upgradeProtocol != nil)
             session.emit(requestContext, record)
-            summary.cache = cache.summary
             switch lookup {
             case .answer(let answer):
                 answerFromStore(answer)
@@ -195,13 +194,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         let progress = follower.advance(client: client, afterDrain: afterDrain, observe: { [self] in captured($0) }) {
             status, reason, fields in
             summary.status = status
-            keepClientAlive = head.keepAlive && requestEnded && !delegate.isClosingAfterExchange && !session.isShuttingDown
-                && follower.framing != .untilClose
-            if keepClientAlive {
-                if head.version == .http1_0 { fields[.connection] = "keep-alive" }
-            } else {
-                fields[.connection] = "close"
-            }
+            decideKeepAlive(possible: requestEnded && follower.framing != .untilClose, fields: &fields)
             sendResponseHead(status: status, reasonPhrase: reason, fields: &fields)
         }
         switch progress {
@@ -216,10 +209,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                    truncate: responseHeadSent)
         case .goUpstream:
             self.follower = nil
-            if let cache {
-                session.emit(requestContext, cache.followerGoesUpstream())
-                summary.cache = cache.summary
-            }
+            if let cache { session.emit(requestContext, cache.followerGoesUpstream()) }
             request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
                                           withBody: false, stripCredentials: false)
             startAttempt()
@@ -488,7 +478,6 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             let (action, records) = cache.responseArrived(status: response.status, reasonPhrase: response.reasonPhrase,
                                                           fields: fields, framing: response.framing)
             for record in records { emit(record) }
-            summary.cache = cache.summary
             switch action {
             case .answer(let answer):
                 pendingAnswer = answer
@@ -547,13 +536,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Sends a stored response (a hit, a revalidated or a stale-if-error one) and ends the exchange.
     private func answerFromStore(_ answer: StoredAnswer) {
         summary.status = answer.status
-        keepClientAlive = head.keepAlive && requestEnded && !delegate.isClosingAfterExchange && !session.isShuttingDown
         var fields = answer.fields
-        if keepClientAlive {
-            if head.version == .http1_0 { fields[.connection] = "keep-alive" }
-        } else {
-            fields[.connection] = "close"
-        }
+        decideKeepAlive(possible: requestEnded, fields: &fields)
         clientFraming = .contentLength
         sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields)
         guard !answer.segments.isEmpty else {
@@ -582,7 +566,6 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// How the response body goes to the client, and whether the client connection stays open.
     private func prepareFraming(for response: ResponseHead, fields: inout HTTPFields) {
-        keepClientAlive = head.keepAlive && !delegate.isClosingAfterExchange && !session.isShuttingDown
         switch response.framing {
         case .none:
             clientFraming = .none
@@ -595,13 +578,16 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         case .chunked, .untilClose:
             // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
             clientFraming = .untilClose
-            keepClientAlive = false
         }
-        if !requestEnded {
-            // The origin answered before the whole request was sent (e.g. 413): the rest of the
-            // request body cannot be delimited any more, so this connection ends with the exchange.
-            keepClientAlive = false
-        }
+        // Until the whole request was read (the origin answered early, e.g. 413) the rest of its
+        // body cannot be delimited any more: the connection ends with the exchange.
+        decideKeepAlive(possible: clientFraming != .untilClose && requestEnded, fields: &fields)
+    }
+
+    /// Whether the client connection stays open after this response — it asked to, the response
+    /// allows it (`possible`), nobody is closing it — and the response's `Connection` field saying so.
+    private func decideKeepAlive(possible: Bool, fields: inout HTTPFields) {
+        keepClientAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !session.isShuttingDown
         if keepClientAlive {
             if head.version == .http1_0 { fields[.connection] = "keep-alive" }
         } else {
@@ -612,10 +598,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
         captured(bytes)
-        if let cache, let record = cache.relayed(bytes) {
-            emit(record)
-            summary.cache = cache.summary
-        }
+        if let cache, let record = cache.relayed(bytes) { emit(record) }
         switch clientFraming {
         case .chunked:
             client.write(HTTPSerializer.chunkHeader(length: bytes.count))
@@ -636,10 +619,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if clientFraming == .untilClose { keepClientAlive = false }
         capture?.responseEnded()
-        if let cache {
-            if let record = cache.responseEnded() { emit(record) }
-            summary.cache = cache.summary
-        }
+        if let record = cache?.responseEnded() { emit(record) }
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
@@ -779,6 +759,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// writes this exchange's summary when both sides are done.
     private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
         finished = true
+        closeCacheAndCapture()
         guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: client,
@@ -789,6 +770,22 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     // MARK: - Finishing
 
+    /// Stops what the cache and the capture still have open (a half-written object or body file,
+    /// a fill followed) and writes their part of the summary.
+    private func closeCacheAndCapture() {
+        storedBody = nil
+        follower?.stop()
+        follower = nil
+        if let capture {
+            capture.finish()
+            summary.capture = capture.summary
+        }
+        if let cache {
+            cache.abandon()
+            summary.cache = cache.summary
+        }
+    }
+
     /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a
     /// truncated response (the connection closes without completing the body).
     private func fail(_ error: ProxyError) {
@@ -797,8 +794,6 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         if !responseHeadSent, case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() {
             // RFC 5861 §4: the stale response stands in for the failed validation.
             session.emit(requestContext, record)
-            summary.cache = cache.summary
-            summary.error = nil
             answerFromStore(answer)
             return
         }
@@ -818,17 +813,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         finished = true
         waitingForNextAttempt = false
         replay = nil
-        storedBody = nil
-        follower?.stop()
-        follower = nil
-        if let capture {
-            capture.finish()
-            summary.capture = capture.summary
-        }
-        if let cache {
-            cache.abandon()
-            summary.cache = cache.summary
-        }
+        closeCacheAndCapture()
         summary.error = error
         summary.transactions = transactions
         if summary.redirects > 0 { summary.finalURL = request.url }

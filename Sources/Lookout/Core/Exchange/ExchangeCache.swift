@@ -164,15 +164,14 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             wantsBackgroundRevalidation = true
             return (.answer(answer(object, age: age, status: CacheStatus(hit: true, ttl: ttl, detail: "stale-while-revalidate"))),
                     RequestDidLookUpCache(result: "stale", reason: "stale_while_revalidate", age: Int(age), ttl: ttl))
-        case .validate:
-            var reason = ReusePolicy.Reason.stale.rawValue
-            if case .validate(let why) = reuse { reason = why.rawValue }
+        case .validate(let why):
+            let reason = why.rawValue
             if requestDirectives.onlyIfCached {
                 cache.misses.add(1, ordering: .relaxed)
                 return (.gatewayTimeout, RequestDidLookUpCache(result: "only_if_cached_miss", reason: reason,
                                                                age: Int(age), ttl: ttl))
             }
-            forward = reason == "request_no_cache" ? .request : .stale
+            forward = why == .requestNoCache ? .request : .stale
             summary = CacheSummary(status: "stale", age: Int(age), ttl: ttl)
             // Without a validator there is nothing to ask conditionally: a full fetch replaces it
             // (and stale-if-error can still fall back on it).
@@ -267,7 +266,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             guard let etag = stored[.eTag] else { return false }
             let opaque = { (tag: Substring) -> Substring in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
             return ifNoneMatch.split(separator: ",").contains { element in
-                let tag = element.trimmingCharacters(in: " \t")
+                let tag = element.trimmingOWS()
                 return tag == "*" || opaque(tag) == opaque(Substring(etag))
             }
         }
@@ -307,18 +306,19 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             }
         }
         var cacheStatus = CacheStatus(forward: forward, forwardStatus: status)
+        // The body's length when the origin announced it.
+        var expected: Int64?
+        if case .contentLength(let length) = framing { expected = Int64(length) }
+        if case .none = framing { expected = 0 }
         if method == .get && forward != .bypass && forward != .method {
-            let (stored, record) = beginStoring(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing,
-                                                responseTime: responseTime)
+            let (stored, record) = beginStoring(status: status, reasonPhrase: reasonPhrase, fields: fields,
+                                                expectedLength: expected, responseTime: responseTime)
             cacheStatus.stored = stored
             summary.stored = stored
             if recordsWanted { records.append(record) }
         }
         if let fill {
             if let writer {
-                var expected: Int64?
-                if case .contentLength(let length) = framing { expected = Int64(length) }
-                if case .none = framing { expected = 0 }
                 fill.publish(head: CacheFill.Head(metadata: writer.metadata, expectedLength: expected,
                                                   reader: writer.openReader(), bodyOffset: writer.bodyOffset))
             } else {
@@ -374,7 +374,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     }
 
     /// §3: whether to store, and the writer that copies the body when so.
-    private func beginStoring(status: Int, reasonPhrase: String, fields: HTTPFields, framing: BodyFraming,
+    private func beginStoring(status: Int, reasonPhrase: String, fields: HTTPFields, expectedLength: Int64?,
                               responseTime: Double) -> (Bool, TaskWillCacheResponse) {
         let rule = decision.rule
         if decision.decision == .doNotCache {
@@ -401,10 +401,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         let metadata = StoredMetadata(url: url, varyNames: varyNames, varyValues: VaryKey.values(of: varyNames, in: requestFields),
                                       requestTime: requestTime, responseTime: responseTime, status: status,
                                       reasonPhrase: reasonPhrase, fields: stored)
-        var expected: Int64?
-        if case .contentLength(let length) = framing { expected = Int64(length) }
-        if case .none = framing { expected = 0 }
-        switch cache.store.makeWriter(metadata: metadata, expectedLength: expected) {
+        switch cache.store.makeWriter(metadata: metadata, expectedLength: expectedLength) {
         case .success(let writer):
             self.writer = writer
             return (true, TaskWillCacheResponse(stored: true, rule: rule))
@@ -477,14 +474,5 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         guard let fill else { return }
         self.fill = nil
         fill.end(ending, now: Self.now())
-    }
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> Substring {
-        var s = Substring(self)
-        while let first = s.first, set.contains(first) { s.removeFirst() }
-        while let last = s.last, set.contains(last) { s.removeLast() }
-        return s
     }
 }
