@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // Value types for methods, header fields and statuses shared by every layer.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        // `/metrics`: swift-metrics' handler types and the Prometheus text exposition (neither pulls in NIO).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
     ],
     targets: [
         // MARK: - System libraries
@@ -58,11 +61,18 @@ let package = Package(
                 dependencies: ["Lookout", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
                 exclude: ["LOG.md"],
                 swiftSettings: hotPathSettings),
+        // Prometheus metrics: a monitor that counts every exchange, and the `/metrics` admin page.
+        .target(name: "LookoutMetrics",
+                dependencies: ["Lookout", "LookoutTLS",
+                               .product(name: "CoreMetrics", package: "swift-metrics"),
+                               .product(name: "Prometheus", package: "swift-prometheus")]),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutMonitors", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
+                          dependencies: ["Lookout", "LookoutMonitors", "LookoutMetrics", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                                         .product(name: "Logging", package: "swift-log")]),
+                                         .product(name: "Logging", package: "swift-log"),
+                                         .product(name: "CoreMetrics", package: "swift-metrics"),
+                                         .product(name: "Prometheus", package: "swift-prometheus")]),
 
         // MARK: - Tests
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP"]),
@@ -70,6 +80,7 @@ let package = Package(
         .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutMonitors", "LookoutIO"]),
         .testTarget(name: "LookoutMonitorsTests",
                     dependencies: ["LookoutMonitors", "Lookout", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "LookoutMetricsTests", dependencies: ["LookoutMetrics", "Lookout"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
         .testTarget(name: "LookoutLogQueryTests", dependencies: ["LookoutLogQuery"]),

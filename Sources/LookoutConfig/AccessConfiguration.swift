@@ -28,6 +28,17 @@ extension LookoutConfiguration {
     }
 }
 
+extension LookoutConfiguration {
+    /// Why `admin.listen` must not be used as configured: the admin pages (cache purge, traffic
+    /// counts) on a non-loopback address open to any client.
+    public var adminExposureProblem: String? {
+        guard access.clients.isEmpty else { return nil }
+        guard let exposed = admin.listen.first(where: { !$0.isLoopback }) else { return nil }
+        return "admin.listen on \(exposed) (not a loopback address) would open the admin pages to anyone: "
+            + "set access.clients (the client ranges allowed), or listen on 127.0.0.1"
+    }
+}
+
 extension ListenAddress {
     /// 127.0.0.0/8 or ::1.
     public var isLoopback: Bool {

@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture",
+        "cache", "capture", "admin", "metrics",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -30,6 +30,8 @@ enum Schema {
         "reachability": ["enabled", "fail_fast"],
         "cache": ["enabled", "path", "max_size_bytes", "max_object_bytes", "memory_bytes", "rules"],
         "capture": ["path", "max_total_bytes", "rules"],
+        "admin": ["listen"],
+        "metrics": ["enabled", "host_labels"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -190,6 +192,21 @@ final class ConfigReader {
         if let node = top["capture"], let section = fields(of: node, path: "capture") {
             readCapture(section, into: &config.capture)
         }
+        if let node = top["admin"], let section = fields(of: node, path: "admin") {
+            readAdmin(section, into: &config.admin)
+            if let clash = config.admin.listen.first(where: { address in
+                address.port != 0 && config.listen.contains(address)
+            }) {
+                fail(section["listen"] ?? node, "admin.listen",
+                     "\(clash) is also a proxy address (listen); the admin pages are served there already")
+            }
+        }
+        if let node = top["metrics"], let section = fields(of: node, path: "metrics") {
+            readMetrics(section, into: &config.metrics)
+        }
+        if let problem = config.adminExposureProblem {
+            fail(top["admin"] ?? root, "admin.listen", problem)
+        }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)
         }
@@ -262,13 +279,13 @@ final class ConfigReader {
 
     // MARK: - Lists
 
-    private func listen(_ node: Node, path: String) -> [ListenAddress]? {
+    func listen(_ node: Node, path: String, allowEmpty: Bool = false) -> [ListenAddress]? {
         let expected = "expected a list of \"host:port\" strings"
         guard case .sequence(let sequence) = node else {
             fail(node, path, "\(expected), \(got(node))")
             return nil
         }
-        guard !sequence.isEmpty else {
+        guard !sequence.isEmpty || allowEmpty else {
             fail(node, path, "\(expected) with at least one address")
             return nil
         }

@@ -51,6 +51,10 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var cache = Cache()
     /// `capture`
     public var capture = Capture()
+    /// `admin`
+    public var admin = Admin()
+    /// `metrics`
+    public var metrics = Metrics()
 
     /// `reachability`: watch the route table; refuse early while there is no route out.
     public struct Reachability: Sendable, Equatable {

@@ -67,6 +67,17 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     /// Bytes queued but not yet taken by the kernel.
     public var pendingByteCount: Int { pending.count - pendingOffset }
 
+    /// Where this connection counts as open until it closes (set at most once).
+    private var openCounter: OpenConnectionCounter?
+
+    /// Counts the connection in `counter` until it closes.
+    public func countOpen(in counter: OpenConnectionCounter) {
+        precondition(openCounter == nil, "connection \(id) is already counted")
+        guard !isClosed else { return }
+        openCounter = counter
+        counter.opened()
+    }
+
     // MARK: - Reading
 
     /// Starts (or resumes) delivering reads to the delegate.
@@ -323,6 +334,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.assertOnLoop()
         guard !isClosed else { return }
         isClosed = true
+        openCounter?.closed()
         delegate = nil
         lingerTimer?.invalidate()
         lingerTimer = nil

@@ -128,17 +128,20 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     // MARK: Receiving
 
     public func receive(_ event: LookoutEvent) {
-        if let summary = event.summary {
+        let options = self.options
+        let wroteSummary = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
             if verbose { buffer.appendEventRecord(event, options: options); pendingRecords += 1 }
             buffer.appendSummaryRecord(summary, options: options)
             pendingRecords += 1
-        } else if event.interest.contains(.summaries) && event.name.hasPrefix("session.") {
-            // session.*: rare, and at shutdown there may be no later turn of the queue.
-            buffer.appendEventRecord(event, options: options)
-            pendingRecords += 1
-            writePending()
-            return
-        } else {
+        } != nil
+        if !wroteSummary {
+            if event.interest.contains(.summaries) && event.name.hasPrefix("session.") {
+                // session.*: rare, and at shutdown there may be no later turn of the queue.
+                buffer.appendEventRecord(event, options: options)
+                pendingRecords += 1
+                writePending()
+                return
+            }
             // Verbose mode writes everything; default mode the other summary-interest kinds too
             // (`connection.wasRejected`: not an exchange, but an operator must see refusals).
             guard verbose || event.interest.contains(.summaries) else { return }

@@ -21,7 +21,7 @@ let logRecordVersion = 1
 
 extension JSONBuffer {
     /// One `"event":"exchange"` line (the summary record; every field is described in `LOG.md` beside this file).
-    mutating func appendSummaryRecord(_ s: ExchangeSummary, options: LogRecordOptions) {
+    mutating func appendSummaryRecord(_ s: borrowing ExchangeSummary, options: LogRecordOptions) {
         beginObject()
         key("v"); int(logRecordVersion)
         key("ts"); timestamp(unixMicroseconds: s.end.unixMicroseconds)

@@ -15,7 +15,7 @@ struct CacheCommand: ParsableCommand {
         @Option(name: .long, help: "The config file (default: the one `lookout run` would use).")
         var config: String?
 
-        @Option(name: .long, help: "The running proxy's address, HOST:PORT (default: the config's first listen address).")
+        @Option(name: .long, help: "The running proxy's address, HOST:PORT (default: the config's admin.listen, else its first listen address).")
         var proxy: String?
     }
 
@@ -114,7 +114,8 @@ struct CacheTarget {
             }
             host = String(proxy[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             port = number
-        } else if let listen = configuration.listen.first, listen.port != 0 {
+        } else if let listen = (configuration.admin.listen + configuration.listen).first, listen.port != 0 {
+            // The admin-only address when there is one, else the first proxy address.
             // A wildcard listener answers on loopback too.
             host = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host == "::" ? "::1" : listen.host
             port = listen.port

@@ -1,13 +1,16 @@
 import Dispatch
 import Logging
 import Lookout
+import CoreMetrics
 import LookoutConfig
+import LookoutMetrics
 import LookoutMonitors
+import Prometheus
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Owns a running proxy: the session, its log monitor and the signal handlers.
+/// Owns a running proxy: the session, its log and metrics monitors, and the signal handlers.
 /// Signal handlers live in this class, not in top-level code: a Dispatch source handler written in
 /// `main.swift` compiles in Swift 6 mode but traps on its first event (the isolation check).
 final class ProxyRunner: @unchecked Sendable {  // signal sources and state confined to `signalQueue`
@@ -33,7 +36,17 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             logMonitor = nil
             logger.notice("traffic log disabled (log.enabled: false)")
         }
-        session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: logMonitor.map { [$0] } ?? [], logger: logger)
+        var monitors: [EventMonitor] = logMonitor.map { [$0] } ?? []
+        var adminEndpoints: [any AdminEndpoint] = []
+        if file.metrics.enabled {
+            let registry = PrometheusCollectorRegistry()
+            // Anything in the process that reports through swift-metrics lands on the same page.
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            monitors.append(MetricsMonitor(registry: registry, settings: MetricsSettings(hostLabels: file.metrics.hostLabels)))
+            adminEndpoints.append(MetricsEndpoint(registry: registry, version: Session.version))
+        }
+        session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors,
+                              adminEndpoints: adminEndpoints, logger: logger)
     }
 
     func start() throws {

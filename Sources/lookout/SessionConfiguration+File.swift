@@ -12,6 +12,7 @@ extension SessionConfiguration {
     init(_ file: LookoutConfiguration, logger: Logger) throws {
         self.init()
         listen = file.listen.map { ($0.host, $0.port) }
+        adminListen = file.admin.listen.map { ($0.host, $0.port) }
         eventLoopCount = file.eventLoops
         maxConnections = file.maxConnections
         parserLimits = HTTPParserLimits(maxRequestLineBytes: file.limits.maxRequestLineBytes,

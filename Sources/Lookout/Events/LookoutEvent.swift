@@ -83,6 +83,14 @@ public struct LookoutEvent: Sendable {
     /// The summary of a `request.didFinish` event (no cast: the log asks this of every event).
     public var summary: ExchangeSummary? { box.summary }
 
+    /// Runs `body` on the summary of a `request.didFinish` event where it is stored, without
+    /// copying it (a copy retains and releases each of its strings and arrays); nil for other events.
+    @inline(__always)
+    public func withSummary<Result>(_ body: (borrowing ExchangeSummary) throws -> Result) rethrows -> Result? {
+        guard let finished = box as? EventBox<RequestDidFinish> else { return nil }
+        return try body(finished.kind.summary)
+    }
+
     /// Writes the kind's payload fields.
     public func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         box.encodeFields(to: &writer)

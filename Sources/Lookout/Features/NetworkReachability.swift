@@ -13,9 +13,12 @@ public enum ReachabilityStatus: Sendable, Equatable, CustomStringConvertible {
     case reachable(InterfaceKind)
 
     /// What the default route's interface is, from `/sys/class/net`.
-    public enum InterfaceKind: String, Sendable {
+    public enum InterfaceKind: String, Sendable, CaseIterable {
         case ethernet, wireless, cellular, tunnel, other
     }
+
+    /// Every status there is, for exporters that show each one (a gauge per status).
+    public static let all: [ReachabilityStatus] = [.unknown, .notReachable] + InterfaceKind.allCases.map { .reachable($0) }
 
     /// "unknown", "not_reachable", "reachable_via_ethernet", …
     public var description: String {
@@ -60,6 +63,9 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
 
     /// The status and interface, for the status page (any thread).
     var snapshot: (status: String, interface: String?) { current.withLock { ($0.status.description, $0.interface) } }
+
+    /// The status alone (any thread).
+    var status: ReachabilityStatus { current.withLock { $0.status } }
 
     private func update() {
         let new: ReachabilityStatus

@@ -1,29 +1,43 @@
 import HTTPTypes
 import LookoutHTTP
 
-/// Answers origin-form requests addressed to the proxy itself: a status page and a health check.
+/// Answers origin-form requests addressed to the proxy itself: a status page, a health check, the
+/// cache's endpoints, then the session's `AdminEndpoint`s (`/metrics`).
 enum AdminResponder {
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
     static func response(for head: RequestHead, path: String, session: Session, keepAlive: Bool) -> (status: Int, bytes: [UInt8])? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
-        let body: String
-        var status = 200
-        var contentType = "text/plain; charset=utf-8"
+        let plainText = "text/plain; charset=utf-8"
         switch (head.method, pathOnly) {
         case (.get, "/healthz"), (.head, "/healthz"):
-            body = "ok\n"
+            return respond(head, status: 200, contentType: plainText, body: Array("ok\n".utf8), keepAlive: keepAlive)
         case (.get, "/"), (.head, "/"):
-            body = statusPage(session)
+            return respond(head, status: 200, contentType: plainText, body: Array(statusPage(session).utf8),
+                           keepAlive: keepAlive)
         default:
-            guard let answer = CacheAdminEndpoints.answer(method: head.method, path: pathOnly,
-                                                          query: parts.count > 1 ? String(parts[1]) : nil,
-                                                          fields: head.headerFields, session: session) else { return nil }
-            body = answer.json + "\n"
-            status = answer.status
-            contentType = "application/json"
+            let query = parts.count > 1 ? String(parts[1]) : nil
+            if let answer = CacheAdminEndpoints.answer(method: head.method, path: pathOnly, query: query,
+                                                       fields: head.headerFields, session: session) {
+                return respond(head, status: answer.status, contentType: "application/json",
+                               body: Array((answer.json + "\n").utf8), keepAlive: keepAlive)
+            }
+            guard !session.adminEndpoints.isEmpty else { return nil }
+            let request = AdminRequest(method: head.method, path: pathOnly, query: query,
+                                       headerFields: head.headerFields, statistics: session.statistics)
+            for endpoint in session.adminEndpoints {
+                if let answer = endpoint.answer(request) {
+                    return respond(head, status: answer.status, contentType: answer.contentType, body: answer.body,
+                                   keepAlive: keepAlive)
+                }
+            }
+            return nil
         }
-        let bodyBytes = Array(body.utf8)
+    }
+
+    /// The framed response: length, `no-store`, and `Connection: close` unless the connection stays.
+    private static func respond(_ head: RequestHead, status: Int, contentType: String, body bodyBytes: [UInt8],
+                                keepAlive: Bool) -> (status: Int, bytes: [UInt8]) {
         var fields = HTTPFields()
         fields[.contentType] = contentType
         fields[.contentLength] = String(bodyBytes.count)
@@ -49,17 +63,20 @@ enum AdminResponder {
 
     private static func statusPage(_ session: Session) -> String {
         let uptime = Instant.now().milliseconds(since: session.startTime) / 1000
+        let statistics = session.statistics
+        let metricsLine = session.adminEndpoints.isEmpty ? "" : "metrics: GET /metrics (Prometheus text format)\n"
         return """
         Lookout \(Session.version): an event-monitoring HTTP forward proxy
         uptime_seconds: \(Int(uptime))
         event_loops: \(session.group.loops.count)
-        open_connections: \(session.openConnections.load(ordering: .relaxed))
-        exchanges_in_flight: \(session.exchangesInFlight.load(ordering: .relaxed))
-        exchanges_finished: \(session.exchangesFinished.load(ordering: .relaxed))
-        dropped_events: \(session.monitor.droppedEventCount)
+        open_connections: \(statistics.openClientConnections)
+        open_upstream_connections: \(statistics.openUpstreamConnections)
+        exchanges_in_flight: \(statistics.exchangesInFlight)
+        exchanges_finished: \(statistics.exchangesFinished)
+        dropped_events: \(statistics.droppedEvents)
         reachability: \(reachabilityLine(session))
         cache: \(cacheLine(session))
-
+        \(metricsLine)
         Use me as a proxy: curl -x http://HOST:PORT http://example.com/
 
         """

@@ -13,6 +13,10 @@ extension ClientConnection {
         headTimerArmed = false
         requestsServed += 1
         let requestID = session.makeRequestID()
+        if adminOnly, head.target.isProxied {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .adminListenerDoesNotProxy))
+            return
+        }
         // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
         if let authenticator = session.authenticator, head.target.isProxied, interceptedOrigin == nil,
            !authenticator.accepts(head.headerFields) {

@@ -40,9 +40,12 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     /// The records this connection's exchanges, tunnels and refusals write.
     let records: ExchangeRecords
+    /// Accepted on an `admin.listen` address: only the admin pages are served, nothing is proxied.
+    let adminOnly: Bool
 
-    init(session: Session, context: LoopContext, connection: Connection) {
+    init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
         self.session = session
+        self.adminOnly = adminOnly
         self.context = context
         self.connection = connection
         self.clientAddress = connection.peerAddress?.description ?? "unknown"

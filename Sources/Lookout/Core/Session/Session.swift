@@ -52,11 +52,17 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     private let nextRequestID = Atomic<UInt64>(1)
     private let nextTaskID = Atomic<UInt64>(1)
     let openConnections = Atomic<Int>(0)
+    /// Every upstream socket Lookout connected, until it closes (`SessionStatistics`).
+    let openUpstreamConnections = OpenConnectionCounter()
     let exchangesFinished = Atomic<UInt64>(0)
     let exchangesInFlight = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
 
+    /// Admin pages served from outside the core, asked in order after the core's own.
+    let adminEndpoints: [any AdminEndpoint]
+
     public init(configuration: SessionConfiguration, monitors: [EventMonitor],
+                adminEndpoints: [any AdminEndpoint] = [],
                 redirectHandler: RedirectHandler? = nil,
                 cachedResponseHandler: CachedResponseHandler? = nil,
                 retrier: RequestRetrier? = nil,
@@ -82,6 +88,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             self.interceptionTLS = nil
         }
         self.configuration = configuration
+        self.adminEndpoints = adminEndpoints
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         // The configured rules unless the embedder brings its own policies.
         self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
@@ -127,15 +134,17 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     // MARK: - Starting
 
     /// Binds every listener and starts accepting. Returns the bound addresses (real ports for port 0).
+    /// The admin-only addresses (`admin.listen`) follow the proxy's in the result.
     @discardableResult
     public func start() throws -> [SocketAddress] {
         var bound: [SocketAddress] = []
-        for (host, port) in configuration.listen {
+        let addresses = configuration.listen.map { ($0, false) } + configuration.adminListen.map { ($0, true) }
+        for ((host, port), adminOnly) in addresses {
             guard let address = SocketAddress(ip: host, port: port) else {
                 throw SocketError("listen address \(host):\(port) is not an IP literal", code: EINVAL)
             }
             let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer, local in
-                accept(fd: fd, peer: peer, local: local)
+                accept(fd: fd, peer: peer, local: local, adminOnly: adminOnly)
             }
             listeners.append(listener)
             bound.append(listener.address)
@@ -152,7 +161,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     }
 
     /// On the accept queue: admit the connection to a loop, or refuse it when at the limit.
-    private func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?) {
+    private func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?, adminOnly: Bool) {
         let id = makeConnectionID()
         let limit = configuration.maxConnections
         let refusal: ProxyError?
@@ -179,12 +188,27 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let context = contexts[loop.index]
         loop.execute { [self] in
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
-            let client = ClientConnection(session: self, context: context, connection: connection)
+            let client = ClientConnection(session: self, context: context, connection: connection, adminOnly: adminOnly)
             context.clients[id] = client
             emit(EventContext(connectionID: id),
                  ConnectionDidOpen(client: peer.description, listener: connection.localAddress?.description ?? ""))
             client.start()
         }
+    }
+
+    /// The gauges of the status page and `/metrics`, read now (any thread).
+    public var statistics: SessionStatistics {
+        let cacheStatistics = cache?.store.statistics
+        return SessionStatistics(
+            openClientConnections: openConnections.load(ordering: .relaxed),
+            openUpstreamConnections: openUpstreamConnections.value,
+            exchangesInFlight: exchangesInFlight.load(ordering: .relaxed),
+            exchangesFinished: exchangesFinished.load(ordering: .relaxed),
+            droppedEvents: monitor.droppedEventCount,
+            reachability: reachability?.status,
+            cacheObjects: cacheStatistics?.objects,
+            cacheBytes: cacheStatistics?.bytes,
+            startTimeSeconds: Double(startTime.unixMicroseconds) / 1_000_000)
     }
 
     /// Called by a client connection when it has closed.

@@ -20,6 +20,9 @@ public struct SessionConfiguration: Sendable {
 
     /// "host:port" pairs to listen on; host is an IP literal.
     public var listen: [(host: String, port: Int)] = [("127.0.0.1", 8080)]
+    /// `admin.listen`: extra addresses that serve only the admin pages (status, `/metrics`, cache),
+    /// never proxy. The proxy addresses serve them too.
+    public var adminListen: [(host: String, port: Int)] = []
     /// 0 = one event loop per core.
     public var eventLoopCount = 0
     public var maxConnections = 4096

@@ -111,6 +111,7 @@ struct UpstreamOpener {
                     handle.connector = nil
                     switch result {
                     case .success(let connection):
+                        connection.countOpen(in: session.openUpstreamConnections)
                         guard let parent, tunnel else {
                             steps.didConnect(connection, Instant.now(), [])
                             return

@@ -48,6 +48,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidContentLength
         case invalidChunkedEncoding
         case notAProxyRequest(path: String)
+        /// A proxy request (absolute-form or CONNECT) sent to an `admin.listen` address.
+        case adminListenerDoesNotProxy
         case missingHost(String)
         case unsupportedScheme(String)
         case connectPortNotAllowed(port: Int)
@@ -111,6 +113,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidContentLength: return "invalid_content_length"
             case .invalidChunkedEncoding: return "invalid_chunked_encoding"
             case .notAProxyRequest: return "not_a_proxy_request"
+            case .adminListenerDoesNotProxy: return "admin_listener_does_not_proxy"
             case .missingHost: return "missing_host"
             case .unsupportedScheme: return "unsupported_scheme"
             case .connectPortNotAllowed: return "connect_port_not_allowed"
@@ -175,6 +178,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .requestRejected(let reason):
             switch reason {
             case .connectPortNotAllowed, .pinningRequiresInterception: return 403
+            // RFC 9110 §15.5.20: this server is not able to produce a response for that target.
+            case .adminListenerDoesNotProxy: return 421
             case .proxyAuthenticationRequired: return 407
             case .requestBodyTooLarge: return 413
             case .requestLineTooLong: return 414
@@ -216,6 +221,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidChunkedEncoding: return "invalid chunked encoding in the request body"
             case .notAProxyRequest(let path):
                 return "use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/); \(path) is not served here"
+            case .adminListenerDoesNotProxy:
+                return "this address serves only Lookout's admin pages (admin.listen); send proxy requests to a listen address"
             case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
             case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests (only http and https)"
             case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"

@@ -1,0 +1,219 @@
+import Lookout
+import Prometheus
+
+/// Turns finished exchanges into counters and histograms. The registry's series are made on first
+/// use and kept here by label values, so the steady state is a dictionary lookup and an atomic add
+/// per series, with no allocation.
+final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined to `MetricsMonitor.queue`
+    private let registry: PrometheusCollectorRegistry
+    private let labels: MetricLabels
+
+    /// Label values as indexes into `MetricLabels`' tables, so a lookup hashes few bytes.
+    private struct ExchangeKey: Hashable {
+        var kind: ExchangeSummary.Kind
+        var method: UInt8
+        var statusClass: UInt8
+        var code: String
+        var host: String?
+    }
+
+    /// The `phase` label's values, in HAR's order.
+    enum Phase: Int, CaseIterable {
+        case dns, connect, tls, send, wait, receive, total
+
+        var label: String {
+            switch self {
+            case .dns: return "dns"
+            case .connect: return "connect"
+            case .tls: return "tls"
+            case .send: return "send"
+            case .wait: return "wait"
+            case .receive: return "receive"
+            case .total: return "total"
+            }
+        }
+    }
+
+    /// One kind's (and host's) histogram per phase, made on first use.
+    private final class PhaseHistograms {
+        var byPhase = [ValueHistogram?](repeating: nil, count: Phase.allCases.count)
+    }
+
+    private struct KindHostKey: Hashable {
+        var kind: ExchangeSummary.Kind
+        var host: String?
+    }
+
+    private struct TrustKey: Hashable {
+        var rule: String
+        var result: String
+        var reason: String
+    }
+
+    private var exchanges: [ExchangeKey: Counter] = [:]
+    private var phases: [KindHostKey: PhaseHistograms] = [:]
+    private var requestBytes: [KindHostKey: Counter] = [:]
+    private var responseBytes: [KindHostKey: Counter] = [:]
+    private var tunnelBytes: [KindHostKey: (toUpstream: Counter, toClient: Counter)] = [:]
+    private var trust: [TrustKey: Counter] = [:]
+    private var cacheLookups: [String: Counter] = [:]
+    private var rejections: [String: Counter] = [:]
+    private let newConnections: Counter
+    private let reusedConnections: Counter
+    private let retries: Counter
+    private let redirects: Counter
+
+    init(registry: PrometheusCollectorRegistry, settings: MetricsSettings) {
+        self.registry = registry
+        self.labels = MetricLabels(settings: settings)
+        newConnections = registry.makeCounter(descriptor: MetricFamilies.upstreamRequests, labels: [("connection", "new")])
+        reusedConnections = registry.makeCounter(descriptor: MetricFamilies.upstreamRequests, labels: [("connection", "reused")])
+        retries = registry.makeCounter(descriptor: MetricFamilies.retries)
+        redirects = registry.makeCounter(descriptor: MetricFamilies.redirects)
+    }
+
+    func record(_ summary: borrowing ExchangeSummary) {
+        let host = labels.host(of: summary)
+        let exchangeKey = ExchangeKey(kind: summary.kind, method: MetricLabels.methodIndex(summary.method),
+                                      statusClass: MetricLabels.statusClassIndex(summary.status),
+                                      code: summary.error?.code ?? "", host: host)
+        counter(exchangeKey).increment()
+        if summary.kind == .admin { return }
+
+        let kindHost = KindHostKey(kind: summary.kind, host: host)
+        let histograms = phaseHistograms(kindHost)
+        var bytes = (sent: UInt64(0), received: UInt64(0))
+        if summary.transactions.isEmpty {
+            if let upstream = summary.upstream { record(upstream, histograms, kindHost, &bytes) }
+        } else {
+            for transaction in summary.transactions { record(transaction, histograms, kindHost, &bytes) }
+        }
+        observe(.total, summary.totalMilliseconds, histograms, kindHost)
+
+        if bytes.sent > 0 { byteCounter(&requestBytes, MetricFamilies.requestBytes, kindHost).increment(by: Int64(bytes.sent)) }
+        if bytes.received > 0 {
+            byteCounter(&responseBytes, MetricFamilies.responseBytes, kindHost).increment(by: Int64(bytes.received))
+        }
+        if summary.tunnelBytesClientToUpstream != nil || summary.tunnelBytesUpstreamToClient != nil {
+            let counters = tunnelCounters(kindHost)
+            counters.toUpstream.increment(by: Int64(summary.tunnelBytesClientToUpstream ?? 0))
+            counters.toClient.increment(by: Int64(summary.tunnelBytesUpstreamToClient ?? 0))
+        }
+        let retried = summary.attempts - 1 - summary.redirects
+        if retried > 0 { retries.increment(by: Int64(retried)) }
+        if summary.redirects > 0 { redirects.increment(by: Int64(summary.redirects)) }
+        if let cache = summary.cache { cacheCounter(cache.status).increment() }
+    }
+
+    /// One upstream attempt: its phases, bytes, connection and trust decision.
+    private func record(_ transaction: TransactionMetrics, _ histograms: PhaseHistograms, _ key: KindHostKey,
+                        _ bytes: inout (sent: UInt64, received: UInt64)) {
+        let phases = transaction.phases
+        observe(.dns, phases.dns, histograms, key)
+        observe(.connect, phases.connect, histograms, key)
+        observe(.tls, phases.tls, histograms, key)
+        observe(.send, phases.send, histograms, key)
+        observe(.wait, phases.wait, histograms, key)
+        observe(.receive, phases.receive, histograms, key)
+        bytes.sent += transaction.requestHeaderBytes + transaction.requestBodyBytes
+        bytes.received += transaction.responseHeaderBytes + transaction.responseBodyBytes
+        if transaction.isReusedConnection {
+            reusedConnections.increment()
+        } else if transaction.connectEnd != nil {
+            newConnections.increment()
+            // A new TLS connection is a handshake, and every handshake is judged by a trust rule.
+            if let tls = transaction.tls { countTrust(tls.trust) }
+        }
+    }
+
+    /// A connection refused before any request (`connection.wasRejected`).
+    func recordRejection(_ error: ProxyError) {
+        let code = error.code
+        if let counter = rejections[code] {
+            counter.increment()
+            return
+        }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.connectionsRejected, labels: [("code", code)])
+        rejections[code] = counter
+        counter.increment()
+    }
+
+    // MARK: - Series by label values
+
+    private func counter(_ key: ExchangeKey) -> Counter {
+        if let counter = exchanges[key] { return counter }
+        var pairs = [("kind", key.kind.rawValue), ("method", MetricLabels.methods[Int(key.method)]),
+                     ("status_class", MetricLabels.statusClasses[Int(key.statusClass)]), ("code", key.code)]
+        if let host = key.host { pairs.append(("host", host)) }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.exchanges, labels: pairs)
+        exchanges[key] = counter
+        return counter
+    }
+
+    private func phaseHistograms(_ key: KindHostKey) -> PhaseHistograms {
+        if let histograms = phases[key] { return histograms }
+        let histograms = PhaseHistograms()
+        phases[key] = histograms
+        return histograms
+    }
+
+    /// Records `milliseconds` in seconds; a negative value is a phase that did not happen.
+    private func observe(_ phase: Phase, _ milliseconds: Double, _ histograms: PhaseHistograms, _ key: KindHostKey) {
+        guard milliseconds >= 0 else { return }
+        if let histogram = histograms.byPhase[phase.rawValue] {
+            histogram.record(milliseconds / 1000)
+            return
+        }
+        var pairs = [("kind", key.kind.rawValue), ("phase", phase.label)]
+        if let host = key.host { pairs.append(("host", host)) }
+        let histogram = registry.makeValueHistogram(descriptor: MetricFamilies.phaseSeconds, labels: pairs,
+                                                    buckets: MetricFamilies.secondsBuckets)
+        histograms.byPhase[phase.rawValue] = histogram
+        histogram.record(milliseconds / 1000)
+    }
+
+    private func byteCounter(_ cache: inout [KindHostKey: Counter], _ family: MetricNameDescriptor,
+                             _ key: KindHostKey) -> Counter {
+        if let counter = cache[key] { return counter }
+        let counter = registry.makeCounter(descriptor: family, labels: kindHostPairs(key))
+        cache[key] = counter
+        return counter
+    }
+
+    private func tunnelCounters(_ key: KindHostKey) -> (toUpstream: Counter, toClient: Counter) {
+        if let counters = tunnelBytes[key] { return counters }
+        let pairs = kindHostPairs(key)
+        let counters = (
+            toUpstream: registry.makeCounter(descriptor: MetricFamilies.tunnelBytes,
+                                             labels: pairs + [("direction", "client_to_upstream")]),
+            toClient: registry.makeCounter(descriptor: MetricFamilies.tunnelBytes,
+                                           labels: pairs + [("direction", "upstream_to_client")]))
+        tunnelBytes[key] = counters
+        return counters
+    }
+
+    private func kindHostPairs(_ key: KindHostKey) -> [(String, String)] {
+        var pairs = [("kind", key.kind.rawValue)]
+        if let host = key.host { pairs.append(("host", host)) }
+        return pairs
+    }
+
+    private func countTrust(_ decision: TrustDecision) {
+        let key = TrustKey(rule: decision.rule, result: decision.outcome.rawValue, reason: decision.reason ?? "")
+        if let counter = trust[key] {
+            counter.increment()
+            return
+        }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.trustEvaluations,
+                                           labels: [("rule", key.rule), ("result", key.result), ("reason", key.reason)])
+        trust[key] = counter
+        counter.increment()
+    }
+
+    private func cacheCounter(_ status: String) -> Counter {
+        if let counter = cacheLookups[status] { return counter }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.cacheLookups, labels: [("status", status)])
+        cacheLookups[status] = counter
+        return counter
+    }
+}

@@ -1,0 +1,64 @@
+import Lookout
+import Prometheus
+import Synchronization
+
+/// `GET /metrics` on the admin endpoint: the registry in the Prometheus text exposition format
+/// (version 0.0.4), with the session's gauges read at the moment of the scrape.
+public final class MetricsEndpoint: AdminEndpoint {
+    private let registry: PrometheusCollectorRegistry
+    private let clientConnections: Gauge
+    private let upstreamConnections: Gauge
+    private let inFlight: Gauge
+    private let startTime: Gauge
+    private let droppedEvents: Counter
+    /// The dropped-event count already added to `droppedEvents` (scrapes may run on several loops at once).
+    private let droppedReported = Mutex<UInt64>(0)
+
+    public static let path = "/metrics"
+    /// The text format's media type (Prometheus "exposition formats", text-based format).
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    public init(registry: PrometheusCollectorRegistry, version: String) {
+        self.registry = registry
+        clientConnections = registry.makeGauge(descriptor: MetricFamilies.clientConnections)
+        upstreamConnections = registry.makeGauge(descriptor: MetricFamilies.upstreamConnections)
+        inFlight = registry.makeGauge(descriptor: MetricFamilies.inFlight)
+        startTime = registry.makeGauge(descriptor: MetricFamilies.startTime)
+        droppedEvents = registry.makeCounter(descriptor: MetricFamilies.droppedEvents)
+        registry.makeGauge(descriptor: MetricFamilies.buildInfo, labels: [("version", version)]).set(Int64(1))
+    }
+
+    public func answer(_ request: AdminRequest) -> AdminAnswer? {
+        guard request.path == Self.path else { return nil }
+        guard request.method == .get || request.method == .head else {
+            return AdminAnswer(status: 405, contentType: "text/plain; charset=utf-8",
+                               body: Array("\(Self.path) answers GET and HEAD only\n".utf8))
+        }
+        update(from: request.statistics)
+        return AdminAnswer(contentType: Self.contentType, body: registry.emitToBuffer())
+    }
+
+    /// Sets the gauges read from the session; made on first sight for the optional ones.
+    private func update(from statistics: SessionStatistics) {
+        clientConnections.set(Int64(statistics.openClientConnections))
+        upstreamConnections.set(Int64(statistics.openUpstreamConnections))
+        inFlight.set(Int64(statistics.exchangesInFlight))
+        startTime.set(statistics.startTimeSeconds)
+        droppedReported.withLock { reported in
+            if statistics.droppedEvents > reported {
+                droppedEvents.increment(by: Int64(statistics.droppedEvents - reported))
+                reported = statistics.droppedEvents
+            }
+        }
+        if let current = statistics.reachability {
+            for status in ReachabilityStatus.all {
+                registry.makeGauge(descriptor: MetricFamilies.reachability, labels: [("status", status.description)])
+                    .set(Int64(status == current ? 1 : 0))
+            }
+        }
+        if let objects = statistics.cacheObjects, let bytes = statistics.cacheBytes {
+            registry.makeGauge(descriptor: MetricFamilies.cacheObjects).set(Int64(objects))
+            registry.makeGauge(descriptor: MetricFamilies.cacheBytes).set(bytes)
+        }
+    }
+}
