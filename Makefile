@@ -32,6 +32,7 @@ deps:
 	fi
 	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
 	@$(PYTHON) -c 'import haralyzer' 2>/dev/null || $(PYTHON) -m pip install -q haralyzer
+	@$(PYTHON) -c 'import yaml' 2>/dev/null || $(PYTHON) -m pip install -q pyyaml
 
 build: deps
 	$(SWIFT) build --product lookout
