@@ -285,7 +285,7 @@ http_access deny all
     return proc, port
 
 
-def lookout_config_text(work, https_port, log_yaml):
+def lookout_config_text(work, https_port, log_yaml, extra=""):
     state = os.path.join(work, "lookout-state")
     os.makedirs(state, exist_ok=True)
     return f"""listen: ["{LOOPBACK}:0"]
@@ -294,7 +294,7 @@ connect:
   allowed_ports: [{https_port}]
 log:
 {log_yaml}
-"""
+{extra}"""
 
 
 def lookout_log_off_yaml(lookout, work, https_port):
@@ -311,10 +311,10 @@ def lookout_log_off_yaml(lookout, work, https_port):
     return '  path: "/dev/null"', 'log.path: /dev/null (no off switch accepted; records are still formatted)'
 
 
-def start_lookout(name, lookout, work, https_port, log_yaml):
+def start_lookout(name, lookout, work, https_port, log_yaml, extra=""):
     conf_path = os.path.join(work, f"{name}.yaml")
     with open(conf_path, "w") as f:
-        f.write(lookout_config_text(work, https_port, log_yaml))
+        f.write(lookout_config_text(work, https_port, log_yaml, extra))
     p = run([lookout, "config", "check", conf_path], timeout=30)
     if p.returncode != 0:
         raise RuntimeError(f"lookout config check failed for {conf_path}:\n{p.stdout}{p.stderr}")
@@ -405,7 +405,8 @@ class CpuWatch:
 # --------------------------------------------------------------------------- measurements
 
 class Target:
-    def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None, bulk_only=False):
+    def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None, bulk_only=False,
+                 keepalive_only=False):
         self.key, self.label = key, label
         self.port, self.pid, self.proxied = connect_port, pid, proxied
         self.log_file = log_file
@@ -413,6 +414,8 @@ class Target:
         self.bulk_port = bulk_port
         # Measured on the CONNECT bulk row only.
         self.bulk_only = bulk_only
+        # Measured on the 1 KiB keep-alive row only (a variant compared with its twin there).
+        self.keepalive_only = keepalive_only
         self.results = {}
         self.notes = []
 
@@ -541,6 +544,13 @@ def main():
             lo_off, p_off = start_lookout("lookout-log-off", args.lookout, work, https_port, log_off_yaml)
             targets.append(Target("lookout_off", "Lookout (log off)", p_off, lo_off.pid, True))
             notes.append(f"Lookout 'log off' = {log_off_desc}.")
+            # Metrics are on by default; their cost is the log-on twin with `metrics.enabled: false`.
+            log("starting Lookout (log on, metrics off)")
+            lo_nm, p_nm = start_lookout("lookout-metrics-off", args.lookout, work, https_port,
+                                        f'  path: "{os.path.join(work, "lookout-summary-nm.jsonl")}"',
+                                        "metrics:\n  enabled: false\n")
+            targets.append(Target("lookout_nometrics", "Lookout (log on, metrics off; 1 KiB row only)", p_nm,
+                                  lo_nm.pid, True, keepalive_only=True))
         else:
             notes.append(f"Lookout skipped: {args.lookout_missing or 'lookout binary not found'}.")
         log("starting tinyproxy")
@@ -553,7 +563,7 @@ def main():
 
         # 5 first: idle RSS on fresh processes (before any load inflates the heap).
         for t in targets:
-            if t.key in ("floor", "floor_splice"):  # a relay keeps no per-connection state worth measuring
+            if t.key in ("floor", "floor_splice") or t.keepalive_only:  # a relay keeps no per-connection state
                 continue
             log(f"idle RSS: {t.label}")
             if t.proxied:
@@ -581,7 +591,7 @@ def main():
             runs = {t.key: [] for t in targets}
             for round_number in range(rounds):
                 for t in targets:
-                    if t.bulk_only:
+                    if t.bulk_only or (t.keepalive_only and tag != "k1"):
                         continue
                     if tag == "k1" and round_number == 0:  # short warm-up, not measured
                         wrk(t, http_port, path, conns, min(2, D))
@@ -605,6 +615,8 @@ def main():
             bulk_runs = {t.key: [] for t in targets}
             for round_number in range(rounds):
                 for t in targets:
+                    if t.keepalive_only:
+                        continue
                     log(f"CONNECT bulk ({parallel} x {args.big_mib} MiB, >= {D}s)"
                         f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
                     big_url = f"https://{LOOPBACK}:{t.bulk_port or https_port}/big"
@@ -625,7 +637,8 @@ def main():
                     bulk_runs[t.key].append(r)
                     time.sleep(1)
             for t in targets:
-                t.results[tag] = median_run(bulk_runs[t.key], "mib_per_s")
+                if bulk_runs[t.key]:
+                    t.results[tag] = median_run(bulk_runs[t.key], "mib_per_s")
 
         # Still alive after all that?
         for t, pr in [(t, next((p for p in PROCS if p.pid == t.pid), None)) for t in targets]:
@@ -781,6 +794,7 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
     # then issue 2's against direct.
     on = next((t for t in targets if t.key == "lookout_on"), None)
     off = next((t for t in targets if t.key == "lookout_off"), None)
+    no_metrics = next((t for t in targets if t.key == "lookout_nometrics"), None)
     floor_target = next((t for t in targets if t.key == "floor"), None)
     squid = next((t for t in targets if t.key == "squid"), None)
     if on is not None:
@@ -790,6 +804,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
 
         def log_cost(key):
             a, b = (val(on, key), val(off, key)) if off is not None else (None, None)
+            return (1 - a / b) if a is not None and b else None
+
+        def metrics_cost():
+            a, b = (val(on, "k1_rps"), val(no_metrics, "k1_rps")) if no_metrics is not None else (None, None)
             return (1 - a / b) if a is not None and b else None
 
         def ahead_of_squid():
@@ -803,6 +821,7 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 ("1 KiB keep-alive ≥ 0.9× the floor", ratio("k1_rps", floor_target), lambda r: r >= 0.9, "{:.2f}×"),
                 ("1 KiB keep-alive p99 ≤ 1.5× direct's", ratio("k1_p99"), lambda r: r <= 1.5, "{:.2f}×"),
                 ("log cost ≤ 5 % (1 KiB keep-alive)", log_cost("k1_rps"), lambda c: c <= 0.05, "{:.1%}"),
+                ("metrics cost ≤ 3 % (1 KiB keep-alive; issue 14)", metrics_cost(), lambda c: c <= 0.03, "{:.1%}"),
                 ("≤ 2 KiB RSS per idle connection", val(on, "idle"), lambda r: r <= 2.0, "{:.1f} KiB"),
             ]),
             ("issue 2 targets (against direct)", [
