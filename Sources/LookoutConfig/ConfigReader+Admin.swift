@@ -1,6 +1,6 @@
 import Yams
 
-/// The `admin` and `metrics` sections.
+/// The `admin`, `metrics` and `ui` sections: the proxy's own pages.
 extension ConfigReader {
     func readAdmin(_ section: [String: Node], into admin: inout LookoutConfiguration.Admin) {
         if let node = section["listen"] {
@@ -19,6 +19,19 @@ extension ConfigReader {
         }
         if let node = section["host_labels"] {
             metrics.hostLabels = hostPatterns(node, path: "metrics.host_labels", allowEmpty: true) ?? metrics.hostLabels
+        }
+    }
+
+    func readUI(_ section: [String: Node], into ui: inout LookoutConfiguration.UI) {
+        if let node = section["enabled"] {
+            ui.enabled = boolean(node, "ui.enabled") ?? ui.enabled
+        }
+        if let node = section["ring_size"] {
+            ui.ringSize = integer(node, "ui.ring_size", in: 1...1_000_000, rangeMessage: "must be between 1 and 1000000")
+                ?? ui.ringSize
+        }
+        if let node = section["heartbeat"] {
+            ui.heartbeat = seconds(node, "ui.heartbeat") ?? ui.heartbeat
         }
     }
 }

@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics",
+        "cache", "capture", "admin", "metrics", "ui",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -32,6 +32,7 @@ enum Schema {
         "capture": ["path", "max_total_bytes", "rules"],
         "admin": ["listen"],
         "metrics": ["enabled", "host_labels"],
+        "ui": ["enabled", "ring_size", "heartbeat"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -203,6 +204,9 @@ final class ConfigReader {
         }
         if let node = top["metrics"], let section = fields(of: node, path: "metrics") {
             readMetrics(section, into: &config.metrics)
+        }
+        if let node = top["ui"], let section = fields(of: node, path: "ui") {
+            readUI(section, into: &config.ui)
         }
         if let problem = config.adminExposureProblem {
             fail(top["admin"] ?? root, "admin.listen", problem)
@@ -430,10 +434,8 @@ final class ConfigReader {
     }
 
     private func unknownKeyMessage(_ name: String, known: [String], section: String) -> String {
-        if let close = closestKey(to: name, among: known) {
-            return "unknown key '\(name)'; did you mean '\(close)'?"
-        }
-        // A key that exists, but in another section.
+        // A key that exists exactly, but in another section, before a near miss here (`via` at
+        // the top level is `headers.via`, not a misspelt `ui`).
         for candidate in Schema.allPaths {
             let parts = candidate.split(separator: ".")
             guard parts.last.map(String.init) == name else { continue }
@@ -443,6 +445,9 @@ final class ConfigReader {
             if parts.count == 2 && String(parts[0]) != section {
                 return "unknown key '\(name)'; did you mean '\(candidate)'?"
             }
+        }
+        if let close = closestKey(to: name, among: known) {
+            return "unknown key '\(name)'; did you mean '\(close)'?"
         }
         return "unknown key"
     }

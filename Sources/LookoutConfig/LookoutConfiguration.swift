@@ -55,6 +55,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var admin = Admin()
     /// `metrics`
     public var metrics = Metrics()
+    /// `ui`
+    public var ui = UI()
 
     /// `reachability`: watch the route table; refuse early while there is no route out.
     public struct Reachability: Sendable, Equatable {

@@ -17,7 +17,7 @@ public enum HARFormat {
 
     /// One entry (with a leading comma after the first).
     public static func entry(_ r: LogRecord, index: Int) -> String {
-        var j = JSONText()
+        var j = JSONTextWriter()
         j.open()
         let total = r.number("timings_ms", "total") ?? 0
         if let ts = r.string("ts").flatMap(LogTime.timestamp) {
@@ -96,7 +96,7 @@ public enum HARFormat {
         return (index == 0 ? "\n" : ",\n") + j.text
     }
 
-    private static func content(_ j: inout JSONText, _ r: LogRecord, _ headers: [(String, String)]) {
+    private static func content(_ j: inout JSONTextWriter, _ r: LogRecord, _ headers: [(String, String)]) {
         let mimeType = headers.first { $0.0 == "content-type" }?.1 ?? "x-unknown"
         j.open()
         j.key("mimeType"); j.string(mimeType)
@@ -129,7 +129,7 @@ public enum HARFormat {
         j.close()
     }
 
-    private static func pairs(_ j: inout JSONText, _ list: [(String, String)]) {
+    private static func pairs(_ j: inout JSONTextWriter, _ list: [(String, String)]) {
         j.raw("[")
         for (index, (name, value)) in list.enumerated() {
             if index > 0 { j.raw(",") }
@@ -152,24 +152,7 @@ public enum HARFormat {
     static func queryString(_ url: String) -> [(String, String)] {
         guard let question = url.firstIndex(of: "?") else { return [] }
         let query = url[url.index(after: question)...].prefix { $0 != "#" }
-        return query.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (percentDecoded(parts[0]), parts.count > 1 ? percentDecoded(parts[1]) : "")
-        }
-    }
-
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return FormURLEncoding.pairs(query, lenient: true).map { ($0.name, $0.value) }
     }
 
     static func readFile(_ path: String) -> [UInt8]? {
@@ -200,7 +183,7 @@ public enum HARFormat {
 }
 
 /// A small JSON writer for HAR entries (commas placed automatically inside objects).
-struct JSONText {
+struct JSONTextWriter {
     private(set) var text = ""
     private var needsComma = [false]
 
@@ -218,21 +201,7 @@ struct JSONText {
         text += value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
     mutating func rawString(_ value: String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
+        text += JSONText.quoted(value)
     }
 }
 

@@ -28,6 +28,8 @@ public final class MetricsEndpoint: AdminEndpoint {
         registry.makeGauge(descriptor: MetricFamilies.buildInfo, labels: [("version", version)]).set(Int64(1))
     }
 
+    public var statusLine: String? { "metrics: GET \(Self.path) (Prometheus text format)" }
+
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
         guard request.path == Self.path else { return nil }
         guard request.method == .get || request.method == .head else {

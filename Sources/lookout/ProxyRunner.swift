@@ -3,6 +3,7 @@ import Logging
 import Lookout
 import CoreMetrics
 import LookoutConfig
+import LookoutLive
 import LookoutMetrics
 import LookoutMonitors
 import Prometheus
@@ -44,6 +45,13 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
             monitors.append(MetricsMonitor(registry: registry, settings: MetricsSettings(hostLabels: file.metrics.hostLabels)))
             adminEndpoints.append(MetricsEndpoint(registry: registry, version: Session.version))
+        }
+        if file.ui.enabled {
+            let live = LiveMonitor(ringSize: file.ui.ringSize, keepLifecycle: file.log.enabled && file.log.verbose,
+                                   revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
+                                   heartbeatInterval: file.ui.heartbeat)
+            monitors.append(live)
+            adminEndpoints.append(LiveEndpoint(monitor: live))
         }
         session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors,
                               adminEndpoints: adminEndpoints, logger: logger)

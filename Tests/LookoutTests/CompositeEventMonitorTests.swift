@@ -55,4 +55,34 @@ private final class Recorder: @unchecked Sendable {
         let verbose = CompositeEventMonitor(monitors: [monitor, ClosureEventMonitor(interest: .all)])
         #expect(verbose.wants(.lifecycle))
     }
+
+    /// A monitor whose interest changes at run time (the live stream while a verbose client watches).
+    private final class SwitchingMonitor: EventMonitor, @unchecked Sendable {  // `composite` set once at join
+        let queue = DispatchQueue(label: "switching")
+        let verbose = Atomic(false)
+        let seen = Recorder()
+        var composite: CompositeEventMonitor?
+        var interest: EventInterest { verbose.load(ordering: .relaxed) ? .all : .summaries }
+        func receive(_ event: LookoutEvent) { seen.names.withLock { $0.append(event.name) } }
+        func didJoin(_ composite: CompositeEventMonitor) { self.composite = composite }
+    }
+
+    @Test func aMonitorCanChangeItsInterest() {
+        let monitor = SwitchingMonitor()
+        let composite = CompositeEventMonitor(monitors: [monitor, ClosureEventMonitor(interest: .summaries)])
+        #expect(monitor.composite === composite)
+        #expect(!composite.wants(.lifecycle))
+        composite.post(event(1))
+        monitor.verbose.store(true, ordering: .relaxed)
+        composite.updateInterest(of: monitor)
+        #expect(composite.wants(.lifecycle))
+        composite.post(event(2))
+        monitor.verbose.store(false, ordering: .relaxed)
+        composite.updateInterest(of: monitor)
+        #expect(!composite.wants(.lifecycle))
+        composite.post(event(3))
+        composite.flush()
+        // Only the event posted while it asked for lifecycle events reached it.
+        #expect(monitor.seen.names.withLock { $0 } == ["task.didCreateTask"])
+    }
 }

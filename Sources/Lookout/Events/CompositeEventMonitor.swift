@@ -11,7 +11,8 @@ import Synchronization
 public final class CompositeEventMonitor: Sendable {
     private final class Mailbox: Sendable {
         let monitor: EventMonitor
-        let interest: EventInterest
+        /// The monitor's interest, read on every post; a monitor may change it (`updateInterest`).
+        let interest: Atomic<UInt8>
         let limit: Int
         let state = Mutex<(events: [LookoutEvent], draining: Bool)>(([], false))
         let dropped = Atomic<UInt64>(0)
@@ -21,7 +22,7 @@ public final class CompositeEventMonitor: Sendable {
 
         init(monitor: EventMonitor, limit: Int) {
             self.monitor = monitor
-            self.interest = monitor.interest
+            self.interest = Atomic(monitor.interest.rawValue)
             self.limit = limit
         }
 
@@ -69,23 +70,39 @@ public final class CompositeEventMonitor: Sendable {
 
     private let mailboxes: [Mailbox]
     /// The union of what the monitors want; events outside it are never built.
-    public let interest: EventInterest
+    private let combinedInterest: Atomic<UInt8>
 
     /// `mailboxLimit` bounds the events waiting for each monitor.
     public init(monitors: [EventMonitor], mailboxLimit: Int = 65536) {
         mailboxes = monitors.map { Mailbox(monitor: $0, limit: max(1, mailboxLimit)) }
-        interest = monitors.reduce(EventInterest()) { $0.union($1.interest) }
+        combinedInterest = Atomic(monitors.reduce(EventInterest()) { $0.union($1.interest) }.rawValue)
+        for monitor in monitors { monitor.didJoin(self) }
     }
+
+    /// The union of what the monitors want now.
+    public var interest: EventInterest { EventInterest(rawValue: combinedInterest.load(ordering: .relaxed)) }
 
     /// True when some monitor wants events of `interest`.
     @inline(__always) public func wants(_ interest: EventInterest) -> Bool {
         !self.interest.isDisjoint(with: interest)
     }
 
+    /// Reads `monitor.interest` again: a monitor that wants lifecycle events only at times (a
+    /// live stream with a verbose subscriber) asks for them, and stops, without a restart.
+    /// Events already posted are unaffected; the next ones follow the new interest.
+    public func updateInterest(of monitor: EventMonitor) {
+        for mailbox in mailboxes where mailbox.monitor === monitor {
+            mailbox.interest.store(monitor.interest.rawValue, ordering: .relaxed)
+        }
+        let union = mailboxes.reduce(UInt8(0)) { $0 | $1.interest.load(ordering: .relaxed) }
+        combinedInterest.store(union, ordering: .relaxed)
+    }
+
     /// Delivers `event` to every monitor that wants it; never blocks on a monitor.
     public func post(_ event: LookoutEvent) {
         let interest = event.interest
-        for mailbox in mailboxes where mailbox.interest.contains(interest) {
+        for mailbox in mailboxes
+        where EventInterest(rawValue: mailbox.interest.load(ordering: .relaxed)).contains(interest) {
             mailbox.post(event)
         }
     }

@@ -11,8 +11,12 @@ public protocol EventMonitor: AnyObject, Sendable {
     var interest: EventInterest { get }
     /// Receives every event of `interest`, in the order they were posted.
     func receive(_ event: LookoutEvent)
+    /// Called once when the monitor is added to `composite`: a monitor whose interest changes
+    /// keeps it, to call `composite.updateInterest(of: self)`.
+    func didJoin(_ composite: CompositeEventMonitor)
 }
 
 extension EventMonitor {
     public var interest: EventInterest { .all }
+    public func didJoin(_ composite: CompositeEventMonitor) {}
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 
 /// A page of the admin endpoint served from outside the core (the Prometheus `/metrics` page).
 /// The core answers its own pages first (`/`, `/healthz`, `/cache/…`), then asks each endpoint in
@@ -9,6 +10,12 @@ import HTTPTypes
 public protocol AdminEndpoint: Sendable {
     /// The answer for `request`, or nil when the path is not this endpoint's.
     func answer(_ request: AdminRequest) -> AdminAnswer?
+    /// A line for the status page saying what the endpoint serves (`metrics: GET /metrics …`).
+    var statusLine: String? { get }
+}
+
+extension AdminEndpoint {
+    public var statusLine: String? { nil }
 }
 
 /// An origin-form request to the admin endpoint, with the session's counters at that moment.
@@ -20,14 +27,20 @@ public struct AdminRequest: Sendable {
     public var query: String?
     public var headerFields: HTTPFields
     public var statistics: SessionStatistics
+    /// "127.0.0.1:50000".
+    public var clientAddress: String
+
+    /// The query's parameters, percent-decoded (a repeated name keeps its last value).
+    public var parameters: [String: String] { FormURLEncoding.parameters(query) }
 
     public init(method: HTTPRequest.Method, path: String, query: String?, headerFields: HTTPFields,
-                statistics: SessionStatistics) {
+                statistics: SessionStatistics, clientAddress: String = "") {
         self.method = method
         self.path = path
         self.query = query
         self.headerFields = headerFields
         self.statistics = statistics
+        self.clientAddress = clientAddress
     }
 }
 
@@ -35,11 +48,26 @@ public struct AdminRequest: Sendable {
 public struct AdminAnswer: Sendable {
     public var status: Int
     public var contentType: String
+    /// The whole body, for a complete answer.
     public var body: [UInt8]
+    /// A body produced over time instead (`body` is then ignored): the connection closes after it.
+    public var stream: AdminStreamProducer?
+    /// The streamed body's length when known beforehand (a file); else it ends at the close.
+    public var streamLength: Int?
+    /// Extra response fields (`Set-Cookie`, `Allow`, …).
+    public var headerFields: [(String, String)] = []
 
     public init(status: Int = 200, contentType: String, body: [UInt8]) {
         self.status = status
         self.contentType = contentType
         self.body = body
+    }
+
+    public init(status: Int = 200, contentType: String, stream: AdminStreamProducer, length: Int? = nil) {
+        self.status = status
+        self.contentType = contentType
+        self.body = []
+        self.stream = stream
+        self.streamLength = length
     }
 }

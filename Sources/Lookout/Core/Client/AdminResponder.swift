@@ -4,8 +4,16 @@ import LookoutHTTP
 /// Answers origin-form requests addressed to the proxy itself: a status page, a health check, the
 /// cache's endpoints, then the session's `AdminEndpoint`s (`/metrics`).
 enum AdminResponder {
+    /// An answer ready to write: the head (and whole body), and for a streamed body its producer.
+    struct Response {
+        var status: Int
+        var bytes: [UInt8]
+        var stream: AdminStreamProducer?
+    }
+
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
-    static func response(for head: RequestHead, path: String, session: Session, keepAlive: Bool) -> (status: Int, bytes: [UInt8])? {
+    static func response(for head: RequestHead, path: String, session: Session, keepAlive: Bool,
+                         clientAddress: String) -> Response? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
         let plainText = "text/plain; charset=utf-8"
@@ -24,11 +32,11 @@ enum AdminResponder {
             }
             guard !session.adminEndpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
-                                       headerFields: head.headerFields, statistics: session.statistics)
+                                       headerFields: head.headerFields, statistics: session.statistics,
+                                       clientAddress: clientAddress)
             for endpoint in session.adminEndpoints {
                 if let answer = endpoint.answer(request) {
-                    return respond(head, status: answer.status, contentType: answer.contentType, body: answer.body,
-                                   keepAlive: keepAlive)
+                    return respond(head, answer, keepAlive: keepAlive)
                 }
             }
             return nil
@@ -37,16 +45,31 @@ enum AdminResponder {
 
     /// The framed response: length, `no-store`, and `Connection: close` unless the connection stays.
     private static func respond(_ head: RequestHead, status: Int, contentType: String, body bodyBytes: [UInt8],
-                                keepAlive: Bool) -> (status: Int, bytes: [UInt8]) {
+                                keepAlive: Bool) -> Response {
+        respond(head, AdminAnswer(status: status, contentType: contentType, body: bodyBytes), keepAlive: keepAlive)
+    }
+
+    /// A streamed body is close-delimited unless its length is known (RFC 9112 §6.3), and the
+    /// connection ends with it either way.
+    private static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool) -> Response {
         var fields = HTTPFields()
-        fields[.contentType] = contentType
-        fields[.contentLength] = String(bodyBytes.count)
+        fields[.contentType] = answer.contentType
+        if answer.stream == nil {
+            fields[.contentLength] = String(answer.body.count)
+        } else if let length = answer.streamLength {
+            fields[.contentLength] = String(length)
+        }
         fields[.cacheControl] = "no-store"
-        if !keepAlive { fields[.connection] = "close" }
-        let reason = HTTPResponse.Status(code: status).reasonPhrase
-        var bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reason, version: .http1_1, headerFields: fields)
-        if head.method != .head { bytes += bodyBytes }
-        return (status, bytes)
+        for (name, value) in answer.headerFields {
+            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        if !keepAlive || answer.stream != nil { fields[.connection] = "close" }
+        let reason = HTTPResponse.Status(code: answer.status).reasonPhrase
+        var bytes = HTTPSerializer.responseHead(status: answer.status, reasonPhrase: reason, version: .http1_1,
+                                                headerFields: fields)
+        if head.method == .head { return Response(status: answer.status, bytes: bytes) }
+        bytes += answer.body
+        return Response(status: answer.status, bytes: bytes, stream: answer.stream)
     }
 
     private static func reachabilityLine(_ session: Session) -> String {
@@ -64,7 +87,7 @@ enum AdminResponder {
     private static func statusPage(_ session: Session) -> String {
         let uptime = Instant.now().milliseconds(since: session.startTime) / 1000
         let statistics = session.statistics
-        let metricsLine = session.adminEndpoints.isEmpty ? "" : "metrics: GET /metrics (Prometheus text format)\n"
+        let endpointLines = session.adminEndpoints.compactMap(\.statusLine).map { $0 + "\n" }.joined()
         return """
         Lookout \(Session.version): an event-monitoring HTTP forward proxy
         uptime_seconds: \(Int(uptime))
@@ -76,7 +99,7 @@ enum AdminResponder {
         dropped_events: \(statistics.droppedEvents)
         reachability: \(reachabilityLine(session))
         cache: \(cacheLine(session))
-        \(metricsLine)
+        \(endpointLines)
         Use me as a proxy: curl -x http://HOST:PORT http://example.com/
 
         """

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutCache
 
 /// The cache's admin endpoints, for `lookout cache …` against a running proxy:
@@ -17,7 +18,7 @@ enum CacheAdminEndpoints {
         guard let cache = session.cache else {
             return Answer(status: 404, json: #"{"error":"the cache is off (cache.enabled: false)"}"#)
         }
-        let parameters = Self.parameters(query)
+        let parameters = FormURLEncoding.parameters(query)
         switch (method, path) {
         case (.get, "/cache/stats"):
             return Answer(status: 200, json: statsJSON(cache))
@@ -59,51 +60,7 @@ enum CacheAdminEndpoints {
         return "{" + figures.map { "\"\($0)\":\($1)" }.joined(separator: ",") + "}"
     }
 
-    fileprivate static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
 
-    /// `a=b&c=d`, percent-decoded (`+` is a space).
-    static func parameters(_ query: String?) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = percentDecoded(parts[0]) else { continue }
-            result[name] = parts.count > 1 ? percentDecoded(parts[1]) : ""
-        }
-        return result
-    }
-
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var i = text.utf8.startIndex
-        let utf8 = text.utf8
-        while i < utf8.endIndex {
-            let byte = utf8[i]
-            if byte == UInt8(ascii: "%") {
-                let h = utf8.index(after: i)
-                guard h < utf8.endIndex, utf8.index(after: h) < utf8.endIndex,
-                      let value = UInt8(String(decoding: [utf8[h], utf8[utf8.index(after: h)]], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-                i = utf8.index(h, offsetBy: 2)
-                continue
-            }
-            bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            i = utf8.index(after: i)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
 }
 
 /// `lookout cache list` / `GET /cache/list`: the stored objects as a JSON array, by URL.
@@ -112,7 +69,7 @@ public enum CacheListing {
         let rows = listings
             .filter { host == nil || Self.host(of: $0.url) == host!.lowercased() }
             .sorted { $0.url < $1.url }
-            .map { #"{"url":\#(CacheAdminEndpoints.quoted($0.url)),"status":\#($0.status),"bytes":\#($0.bytes),"stored_at":\#(Int($0.responseTime))}"# }
+            .map { #"{"url":\#(JSONText.quoted($0.url)),"status":\#($0.status),"bytes":\#($0.bytes),"stored_at":\#(Int($0.responseTime))}"# }
         return "[" + rows.joined(separator: ",") + "]"
     }
 

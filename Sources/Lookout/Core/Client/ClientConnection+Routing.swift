@@ -103,7 +103,8 @@ extension ClientConnection {
 
     func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
         let keepAlive = head.keepAlive && !closeWhenIdle
-        guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive) else {
+        guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive,
+                                                     clientAddress: clientAddress) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
         }
@@ -114,11 +115,54 @@ extension ClientConnection {
                                       method: head.method.rawValue, url: adminURL(path),
                                       httpVersion: head.version.description, start: start)
         summary.status = response.status
+        if let producer = response.stream {
+            streamAdminBody(from: producer, summary: summary)
+            return
+        }
         records.finish(summary)
         // Admin requests carry no body worth reading; skip to the next message.
         if head.framing != .none { closeWhenIdle = true }
         if !keepAlive { closeWhenIdle = true }
         exchangeDidFinish(keepAlive: keepAlive && head.framing == .none)
+    }
+
+    /// A streamed admin body (live events, a captured file): the connection serves nothing else
+    /// until it ends, and its record is written then, with the stream's duration.
+    private func streamAdminBody(from producer: AdminStreamProducer, summary: ExchangeSummary) {
+        let sink = AdminStreamSink(connection: connection, byteLimit: AdminStreamSink.defaultByteLimit)
+        adminStream = AdminStreamState(sink: sink, producer: producer, summary: summary)
+        closeWhenIdle = true
+        sink.onFinish = { [unowned self] in endAdminStream(.finished) }
+        // Input is read only to notice the client leaving; whatever it sends is ignored.
+        connection.resumeReading()
+        producer.start(sink)
+    }
+
+    /// How a streamed admin body ended.
+    enum AdminStreamEnd {
+        /// The producer finished: what was queued goes out, then the connection closes.
+        case finished
+        /// The client closed its side: the usual end of a live stream, no error.
+        case clientLeft
+        /// The connection failed, or the session is shutting down.
+        case failed(ProxyError)
+    }
+
+    func endAdminStream(_ end: AdminStreamEnd) {
+        guard let stream = adminStream else { return }
+        adminStream = nil
+        var summary = stream.summary
+        summary.end = .now()
+        if case .failed(let error) = end { summary.error = error }
+        if case .finished = end {
+            closeReason = "admin_stream_finished"
+        } else {
+            stream.sink.clientWentAway()
+            stream.producer.stop()
+            closeReason = "client_closed"
+        }
+        records.finish(summary)
+        closeAfterResponse()
     }
 
     func adminURL(_ path: String) -> String {

@@ -22,7 +22,8 @@ extension ClientConnection {
     }
 
     func idleTimerFired(limit: Double) {
-        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        // A streamed admin body (live events) is not idle: its heartbeats keep it going.
+        guard exchange == nil, tunnel == nil, adminStream == nil, !isClosed else { return }
         if !parser.isIdle {
             armHeadTimer()
             return
@@ -42,7 +43,7 @@ extension ClientConnection {
     }
 
     func headTimerFired(limit: Double) {
-        guard exchange == nil, tunnel == nil, !isClosed else { return }
+        guard exchange == nil, tunnel == nil, adminStream == nil, !isClosed else { return }
         recordFailedRequest(.clientFailed(reason: .headerTimedOut(after: limit)), sendResponse: true)
         closeAfterResponse()
     }

@@ -42,6 +42,8 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     let records: ExchangeRecords
     /// Accepted on an `admin.listen` address: only the admin pages are served, nothing is proxied.
     let adminOnly: Bool
+    /// A streamed admin body in progress (`GET /events`, a captured body): the connection's last answer.
+    var adminStream: AdminStreamState?
 
     init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
         self.session = session
@@ -65,6 +67,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         lastActivity = .now()
+        if adminStream != nil { return }
         if let tunnel {
             tunnel.clientDidRead(bytes)
             return
@@ -73,6 +76,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
+        if adminStream != nil {
+            endAdminStream(.clientLeft)
+            return
+        }
         if let tunnel {
             tunnel.clientDidReadEOF()
             return
@@ -89,7 +96,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidDrain(_ connection: ByteStream) {
-        if let tunnel {
+        if let adminStream {
+            adminStream.sink.connectionDidDrain()
+        } else if let tunnel {
             tunnel.clientDidDrain()
         } else {
             exchange?.clientDidDrain()
@@ -98,7 +107,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         let failure = ProxyError.clientFailed(reason: .closed(error.description))
-        if let tunnel {
+        if adminStream != nil {
+            endAdminStream(.failed(failure))
+            return
+        } else if let tunnel {
             tunnel.clientDidFail(failure)
         } else if let exchange {
             exchange.clientDidClose(failure)
@@ -110,7 +122,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     /// Whether the parser may produce the next event now.
     var canParse: Bool {
-        if isClosed || tunnel != nil || isAwaitingClientHandshake { return false }
+        if isClosed || tunnel != nil || adminStream != nil || isAwaitingClientHandshake { return false }
         if let exchange { return exchange.acceptsRequestBody }
         return !closeWhenIdle || requestsServed == 0
     }
@@ -218,6 +230,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// Shutdown: idle connections close now, busy ones after their current exchange.
     func beginShutdown() {
         closeWhenIdle = true
+        if adminStream != nil {
+            endAdminStream(.failed(.sessionUnavailable(reason: .shuttingDown)))
+            return
+        }
         if exchange == nil && tunnel == nil && stash.isEmpty && parser.isIdle {
             close(reason: "shutdown")
         }
@@ -227,6 +243,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var isClosingAfterExchange: Bool { closeWhenIdle }
 
     func forceClose() {
+        if adminStream != nil { endAdminStream(.failed(.sessionUnavailable(reason: .shuttingDown))) }
         if let tunnel { tunnel.abort(.sessionUnavailable(reason: .shuttingDown)) }
         if let exchange { exchange.abort(.sessionUnavailable(reason: .shuttingDown)) }
         close(reason: "shutdown")

@@ -1,0 +1,142 @@
+import LookoutIO
+import Synchronization
+
+/// The body of an admin answer that is produced over time: a Server-Sent Events stream, a file.
+/// The core writes the head, then calls `start` with the sink to write to.
+public protocol AdminStreamProducer: AnyObject, Sendable {
+    /// Called once, on the connection's loop, after the head was written.
+    func start(_ sink: AdminStreamSink)
+    /// The client went away or the session is shutting down: stop producing (any thread may
+    /// still be inside `send`; later sends return false).
+    func stop()
+}
+
+/// Where a producer writes a streamed admin body, from any thread. Bounded: bytes wait here only
+/// while the client's connection is above its high-water mark, and at most `byteLimit` of them;
+/// beyond that `send` refuses, and the producer decides (a live stream drops and counts, a file
+/// waits with `whenDrained`). The connection itself is touched only on its loop.
+public final class AdminStreamSink: @unchecked Sendable {  // `state` under its lock; `connection` on `loop` only
+    private struct State {
+        var chunks: [[UInt8]] = []
+        var bytes = 0
+        var flushScheduled = false
+        /// The connection took more than its high-water mark: wait for its drain notice.
+        var connectionFull = false
+        var ended = false
+        var drainWaiters: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
+    private let connection: ByteStream
+    private let loop: EventLoop
+    /// At most this many bytes wait here for a slow client.
+    public let byteLimit: Int
+    /// 1 MiB: a few thousand records, or several reads of a file.
+    static let defaultByteLimit = 1 << 20
+    /// On the loop, once, when the producer calls `finish`.
+    var onFinish: (() -> Void)?
+
+    init(connection: ByteStream, byteLimit: Int) {
+        self.connection = connection
+        self.loop = connection.loop
+        self.byteLimit = byteLimit
+    }
+
+    /// Queues `bytes` for the client. False when they would not fit (the client reads too
+    /// slowly) or the stream has ended: nothing was queued.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        let outcome: Bool? = state.withLock { state in
+            guard !state.ended, state.bytes + bytes.count <= byteLimit else { return nil }
+            state.chunks.append(bytes)
+            state.bytes += bytes.count
+            if state.flushScheduled || state.connectionFull { return false }
+            state.flushScheduled = true
+            return true
+        }
+        guard let scheduleFlush = outcome else { return false }
+        if scheduleFlush { loop.execute { [self] in flush() } }
+        return true
+    }
+
+    /// Runs `action` (on the loop) once everything queued so far has gone to the connection and
+    /// it has room again; at once when that is already so.
+    public func whenDrained(_ action: @escaping @Sendable () -> Void) {
+        let now: Bool = state.withLock { state in
+            if state.chunks.isEmpty && !state.connectionFull { return true }
+            state.drainWaiters.append(action)
+            return false
+        }
+        if now { loop.execute(action) }
+    }
+
+    /// The body is complete: what is queued goes out, then the connection closes.
+    public func finish() {
+        state.withLock { $0.ended = true }
+        loop.execute { [self] in
+            flush(force: true)
+            let finish = onFinish
+            onFinish = nil
+            finish?()
+        }
+    }
+
+    /// True once the stream ended (finished, or the client went away).
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+
+    // MARK: - On the loop
+
+    private func flush(force: Bool = false) {
+        let chunks: [[UInt8]] = state.withLock { state in
+            state.flushScheduled = false
+            guard !state.connectionFull || force else { return [] }
+            let chunks = state.chunks
+            state.chunks = []
+            state.bytes = 0
+            return chunks
+        }
+        guard !connection.isClosed else { return }
+        var full = false
+        for chunk in chunks where !connection.write(chunk) { full = true }
+        if full {
+            state.withLock { $0.connectionFull = true }
+        } else {
+            runDrainWaiters()
+        }
+    }
+
+    /// The connection went below its high-water mark.
+    func connectionDidDrain() {
+        state.withLock { $0.connectionFull = false }
+        flush()
+    }
+
+    /// The client closed or failed: nothing more is sent.
+    func clientWentAway() {
+        state.withLock { state in
+            state.ended = true
+            state.chunks = []
+            state.bytes = 0
+            state.drainWaiters = []
+        }
+        onFinish = nil
+    }
+
+    private func runDrainWaiters() {
+        let waiters: [@Sendable () -> Void] = state.withLock { state in
+            guard state.chunks.isEmpty, !state.connectionFull else { return [] }
+            let waiters = state.drainWaiters
+            state.drainWaiters = []
+            return waiters
+        }
+        waiters.forEach { $0() }
+    }
+}
+
+/// What a client connection keeps while it streams an admin body.
+struct AdminStreamState {
+    let sink: AdminStreamSink
+    let producer: AdminStreamProducer
+    /// The record written when the stream ends.
+    let summary: ExchangeSummary
+}

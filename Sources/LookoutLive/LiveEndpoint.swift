@@ -1,0 +1,123 @@
+import HTTPTypes
+import Lookout
+import LookoutHTTP
+import LookoutLogQuery
+
+/// The live pages of the admin endpoint:
+/// - `GET /events?filter=EXPR&verbose=1`: Server-Sent Events, one per log record, resumable with
+///   `Last-Event-ID` from the ring;
+/// - `GET /exchanges?filter=EXPR&limit=N&before=SEQ`: recent summary records, newest first;
+/// - `GET /exchanges/ID`: one exchange's summary and the lifecycle records kept for it.
+public final class LiveEndpoint: AdminEndpoint {
+    private let hub: LiveMonitor
+
+    public init(monitor: LiveMonitor) {
+        hub = monitor
+    }
+
+    /// `/exchanges` answers at most this many records at once.
+    static let maximumLimit = 1000
+
+    public var statusLine: String? {
+        "live: GET /events (Server-Sent Events, \(hub.subscriberTotal) open, \(hub.droppedRecords) records dropped), GET /exchanges"
+    }
+
+    public func answer(_ request: AdminRequest) -> AdminAnswer? {
+        let path = request.path
+        guard path == "/events" || path == "/exchanges" || path.hasPrefix("/exchanges/") else { return nil }
+        guard request.method == .get || request.method == .head else {
+            return Self.error(405, "\(path) answers GET and HEAD only")
+        }
+        let parameters = request.parameters
+        if path == "/events" { return events(request, parameters) }
+        if path == "/exchanges" { return list(parameters) }
+        let rest = path.dropFirst("/exchanges/".count)
+        guard let id = UInt64(rest) else { return Self.error(404, "no such page: \(path)") }
+        return exchange(id)
+    }
+
+    // MARK: - Pages
+
+    private func events(_ request: AdminRequest, _ parameters: [String: String]) -> AdminAnswer {
+        let filter: LogFilter?
+        do { filter = try Self.filter(parameters) } catch { return error.answer }
+        let resumeFrom = request.headerFields[HTTPField.Name("Last-Event-ID")!] ?? parameters["lastEventId"]
+        var lastEventID: UInt64?
+        if let resumeFrom {
+            guard let sequence = UInt64(resumeFrom.trimmingOWS()) else {
+                return Self.error(400, "Last-Event-ID must be a record's sequence number, got \(resumeFrom)")
+            }
+            lastEventID = sequence
+        }
+        let verbose = ["1", "true", "yes"].contains(parameters["verbose"] ?? "")
+        let subscriber = EventSubscriber(hub: hub, filter: filter, verbose: verbose, lastEventID: lastEventID)
+        return AdminAnswer(contentType: "text/event-stream; charset=utf-8", stream: subscriber)
+    }
+
+    private func list(_ parameters: [String: String]) -> AdminAnswer {
+        let filter: LogFilter?
+        do { filter = try Self.filter(parameters) } catch { return error.answer }
+        var limit = 100
+        if let text = parameters["limit"] {
+            guard let value = Int(text), value >= 1 else { return Self.error(400, "limit must be a positive number, got \(text)") }
+            limit = min(value, Self.maximumLimit)
+        }
+        var before: UInt64?
+        if let text = parameters["before"] {
+            guard let value = UInt64(text) else { return Self.error(400, "before must be a record's sequence number, got \(text)") }
+            before = value
+        }
+        if let state = parameters["state"] {
+            return Self.error(400, "state=\(state) is not offered here: the ring holds finished exchanges")
+        }
+        let records = hub.ring.newest(limit: limit, before: before) { record in
+            guard record.kind == .exchange else { return false }
+            guard let filter else { return true }
+            return record.line.withUnsafeBufferPointer { LogRecord($0).map(filter.matches) ?? false }
+        }
+        var body = Array("{\"exchanges\":[".utf8)
+        for (index, record) in records.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += record.lineWithSequence
+        }
+        body += Array("]}\n".utf8)
+        return AdminAnswer(contentType: "application/json", body: body)
+    }
+
+    private func exchange(_ id: UInt64) -> AdminAnswer {
+        let records = hub.ring.all().filter { $0.exchangeID == id }
+        guard let summary = records.last(where: { $0.kind == .exchange }) else {
+            return Self.error(404, "exchange \(id) is not among the last \(hub.ring.capacity) records (ui.ring_size)")
+        }
+        var body = Array("{\"exchange\":".utf8) + summary.lineWithSequence + Array(",\"events\":[".utf8)
+        for (index, record) in records.filter({ $0.kind != .exchange }).enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += record.lineWithSequence
+        }
+        body += Array("]}\n".utf8)
+        return AdminAnswer(contentType: "application/json", body: body)
+    }
+
+    // MARK: - Helpers
+
+    /// The `filter` parameter parsed; a bad one is answered with its message and column.
+    private static func filter(_ parameters: [String: String]) throws(AnswerError) -> LogFilter? {
+        guard let text = parameters["filter"], !text.allSatisfy({ $0 == " " }) else { return nil }
+        do {
+            return try LogFilter.parse(text)
+        } catch {
+            let body = "{\"error\":\(JSONText.quoted("filter: \(error.message)")),\"column\":\(error.column)}\n"
+            throw AnswerError(answer: AdminAnswer(status: 400, contentType: "application/json", body: Array(body.utf8)))
+        }
+    }
+
+    /// An answer that ends a page early (a bad parameter).
+    struct AnswerError: Error {
+        let answer: AdminAnswer
+    }
+
+    private static func error(_ status: Int, _ message: String) -> AdminAnswer {
+        AdminAnswer(status: status, contentType: "application/json",
+                    body: Array("{\"error\":\(JSONText.quoted(message))}\n".utf8))
+    }
+}

@@ -1,0 +1,120 @@
+import Dispatch
+import Lookout
+import LookoutMonitors
+import Synchronization
+
+/// Keeps the recent log records in a ring and streams them to live subscribers (`GET /events`).
+/// Records are the log's own JSON, encoded once here. It asks for summaries only; lifecycle events
+/// are built (for everyone) only while a subscriber wants them (`&verbose=1`) or the log is
+/// verbose anyway, so watching costs nothing until someone watches closely.
+public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder`, `subscribers`, `nextSequence` confined to `queue`
+    public let queue = DispatchQueue(label: "lookout.live")
+    let ring: LiveRing
+    private var encoder: LogLineEncoder
+    private var subscribers: [ObjectIdentifier: EventSubscriber] = [:]
+    private var nextSequence: UInt64 = 1
+    private weak var composite: CompositeEventMonitor?
+    private let alwaysLifecycle: Bool
+    private let wantsLifecycle: Atomic<Bool>
+    private var verboseSubscribers = 0
+    private let heartbeatInterval: Double
+    private var heartbeat: DispatchSourceTimer?
+    /// Records not delivered because a subscriber's queue was full, over all subscribers.
+    private let droppedCount = Atomic<UInt64>(0)
+    private let subscriberCount = Atomic<Int>(0)
+
+    /// `keepLifecycle`: also keep lifecycle events when nobody streams them (`log.verbose`).
+    public init(ringSize: Int, keepLifecycle: Bool = false, revealSecrets: Bool = false, includeHeaders: Bool = false,
+                heartbeatInterval: Double = 15) {
+        ring = LiveRing(capacity: ringSize)
+        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
+        alwaysLifecycle = keepLifecycle
+        wantsLifecycle = Atomic(keepLifecycle)
+        self.heartbeatInterval = heartbeatInterval
+    }
+
+    public var interest: EventInterest { wantsLifecycle.load(ordering: .relaxed) ? .all : .summaries }
+
+    public func didJoin(_ composite: CompositeEventMonitor) {
+        self.composite = composite
+    }
+
+    /// Live subscribers now, and records they lost to full queues so far.
+    public var subscriberTotal: Int { subscriberCount.load(ordering: .relaxed) }
+    public var droppedRecords: UInt64 { droppedCount.load(ordering: .relaxed) }
+
+    /// Like the log: a finished exchange is its summary record, preceded in verbose mode by the
+    /// `request.didFinish` event record; any other event is its own record.
+    public func receive(_ event: LookoutEvent) {
+        let exchangeID = event.context.requestID
+        if let summary = encoder.summaryRecord(of: event) {
+            if wantsLifecycle.load(ordering: .relaxed) {
+                keep(.lifecycle, exchangeID, encoder.eventRecord(event))
+            }
+            keep(.exchange, exchangeID, summary)
+        } else {
+            keep(event.interest.contains(.summaries) ? .notice : .lifecycle, exchangeID, encoder.eventRecord(event))
+        }
+    }
+
+    private func keep(_ kind: LiveRecord.Kind, _ exchangeID: UInt64?, _ line: [UInt8]) {
+        let record = LiveRecord(sequence: nextSequence, kind: kind, exchangeID: exchangeID, line: line)
+        nextSequence += 1
+        ring.append(record)
+        for subscriber in subscribers.values { subscriber.deliver(record) }
+    }
+
+    // MARK: - Subscribers (on `queue`)
+
+    /// Adds `subscriber` after sending it what it missed (`Last-Event-ID`), in order.
+    func subscribe(_ subscriber: EventSubscriber) {
+        queue.async { [self] in
+            if let last = subscriber.lastEventID {
+                for record in ring.records(after: last) { subscriber.deliver(record) }
+            }
+            subscribers[ObjectIdentifier(subscriber)] = subscriber
+            subscriberCount.store(subscribers.count, ordering: .relaxed)
+            if subscriber.verbose {
+                verboseSubscribers += 1
+                updateLifecycleInterest()
+            }
+            startHeartbeatIfNeeded()
+        }
+    }
+
+    func unsubscribe(_ subscriber: EventSubscriber) {
+        queue.async { [self] in
+            guard subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else { return }
+            subscriberCount.store(subscribers.count, ordering: .relaxed)
+            if subscriber.verbose {
+                verboseSubscribers -= 1
+                updateLifecycleInterest()
+            }
+            if subscribers.isEmpty {
+                heartbeat?.cancel()
+                heartbeat = nil
+            }
+        }
+    }
+
+    func countDropped() { droppedCount.add(1, ordering: .relaxed) }
+
+    private func updateLifecycleInterest() {
+        let wanted = alwaysLifecycle || verboseSubscribers > 0
+        guard wanted != wantsLifecycle.load(ordering: .relaxed) else { return }
+        wantsLifecycle.store(wanted, ordering: .relaxed)
+        composite?.updateInterest(of: self)
+    }
+
+    /// A comment line every `heartbeatInterval` keeps idle streams (and proxies between) open.
+    private func startHeartbeatIfNeeded() {
+        guard heartbeat == nil, !subscribers.isEmpty else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + heartbeatInterval, repeating: heartbeatInterval)
+        timer.setEventHandler { [unowned self] in
+            for subscriber in subscribers.values { subscriber.sendHeartbeat() }
+        }
+        timer.activate()
+        heartbeat = timer
+    }
+}
