@@ -5,12 +5,14 @@ import LookoutLogQuery
 /// §9.2), into a bounded sink. A client that reads too slowly loses records, never slows the
 /// proxy: each loss is counted, and the next record it does get is preceded by a `dropped` event
 /// with the count.
-final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sink`, `dropped`, `awaitingDrain` confined to `LiveMonitor.queue`
+final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sink`, `stopped`, `dropped`, `awaitingDrain` confined to `LiveMonitor.queue`
     private let hub: LiveMonitor
     let filter: LogFilter?
     let verbose: Bool
     let lastEventID: UInt64?
     private var sink: AdminStreamSink?
+    /// The client went away; set on the hub's queue after (never before) `start`'s turn there.
+    private var stopped = false
     /// Records lost since the last `dropped` event was sent.
     private var dropped: UInt64 = 0
     /// A drain notice is awaited to send the `dropped` event.
@@ -23,39 +25,48 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
         self.lastEventID = lastEventID
     }
 
+    /// `start` and `stop` are called on the connection's loop in that order, and each takes one
+    /// turn on the hub's serial queue, so a client that leaves at once is removed after it was added.
     func start(_ sink: AdminStreamSink) {
         hub.queue.async { [self] in
             self.sink = sink
             // The reconnection delay EventSource waits after a drop, and a first line so clients
             // see the stream open before the first record.
             sink.send(Array("retry: 2000\n: lookout live events\n\n".utf8))
-            hub.subscribe(self)
+            hub.register(self)
         }
     }
 
     func stop() {
-        hub.unsubscribe(self)
+        hub.queue.async { [self] in
+            stopped = true
+            sink = nil
+            hub.unregister(self)
+        }
     }
 
-    /// On the hub's queue: frames `record` if this subscriber wants it.
-    func deliver(_ record: LiveRecord) {
-        guard let sink else { return }
-        if record.kind == .lifecycle && !verbose { return }
+    /// The SSE frame of a record: its sequence as `id:`, its JSON as `data:`.
+    static func frame(_ sequence: UInt64, _ line: [UInt8]) -> [UInt8] {
+        var frame: [UInt8] = []
+        frame.reserveCapacity(line.count + 32)
+        frame += Array("id: \(sequence)\ndata: ".utf8)
+        frame += line
+        frame += [UInt8(ascii: "\n"), UInt8(ascii: "\n")]
+        return frame
+    }
+
+    /// On the hub's queue: sends `frame` if this subscriber wants a record of `kind` that reads
+    /// as `parsed` (parsed once for all subscribers, when some subscriber filters).
+    func deliver(_ kind: LiveRecord.Kind, frame: [UInt8], parsed: LogRecord?) {
+        guard let sink, !stopped else { return }
+        if kind == .lifecycle && !verbose { return }
         if let filter {
-            let matches = record.line.withUnsafeBufferPointer { bytes in
-                LogRecord(bytes).map(filter.matches) ?? false
-            }
-            if !matches { return }
+            guard let parsed, filter.matches(parsed) else { return }
         }
         guard sendDropNotice(sink) else {
             lose()
             return
         }
-        var frame: [UInt8] = []
-        frame.reserveCapacity(record.line.count + 32)
-        frame += Array("id: \(record.sequence)\ndata: ".utf8)
-        frame += record.line
-        frame += [UInt8(ascii: "\n"), UInt8(ascii: "\n")]
         if !sink.send(frame) { lose() }
     }
 
@@ -68,20 +79,23 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
     }
 
     private func lose() {
+        // A stream whose client has gone (its removal is on its way here) loses nothing.
+        guard let sink, !sink.hasEnded else { return }
         dropped += 1
         hub.countDropped()
         // The count is told as soon as the backlog has gone out, even if no record follows.
-        guard !awaitingDrain, let sink else { return }
+        guard !awaitingDrain else { return }
         awaitingDrain = true
         sink.whenDrained { [self] in
             hub.queue.async { [self] in
                 awaitingDrain = false
-                if let sink = self.sink, !sendDropNotice(sink) { lose() }
+                if let sink = self.sink, !stopped, !sendDropNotice(sink) { lose() }
             }
         }
     }
 
     func sendHeartbeat() {
+        guard !stopped else { return }
         sink?.send(Array(": heartbeat\n\n".utf8))
     }
 }

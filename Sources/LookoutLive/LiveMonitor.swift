@@ -1,5 +1,6 @@
 import Dispatch
 import Lookout
+import LookoutLogQuery
 import LookoutMonitors
 import Synchronization
 
@@ -61,39 +62,49 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         let record = LiveRecord(sequence: nextSequence, kind: kind, exchangeID: exchangeID, line: line)
         nextSequence += 1
         ring.append(record)
-        for subscriber in subscribers.values { subscriber.deliver(record) }
+        fanOut(record, to: subscribers.values)
+    }
+
+    /// Frames `record` once, parses it once if someone filters, and offers it to each of `targets`.
+    private func fanOut(_ record: LiveRecord, to targets: some Collection<EventSubscriber>) {
+        guard !targets.isEmpty else { return }
+        let frame = EventSubscriber.frame(record.sequence, record.line)
+        let filtering = targets.contains { $0.filter != nil }
+        record.line.withUnsafeBufferPointer { bytes in
+            let parsed = filtering ? LogRecord(bytes) : nil
+            for subscriber in targets { subscriber.deliver(record.kind, frame: frame, parsed: parsed) }
+        }
     }
 
     // MARK: - Subscribers (on `queue`)
 
-    /// Adds `subscriber` after sending it what it missed (`Last-Event-ID`), in order.
-    func subscribe(_ subscriber: EventSubscriber) {
-        queue.async { [self] in
-            if let last = subscriber.lastEventID {
-                for record in ring.records(after: last) { subscriber.deliver(record) }
-            }
-            subscribers[ObjectIdentifier(subscriber)] = subscriber
-            subscriberCount.store(subscribers.count, ordering: .relaxed)
-            if subscriber.verbose {
-                verboseSubscribers += 1
-                updateLifecycleInterest()
-            }
-            startHeartbeatIfNeeded()
+    /// On `queue`: adds `subscriber` after sending it what it missed (`Last-Event-ID`), in order.
+    func register(_ subscriber: EventSubscriber) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let last = subscriber.lastEventID {
+            for record in ring.records(after: last) { fanOut(record, to: [subscriber]) }
         }
+        subscribers[ObjectIdentifier(subscriber)] = subscriber
+        subscriberCount.store(subscribers.count, ordering: .relaxed)
+        if subscriber.verbose {
+            verboseSubscribers += 1
+            updateLifecycleInterest()
+        }
+        startHeartbeatIfNeeded()
     }
 
-    func unsubscribe(_ subscriber: EventSubscriber) {
-        queue.async { [self] in
-            guard subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else { return }
-            subscriberCount.store(subscribers.count, ordering: .relaxed)
-            if subscriber.verbose {
-                verboseSubscribers -= 1
-                updateLifecycleInterest()
-            }
-            if subscribers.isEmpty {
-                heartbeat?.cancel()
-                heartbeat = nil
-            }
+    /// On `queue`: removes `subscriber` (a no-op for one never added).
+    func unregister(_ subscriber: EventSubscriber) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else { return }
+        subscriberCount.store(subscribers.count, ordering: .relaxed)
+        if subscriber.verbose {
+            verboseSubscribers -= 1
+            updateLifecycleInterest()
+        }
+        if subscribers.isEmpty {
+            heartbeat?.cancel()
+            heartbeat = nil
         }
     }
 

@@ -1,3 +1,5 @@
+import LookoutHTTP
+
 /// One JSON-lines record, read in place: its top-level members located, values decoded on demand.
 /// Valid only while the line's bytes are.
 public struct LogRecord {
@@ -58,11 +60,8 @@ public struct LogRecord {
     }
 
     public static func host(of url: String) -> String {
-        var rest = Substring(url)
-        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
-        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        if authority.hasPrefix("[") { return authority.dropFirst().prefix { $0 != "]" }.lowercased() }
-        return authority.prefix { $0 != ":" }.lowercased()
+        let host = URLAuthority.host(in: url)
+        if host.hasPrefix("[") { return host.dropFirst().prefix { $0 != "]" }.lowercased() }
+        return host.lowercased()
     }
 }

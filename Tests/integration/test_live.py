@@ -312,3 +312,54 @@ def test_the_status_page_tells_and_ui_off_removes_it(make_proxy):
     assert_error_response(resp, 400, "not_a_proxy_request")
     page, _ = raw_exchange(off.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert b"live:" not in page.body
+
+
+def test_clients_that_leave_at_once_or_reset_are_let_go(make_proxy, site):
+    proxy = make_proxy()
+    # Gone before (or while) the subscription is registered: nothing may stay behind.
+    for _ in range(50):
+        s = socket.create_connection(("127.0.0.1", proxy.port))
+        s.sendall(b"GET /events?verbose=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.close()
+    # A client that resets in the middle of a stream.
+    stream = EventStream(proxy.port)
+    stream.read_head()
+    time.sleep(0.2)
+    stream.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    stream.close()
+    curl(proxy, site.url("/ok"))
+
+    def no_streams_left():
+        page, _ = raw_exchange(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        return b"live: GET /events (Server-Sent Events, 0 open, 0 records dropped)" in page.body
+
+    wait_until(no_streams_left, message="every stream let go, nothing counted as dropped")
+    # Each stream is logged once, as an admin exchange that ended.
+    records = proxy.summaries(51, where=lambda r: r["url"].endswith("/events") or "/events?" in r["url"])
+    assert all(r["kind"] == "admin" and r["status"] == 200 for r in records)
+    # Nothing left lifecycle events switched on, and the proxy still serves.
+    assert curl(proxy, site.url("/ok")).status == 200
+    rec = proxy.summaries(where=lambda r: r["kind"] == "http")[-1]
+    status, detail = get_json(proxy.port, f"/exchanges/{rec['id']}")
+    assert status == 200 and detail["events"] == []
+
+
+def test_in_flight_listing_is_not_offered_yet(make_proxy):
+    proxy = make_proxy()
+    status, body = get_json(proxy.port, "/exchanges?state=in_flight")
+    assert status == 400 and "state=in_flight" in body["error"]
+
+
+def test_head_of_the_event_stream_is_the_head_alone(make_proxy):
+    proxy = make_proxy()
+    sock = connect(proxy.port)
+    sock.sendall(b"HEAD /events HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    reader = Reader(sock)
+    head = read_response(reader, "HEAD")
+    assert head.status == 200 and head.header("Content-Type") == "text/event-stream; charset=utf-8"
+    assert head.body == b"" and head.header("Connection") is None
+    # No stream was started: the connection goes on to the next request.
+    assert read_response(reader).body == b"ok\n"
+    sock.close()
+    page, _ = raw_exchange(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert b"(Server-Sent Events, 0 open," in page.body

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 
 /// Everything the summary log record says about one finished exchange (`LOG.md` in LookoutMonitors).
 public struct ExchangeSummary: Sendable {
@@ -58,26 +59,9 @@ public struct ExchangeSummary: Sendable {
     /// Milliseconds from the request head to the end of the exchange.
     public var totalMilliseconds: Double { end.milliseconds(since: start) }
 
-    /// The host the client addressed: from `url`'s authority (`http://host:port/…`, or a tunnel's
-    /// `host:port`), without the port; an IPv6 literal keeps its brackets.
-    public var host: Substring {
-        let bytes = url.utf8
-        var start = bytes.startIndex
-        // After "://" when the URL has a scheme (RFC 3986 §3: the scheme ends at the first ':').
-        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
-           bytes[bytes.index(after: colon)...].starts(with: "//".utf8) {
-            start = bytes.index(colon, offsetBy: 3)
-        }
-        var end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? bytes.endIndex
-        if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { start = bytes.index(after: at) }
-        if bytes[start..<end].first == UInt8(ascii: "["), let close = bytes[start..<end].firstIndex(of: UInt8(ascii: "]")) {
-            end = bytes.index(after: close)
-        } else if let colon = bytes[start..<end].lastIndex(of: UInt8(ascii: ":")) {
-            end = colon
-        }
-        return url[start..<end]
-    }
+    /// The host the client addressed, from `url` (a tunnel's `host:port` too), without the port;
+    /// an IPv6 literal keeps its brackets.
+    public var host: Substring { URLAuthority.host(in: url) }
 }
 
 /// The summary record's `cache` object.

@@ -29,13 +29,10 @@ public protocol EventKind: Sendable {
     static var interest: EventInterest { get }
     /// Writes the payload fields (the ids and time are written from the context).
     func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer)
-    /// The exchange summary this event carries (`request.didFinish`); nil for every other kind.
-    var exchangeSummary: ExchangeSummary? { get }
 }
 
 extension EventKind {
     public static var interest: EventInterest { .lifecycle }
-    public var exchangeSummary: ExchangeSummary? { nil }
 }
 
 /// Where an event kind writes its fields: the JSON-lines log, and whatever later monitor needs
@@ -80,9 +77,6 @@ public struct LookoutEvent: Sendable {
         (box as? EventBox<Kind>)?.kind
     }
 
-    /// The summary of a `request.didFinish` event (no cast: the log asks this of every event).
-    public var summary: ExchangeSummary? { box.summary }
-
     /// Runs `body` on the summary of a `request.didFinish` event where it is stored, without
     /// copying it (a copy retains and releases each of its strings and arrays); nil for other events.
     @inline(__always)
@@ -104,7 +98,6 @@ class EventBoxBase: @unchecked Sendable {  // immutable
     var anyKind: any EventKind { preconditionFailure("abstract") }
     var name: String { preconditionFailure("abstract") }
     var interest: EventInterest { preconditionFailure("abstract") }
-    var summary: ExchangeSummary? { preconditionFailure("abstract") }
     func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { preconditionFailure("abstract") }
 }
 
@@ -117,7 +110,6 @@ final class EventBox<Kind: EventKind>: EventBoxBase, @unchecked Sendable {  // i
     override var anyKind: any EventKind { kind }
     override var name: String { Kind.name }
     override var interest: EventInterest { Kind.interest }
-    override var summary: ExchangeSummary? { kind.exchangeSummary }
     override func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         kind.encode(to: &writer)
     }

@@ -132,7 +132,6 @@ public struct RequestDidFinish: EventKind {
     public static let name = "request.didFinish"
     public static let interest = EventInterest.summaries
     public var summary: ExchangeSummary
-    public var exchangeSummary: ExchangeSummary? { summary }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         if let status = summary.status { writer.field("status", status) }

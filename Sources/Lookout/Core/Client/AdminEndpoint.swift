@@ -50,12 +50,9 @@ public struct AdminAnswer: Sendable {
     public var contentType: String
     /// The whole body, for a complete answer.
     public var body: [UInt8]
-    /// A body produced over time instead (`body` is then ignored): the connection closes after it.
+    /// A body produced over time instead (`body` is then ignored), close-delimited: it lasts
+    /// until the client leaves or the session shuts down.
     public var stream: AdminStreamProducer?
-    /// The streamed body's length when known beforehand (a file); else it ends at the close.
-    public var streamLength: Int?
-    /// Extra response fields (`Set-Cookie`, `Allow`, …).
-    public var headerFields: [(String, String)] = []
 
     public init(status: Int = 200, contentType: String, body: [UInt8]) {
         self.status = status
@@ -63,11 +60,10 @@ public struct AdminAnswer: Sendable {
         self.body = body
     }
 
-    public init(status: Int = 200, contentType: String, stream: AdminStreamProducer, length: Int? = nil) {
+    public init(status: Int = 200, contentType: String, stream: AdminStreamProducer) {
         self.status = status
         self.contentType = contentType
         self.body = []
         self.stream = stream
-        self.streamLength = length
     }
 }

@@ -49,21 +49,15 @@ enum AdminResponder {
         respond(head, AdminAnswer(status: status, contentType: contentType, body: bodyBytes), keepAlive: keepAlive)
     }
 
-    /// A streamed body is close-delimited unless its length is known (RFC 9112 §6.3), and the
-    /// connection ends with it either way.
+    /// A streamed body is close-delimited (RFC 9112 §6.3): the connection ends with it.
     private static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool) -> Response {
         var fields = HTTPFields()
         fields[.contentType] = answer.contentType
-        if answer.stream == nil {
-            fields[.contentLength] = String(answer.body.count)
-        } else if let length = answer.streamLength {
-            fields[.contentLength] = String(length)
-        }
+        if answer.stream == nil { fields[.contentLength] = String(answer.body.count) }
         fields[.cacheControl] = "no-store"
-        for (name, value) in answer.headerFields {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-        }
-        if !keepAlive || answer.stream != nil { fields[.connection] = "close" }
+        // A HEAD gets the head alone, so the connection may stay for the next request.
+        let streams = answer.stream != nil && head.method != .head
+        if !keepAlive || streams { fields[.connection] = "close" }
         let reason = HTTPResponse.Status(code: answer.status).reasonPhrase
         var bytes = HTTPSerializer.responseHead(status: answer.status, reasonPhrase: reason, version: .http1_1,
                                                 headerFields: fields)

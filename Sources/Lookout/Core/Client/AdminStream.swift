@@ -1,8 +1,9 @@
 import LookoutIO
 import Synchronization
 
-/// The body of an admin answer that is produced over time: a Server-Sent Events stream, a file.
-/// The core writes the head, then calls `start` with the sink to write to.
+/// The body of an admin answer that is produced over time (a Server-Sent Events stream). The
+/// core writes the head, then calls `start` with the sink to write to; the body lasts until the
+/// client leaves or the session shuts down.
 public protocol AdminStreamProducer: AnyObject, Sendable {
     /// Called once, on the connection's loop, after the head was written.
     func start(_ sink: AdminStreamSink)
@@ -13,8 +14,9 @@ public protocol AdminStreamProducer: AnyObject, Sendable {
 
 /// Where a producer writes a streamed admin body, from any thread. Bounded: bytes wait here only
 /// while the client's connection is above its high-water mark, and at most `byteLimit` of them;
-/// beyond that `send` refuses, and the producer decides (a live stream drops and counts, a file
-/// waits with `whenDrained`). The connection itself is touched only on its loop.
+/// beyond that `send` refuses, and the producer decides (a live stream drops and counts, and
+/// learns from `whenDrained` when the client has caught up). The connection itself is touched
+/// only on its loop.
 public final class AdminStreamSink: @unchecked Sendable {  // `state` under its lock; `connection` on `loop` only
     private struct State {
         var chunks: [[UInt8]] = []
@@ -31,10 +33,8 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     private let loop: EventLoop
     /// At most this many bytes wait here for a slow client.
     public let byteLimit: Int
-    /// 1 MiB: a few thousand records, or several reads of a file.
+    /// 1 MiB: a few thousand records.
     static let defaultByteLimit = 1 << 20
-    /// On the loop, once, when the producer calls `finish`.
-    var onFinish: (() -> Void)?
 
     init(connection: ByteStream, byteLimit: Int) {
         self.connection = connection
@@ -70,26 +70,15 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
         if now { loop.execute(action) }
     }
 
-    /// The body is complete: what is queued goes out, then the connection closes.
-    public func finish() {
-        state.withLock { $0.ended = true }
-        loop.execute { [self] in
-            flush(force: true)
-            let finish = onFinish
-            onFinish = nil
-            finish?()
-        }
-    }
-
-    /// True once the stream ended (finished, or the client went away).
+    /// True once the client went away (or the session closed the stream).
     public var hasEnded: Bool { state.withLock { $0.ended } }
 
     // MARK: - On the loop
 
-    private func flush(force: Bool = false) {
+    private func flush() {
         let chunks: [[UInt8]] = state.withLock { state in
             state.flushScheduled = false
-            guard !state.connectionFull || force else { return [] }
+            guard !state.connectionFull else { return [] }
             let chunks = state.chunks
             state.chunks = []
             state.bytes = 0
@@ -119,7 +108,6 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
             state.bytes = 0
             state.drainWaiters = []
         }
-        onFinish = nil
     }
 
     private func runDrainWaiters() {

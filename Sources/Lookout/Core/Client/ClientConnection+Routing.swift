@@ -126,42 +126,29 @@ extension ClientConnection {
         exchangeDidFinish(keepAlive: keepAlive && head.framing == .none)
     }
 
-    /// A streamed admin body (live events, a captured file): the connection serves nothing else
+    /// A streamed admin body (live events): the connection serves nothing else
     /// until it ends, and its record is written then, with the stream's duration.
     private func streamAdminBody(from producer: AdminStreamProducer, summary: ExchangeSummary) {
         let sink = AdminStreamSink(connection: connection, byteLimit: AdminStreamSink.defaultByteLimit)
         adminStream = AdminStreamState(sink: sink, producer: producer, summary: summary)
         closeWhenIdle = true
-        sink.onFinish = { [unowned self] in endAdminStream(.finished) }
         // Input is read only to notice the client leaving; whatever it sends is ignored.
         connection.resumeReading()
         producer.start(sink)
     }
 
-    /// How a streamed admin body ended.
-    enum AdminStreamEnd {
-        /// The producer finished: what was queued goes out, then the connection closes.
-        case finished
-        /// The client closed its side: the usual end of a live stream, no error.
-        case clientLeft
-        /// The connection failed, or the session is shutting down.
-        case failed(ProxyError)
-    }
-
-    func endAdminStream(_ end: AdminStreamEnd) {
+    /// The stream is over: the client left (`error` nil: the usual end of a live stream), its
+    /// connection failed, or the session is shutting down.
+    func endAdminStream(error: ProxyError?) {
         guard let stream = adminStream else { return }
         adminStream = nil
+        stream.sink.clientWentAway()
+        stream.producer.stop()
         var summary = stream.summary
         summary.end = .now()
-        if case .failed(let error) = end { summary.error = error }
-        if case .finished = end {
-            closeReason = "admin_stream_finished"
-        } else {
-            stream.sink.clientWentAway()
-            stream.producer.stop()
-            closeReason = "client_closed"
-        }
+        summary.error = error
         records.finish(summary)
+        closeReason = "client_closed"
         closeAfterResponse()
     }
 

@@ -42,7 +42,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     let records: ExchangeRecords
     /// Accepted on an `admin.listen` address: only the admin pages are served, nothing is proxied.
     let adminOnly: Bool
-    /// A streamed admin body in progress (`GET /events`, a captured body): the connection's last answer.
+    /// A streamed admin body in progress (`GET /events`): the connection's last answer.
     var adminStream: AdminStreamState?
 
     init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
@@ -77,7 +77,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connectionDidReadEOF(_ connection: ByteStream) {
         if adminStream != nil {
-            endAdminStream(.clientLeft)
+            endAdminStream(error: nil)
             return
         }
         if let tunnel {
@@ -108,7 +108,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         let failure = ProxyError.clientFailed(reason: .closed(error.description))
         if adminStream != nil {
-            endAdminStream(.failed(failure))
+            endAdminStream(error: failure)
             return
         } else if let tunnel {
             tunnel.clientDidFail(failure)
@@ -231,7 +231,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     func beginShutdown() {
         closeWhenIdle = true
         if adminStream != nil {
-            endAdminStream(.failed(.sessionUnavailable(reason: .shuttingDown)))
+            endAdminStream(error: .sessionUnavailable(reason: .shuttingDown))
             return
         }
         if exchange == nil && tunnel == nil && stash.isEmpty && parser.isIdle {
@@ -243,7 +243,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var isClosingAfterExchange: Bool { closeWhenIdle }
 
     func forceClose() {
-        if adminStream != nil { endAdminStream(.failed(.sessionUnavailable(reason: .shuttingDown))) }
+        if adminStream != nil { endAdminStream(error: .sessionUnavailable(reason: .shuttingDown)) }
         if let tunnel { tunnel.abort(.sessionUnavailable(reason: .shuttingDown)) }
         if let exchange { exchange.abort(.sessionUnavailable(reason: .shuttingDown)) }
         close(reason: "shutdown")
