@@ -2,12 +2,15 @@ import HTTPTypes
 import Lookout
 import LookoutHTTP
 import LookoutLogQuery
+import LookoutMonitors
 
 /// The live pages of the admin endpoint:
 /// - `GET /events?filter=EXPR&verbose=1`: Server-Sent Events, one per log record, resumable with
 ///   `Last-Event-ID` from the ring;
 /// - `GET /exchanges?filter=EXPR&limit=N&before=SEQ`: recent summary records, newest first;
-/// - `GET /exchanges/ID`: one exchange's summary and the lifecycle records kept for it.
+/// - `GET /exchanges?state=in_flight`: the exchanges still running, with their phase so far;
+/// - `GET /exchanges/ID`: one exchange's summary and the lifecycle records kept for it;
+/// - `DELETE /exchanges/ID`: cancels a running exchange (`502 cancelled_by_operator`).
 public final class LiveEndpoint: AdminEndpoint {
     private let hub: LiveMonitor
 
@@ -25,12 +28,23 @@ public final class LiveEndpoint: AdminEndpoint {
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
         let path = request.path
         guard path == "/events" || path == "/exchanges" || path.hasPrefix("/exchanges/") else { return nil }
-        guard request.method == .get || request.method == .head else {
-            return Self.error(405, "\(path) answers GET and HEAD only")
-        }
         let parameters = request.parameters
+        if path.hasPrefix("/exchanges/"), request.method == .delete {
+            let rest = path.dropFirst("/exchanges/".count)
+            guard let id = UInt64(rest) else { return Self.error(404, "no such exchange: \(rest)") }
+            return cancel(id, request)
+        }
+        guard request.method == .get || request.method == .head else {
+            return Self.error(405, "\(path) answers GET and HEAD only (and DELETE /exchanges/ID)")
+        }
         if path == "/events" { return events(request, parameters) }
-        if path == "/exchanges" { return list(parameters) }
+        if path == "/exchanges" {
+            switch parameters["state"] ?? "finished" {
+            case "finished": return list(parameters)
+            case "in_flight": return inFlight(parameters, request)
+            case let state: return Self.error(400, "state must be finished or in_flight, got \(state)")
+            }
+        }
         let rest = path.dropFirst("/exchanges/".count)
         guard let id = UInt64(rest) else { return Self.error(404, "no such page: \(path)") }
         return exchange(id)
@@ -57,18 +71,12 @@ public final class LiveEndpoint: AdminEndpoint {
     private func list(_ parameters: [String: String]) -> AdminAnswer {
         let filter: LogFilter?
         do { filter = try Self.filter(parameters) } catch { return error.answer }
-        var limit = 100
-        if let text = parameters["limit"] {
-            guard let value = Int(text), value >= 1 else { return Self.error(400, "limit must be a positive number, got \(text)") }
-            limit = min(value, Self.maximumLimit)
-        }
+        let limit: Int
+        do { limit = try Self.limit(parameters) } catch { return error.answer }
         var before: UInt64?
         if let text = parameters["before"] {
             guard let value = UInt64(text) else { return Self.error(400, "before must be a record's sequence number, got \(text)") }
             before = value
-        }
-        if let state = parameters["state"] {
-            return Self.error(400, "state=\(state) is not offered here: the ring holds finished exchanges")
         }
         let records = hub.ring.newest(limit: limit, before: before) { record in
             guard record.kind == .exchange else { return false }
@@ -82,6 +90,49 @@ public final class LiveEndpoint: AdminEndpoint {
         }
         body += Array("]}\n".utf8)
         return AdminAnswer(contentType: "application/json", body: body)
+    }
+
+    /// The exchanges still running, newest first, gathered from every loop.
+    private func inFlight(_ parameters: [String: String], _ request: AdminRequest) -> AdminAnswer {
+        let filter: LogFilter?
+        do { filter = try Self.filter(parameters) } catch { return error.answer }
+        let limit: Int
+        do { limit = try Self.limit(parameters) } catch { return error.answer }
+        guard let session = request.session else { return Self.error(503, "no session to ask") }
+        return AdminAnswer { reply in
+            session.inFlightExchanges { running in
+                var encoder = LogLineEncoder()
+                var body = Array("{\"exchanges\":[".utf8)
+                var listed = 0
+                for exchange in running.sorted(by: { $0.summary.requestID > $1.summary.requestID }) where listed < limit {
+                    let line = encoder.inFlightRecord(exchange)
+                    if let filter, !line.withUnsafeBufferPointer({ LogRecord($0).map(filter.matches) ?? false }) {
+                        continue
+                    }
+                    if listed > 0 { body.append(UInt8(ascii: ",")) }
+                    body += line
+                    listed += 1
+                }
+                body += Array("]}\n".utf8)
+                reply(AdminAnswer(contentType: "application/json", body: body))
+            }
+        }
+    }
+
+    /// `DELETE /exchanges/ID`: cancels a running exchange or tunnel.
+    private func cancel(_ id: UInt64, _ request: AdminRequest) -> AdminAnswer {
+        guard let session = request.session else { return Self.error(503, "no session to ask") }
+        let operatorAddress = request.clientAddress
+        return AdminAnswer { reply in
+            session.cancelExchange(id: id, operatorAddress: operatorAddress) { found in
+                guard found else {
+                    reply(Self.error(404, "exchange \(id) is not running (GET /exchanges?state=in_flight lists those that are)"))
+                    return
+                }
+                let body = "{\"cancelled\":\(id),\"by\":\(JSONText.quoted(operatorAddress))}\n"
+                reply(AdminAnswer(contentType: "application/json", body: Array(body.utf8)))
+            }
+        }
     }
 
     private func exchange(_ id: UInt64) -> AdminAnswer {
@@ -109,6 +160,15 @@ public final class LiveEndpoint: AdminEndpoint {
             let body = "{\"error\":\(JSONText.quoted("filter: \(error.message)")),\"column\":\(error.column)}\n"
             throw AnswerError(answer: AdminAnswer(status: 400, contentType: "application/json", body: Array(body.utf8)))
         }
+    }
+
+    /// The `limit` parameter: 100 unless given, at most `maximumLimit`.
+    private static func limit(_ parameters: [String: String]) throws(AnswerError) -> Int {
+        guard let text = parameters["limit"] else { return 100 }
+        guard let value = Int(text), value >= 1 else {
+            throw AnswerError(answer: error(400, "limit must be a positive number, got \(text)"))
+        }
+        return min(value, maximumLimit)
     }
 
     /// An answer that ends a page early (a bad parameter).

@@ -16,10 +16,18 @@ public struct LogLineEncoder: ~Copyable {
     public mutating func summaryRecord(of event: LookoutEvent) -> [UInt8]? {
         buffer.removeAll()
         let options = self.options
-        let written = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
+        let written: Void? = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
             buffer.appendSummaryRecord(summary, options: options)
         }
         return written == nil ? nil : line
+    }
+
+    /// A running exchange as a summary record would describe it now, with `"state":"in_flight"`
+    /// and its phase.
+    public mutating func inFlightRecord(_ exchange: InFlightExchange) -> [UInt8] {
+        buffer.removeAll()
+        buffer.appendSummaryRecord(exchange.summary, options: options, inFlightPhase: exchange.phase)
+        return line
     }
 
     /// The event's own record, as the verbose log writes it.

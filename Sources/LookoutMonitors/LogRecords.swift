@@ -21,11 +21,18 @@ let logRecordVersion = 1
 
 extension JSONBuffer {
     /// One `"event":"exchange"` line (the summary record; every field is described in `LOG.md` beside this file).
-    mutating func appendSummaryRecord(_ s: borrowing ExchangeSummary, options: LogRecordOptions) {
+    /// `inFlightPhase`: the exchange is still running (`GET /exchanges?state=in_flight`); the
+    /// record then says `"state":"in_flight"` and the phase, and `ts` is when it was looked at.
+    mutating func appendSummaryRecord(_ s: borrowing ExchangeSummary, options: LogRecordOptions,
+                                      inFlightPhase: String? = nil) {
         beginObject()
         key("v"); int(logRecordVersion)
         key("ts"); timestamp(unixMicroseconds: s.end.unixMicroseconds)
         key("event"); string("exchange" as StaticString)
+        if let inFlightPhase {
+            key("state"); string("in_flight" as StaticString)
+            key("phase"); string(inFlightPhase)
+        }
         key("id"); uint(s.requestID)
         key("conn"); uint(s.connectionID)
         key("client"); string(s.clientAddress)
@@ -176,6 +183,7 @@ extension JSONBuffer {
         beginObject()
         key("code"); string(error.code)
         key("message"); string(error.message)
+        if case .cancelledByOperator(let operatorAddress) = error { key("cancelled_by"); string(operatorAddress) }
         endObject()
     }
 

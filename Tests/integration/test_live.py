@@ -344,12 +344,6 @@ def test_clients_that_leave_at_once_or_reset_are_let_go(make_proxy, site):
     assert status == 200 and detail["events"] == []
 
 
-def test_in_flight_listing_is_not_offered_yet(make_proxy):
-    proxy = make_proxy()
-    status, body = get_json(proxy.port, "/exchanges?state=in_flight")
-    assert status == 400 and "state=in_flight" in body["error"]
-
-
 def test_head_of_the_event_stream_is_the_head_alone(make_proxy):
     proxy = make_proxy()
     sock = connect(proxy.port)

@@ -29,18 +29,21 @@ public struct AdminRequest: Sendable {
     public var statistics: SessionStatistics
     /// "127.0.0.1:50000".
     public var clientAddress: String
+    /// The session asked, for pages that act on it (in-flight exchanges, cancelling one).
+    public let session: Session?
 
     /// The query's parameters, percent-decoded (a repeated name keeps its last value).
     public var parameters: [String: String] { FormURLEncoding.parameters(query) }
 
     public init(method: HTTPRequest.Method, path: String, query: String?, headerFields: HTTPFields,
-                statistics: SessionStatistics, clientAddress: String = "") {
+                statistics: SessionStatistics, clientAddress: String = "", session: Session? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headerFields = headerFields
         self.statistics = statistics
         self.clientAddress = clientAddress
+        self.session = session
     }
 }
 
@@ -60,10 +63,22 @@ public struct AdminAnswer: Sendable {
         self.body = body
     }
 
+    /// An answer that needs other event loops first (the in-flight exchanges live on every loop):
+    /// `body` is then ignored and the connection waits, reading nothing, until `reply` is called
+    /// (once, from any thread) with the complete or streamed answer.
+    public var deferred: (@Sendable (_ reply: @escaping @Sendable (AdminAnswer) -> Void) -> Void)?
+
     public init(status: Int = 200, contentType: String, stream: AdminStreamProducer) {
         self.status = status
         self.contentType = contentType
         self.body = []
         self.stream = stream
+    }
+
+    public init(deferred: @escaping @Sendable (_ reply: @escaping @Sendable (AdminAnswer) -> Void) -> Void) {
+        self.status = 200
+        self.contentType = ""
+        self.body = []
+        self.deferred = deferred
     }
 }

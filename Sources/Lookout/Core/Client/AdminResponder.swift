@@ -9,6 +9,8 @@ enum AdminResponder {
         var status: Int
         var bytes: [UInt8]
         var stream: AdminStreamProducer?
+        /// Set instead of the rest: the answer comes later (`AdminAnswer.deferred`).
+        var deferred: (@Sendable (_ reply: @escaping @Sendable (AdminAnswer) -> Void) -> Void)?
     }
 
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
@@ -33,7 +35,7 @@ enum AdminResponder {
             guard !session.adminEndpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
                                        headerFields: head.headerFields, statistics: session.statistics,
-                                       clientAddress: clientAddress)
+                                       clientAddress: clientAddress, session: session)
             for endpoint in session.adminEndpoints {
                 if let answer = endpoint.answer(request) {
                     return respond(head, answer, keepAlive: keepAlive)
@@ -50,7 +52,10 @@ enum AdminResponder {
     }
 
     /// A streamed body is close-delimited (RFC 9112 §6.3): the connection ends with it.
-    private static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool) -> Response {
+    static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool) -> Response {
+        if let deferred = answer.deferred {
+            return Response(status: 0, bytes: [], deferred: deferred)
+        }
         var fields = HTTPFields()
         fields[.contentType] = answer.contentType
         if answer.stream == nil { fields[.contentLength] = String(answer.body.count) }

@@ -110,10 +110,42 @@ extension ClientConnection {
         }
         let start = Instant.now()
         records.created(head, requestID: requestID, url: adminURL(path))
-        connection.write(response.bytes)
+        guard let deferred = response.deferred else {
+            deliverAdmin(response, head, requestID: requestID, path: path, start: start, keepAlive: keepAlive)
+            return
+        }
+        // Nothing is read or parsed until the answer is here; it comes back through the loop.
+        awaitingAdminAnswer = true
+        connection.pauseReading()
+        let loop = connection.loop
+        deferred { [self] answer in
+            loop.execute { [self] in
+                guard awaitingAdminAnswer else { return }
+                awaitingAdminAnswer = false
+                var answer = answer
+                if answer.deferred != nil {
+                    answer = AdminAnswer(status: 500, contentType: "text/plain; charset=utf-8",
+                                         body: Array("an admin answer deferred twice\n".utf8))
+                }
+                let response = AdminResponder.respond(head, answer, keepAlive: keepAlive)
+                deliverAdmin(response, head, requestID: requestID, path: path, start: start, keepAlive: keepAlive)
+            }
+        }
+    }
+
+    /// Writes an admin answer and its record, then goes on with the next request (or streams).
+    private func deliverAdmin(_ response: AdminResponder.Response, _ head: RequestHead, requestID: UInt64, path: String,
+                              start: Instant, keepAlive: Bool) {
         var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .admin,
                                       method: head.method.rawValue, url: adminURL(path),
                                       httpVersion: head.version.description, start: start)
+        guard !isClosed else {
+            // The session closed the connection while a deferred answer was being gathered.
+            summary.error = .sessionUnavailable(reason: .shuttingDown)
+            records.finish(summary)
+            return
+        }
+        connection.write(response.bytes)
         summary.status = response.status
         if let producer = response.stream {
             streamAdminBody(from: producer, summary: summary)

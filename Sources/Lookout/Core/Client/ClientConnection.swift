@@ -44,6 +44,8 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     let adminOnly: Bool
     /// A streamed admin body in progress (`GET /events`): the connection's last answer.
     var adminStream: AdminStreamState?
+    /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
+    var awaitingAdminAnswer = false
 
     init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
         self.session = session
@@ -122,7 +124,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     /// Whether the parser may produce the next event now.
     var canParse: Bool {
-        if isClosed || tunnel != nil || adminStream != nil || isAwaitingClientHandshake { return false }
+        if isClosed || tunnel != nil || adminStream != nil || awaitingAdminAnswer || isAwaitingClientHandshake {
+            return false
+        }
         if let exchange { return exchange.acceptsRequestBody }
         return !closeWhenIdle || requestsServed == 0
     }
@@ -225,6 +229,27 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         closeAfterResponse()
     }
 
+    // MARK: - Operator
+
+    /// The running exchange or tunnel as an operator sees it, if there is one.
+    func inFlightSnapshot(at now: Instant) -> InFlightExchange? {
+        if let tunnel { return tunnel.inFlightSnapshot(at: now) }
+        return exchange?.inFlightSnapshot(at: now)
+    }
+
+    func runs(exchange id: UInt64) -> Bool {
+        tunnel?.id == id || exchange?.id == id
+    }
+
+    /// Cancels the running exchange or tunnel `id` (the operator's `DELETE /exchanges/ID`).
+    func cancel(exchange id: UInt64, error: ProxyError) {
+        if let tunnel, tunnel.id == id {
+            tunnel.cancel(error)
+        } else if let exchange, exchange.id == id {
+            exchange.cancel(error)
+        }
+    }
+
     // MARK: - Closing
 
     /// Shutdown: idle connections close now, busy ones after their current exchange.
@@ -234,7 +259,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
             endAdminStream(error: .sessionUnavailable(reason: .shuttingDown))
             return
         }
-        if exchange == nil && tunnel == nil && stash.isEmpty && parser.isIdle {
+        if exchange == nil && tunnel == nil && !awaitingAdminAnswer && stash.isEmpty && parser.isIdle {
             close(reason: "shutdown")
         }
     }

@@ -392,6 +392,35 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         finish(error: error, keepAlive: false)
     }
 
+    // MARK: - Operator
+
+    /// What an operator sees of this exchange now; nil once it has finished.
+    func inFlightSnapshot(at now: Instant) -> InFlightExchange? {
+        guard !finished else { return nil }
+        var snapshot = summary
+        snapshot.end = now
+        let phase: String
+        if let task {
+            snapshot.upstream = task.metrics
+            phase = task.metrics.currentPhase
+        } else if waitingForNextAttempt {
+            phase = "retry_wait"
+        } else if follower != nil {
+            phase = "collapsed"
+        } else if storedBody != nil {
+            phase = "stored_body"
+        } else {
+            phase = "starting"
+        }
+        return InFlightExchange(summary: snapshot, phase: phase)
+    }
+
+    /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
+    /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
+    func cancel(_ error: ProxyError) {
+        fail(error)
+    }
+
     /// Sends the current task what it has not had yet: kept bytes first, then what waited, then the
     /// end of the body. Pauses the client while the upstream is backed up.
     private func feedTask() {

@@ -171,6 +171,33 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         finish(error: error)
     }
 
+    // MARK: - Operator
+
+    /// What an operator sees of this tunnel now; nil once it has finished.
+    func inFlightSnapshot(at now: Instant) -> InFlightExchange? {
+        guard !isDone else { return nil }
+        var snapshot = summary
+        snapshot.end = now
+        snapshot.upstream = metrics
+        snapshot.tunnelBytesClientToUpstream = clientToUpstream
+        snapshot.tunnelBytesUpstreamToClient = upstreamToClient
+        return InFlightExchange(summary: snapshot, phase: openedAt != nil ? "relaying" : metrics.currentPhase)
+    }
+
+    /// Ends the tunnel for an operator: before it opened, the client gets the error response;
+    /// after, both sides are reset, so neither takes the end for a clean one.
+    func cancel(_ error: ProxyError) {
+        guard !isDone else { return }
+        if openedAt == nil && upgrade == nil {
+            client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+            summary.status = error.status
+        } else {
+            clientBrokeOff = true
+            upstreamBrokeOff = true
+        }
+        finish(error: error)
+    }
+
     // MARK: - Upstream side
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {

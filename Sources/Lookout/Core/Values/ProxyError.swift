@@ -18,6 +18,9 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case redirectFailed(reason: RedirectFailureReason)
     /// The `access` section refuses the client, the destination or the method.
     case accessDenied(reason: AccessDenialReason)
+    /// An operator cancelled the exchange from the admin endpoint (`DELETE /exchanges/ID`);
+    /// `operatorAddress` is where that request came from.
+    case cancelledByOperator(operatorAddress: String)
 
     /// Why `access` refused.
     public enum AccessDenialReason: Sendable, Equatable {
@@ -169,6 +172,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .destinationNetworkDenied: return "destination_network_denied"
             case .methodNotAllowed: return "method_not_allowed"
             }
+        case .cancelledByOperator:
+            return "cancelled_by_operator"
         }
     }
 
@@ -202,7 +207,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sessionUnavailable(let reason):
             if case .notCached = reason { return 504 }
             return 503
-        case .serverTrustEvaluationFailed, .redirectFailed:
+        case .serverTrustEvaluationFailed, .redirectFailed, .cancelledByOperator:
             return 502
         case .accessDenied(let reason):
             if case .methodNotAllowed = reason { return 405 }
@@ -287,6 +292,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "\(host) is \(address), in \(network) (access.deny_networks)"
             case .methodNotAllowed(let method, _): return "method \(method) is not in access.methods"
             }
+        case .cancelledByOperator(let operatorAddress):
+            return "cancelled by the operator at \(operatorAddress) (DELETE /exchanges/ID on the admin endpoint)"
         }
     }
 

@@ -1,0 +1,87 @@
+import Dispatch
+
+/// One exchange or tunnel still running, as an operator sees it (`GET /exchanges?state=in_flight`),
+/// like the task registry AFNetworking keeps of its running tasks.
+public struct InFlightExchange: Sendable {
+    /// What the summary record would say if the exchange ended now: `end` is when the snapshot
+    /// was taken, `upstream` the running attempt so far (unfinished phases are nil).
+    public var summary: ExchangeSummary
+    /// Where it is: `starting`, `cache`, `collapsed`, `retry_wait`, `queued`, `dns`, `connect`,
+    /// `tls`, `send`, `wait`, `receive`, `stored_body`, `relaying`.
+    public var phase: String
+
+    public init(summary: ExchangeSummary, phase: String) {
+        self.summary = summary
+        self.phase = phase
+    }
+}
+
+extension TransactionMetrics {
+    /// The phase an attempt is in, from the timestamps it has so far (RFC 9110 has no names for
+    /// these; they are HAR's timing phases).
+    var currentPhase: String {
+        if responseStart != nil { return "receive" }
+        if requestEnd != nil { return "wait" }
+        if requestStart != nil { return "send" }
+        if secureConnectionStart != nil { return "tls" }
+        if connectStart != nil { return "connect" }
+        if domainLookupStart != nil { return "dns" }
+        return "queued"
+    }
+}
+
+extension Session {
+    /// Every exchange and tunnel running now, in no particular order. Each loop lists its own on its queue,
+    /// so the hot path keeps no shared registry; `completion` runs once all loops have answered,
+    /// on an arbitrary queue.
+    public func inFlightExchanges(completion: @escaping @Sendable ([InFlightExchange]) -> Void) {
+        let gathered = InFlightGathering(expected: contexts.count, completion: completion)
+        for context in contexts {
+            context.loop.execute {
+                let now = Instant.now()
+                var found: [InFlightExchange] = []
+                for client in context.clients.values {
+                    if let snapshot = client.inFlightSnapshot(at: now) { found.append(snapshot) }
+                }
+                gathered.add(found)
+            }
+        }
+    }
+
+    /// Cancels the running exchange or tunnel `id` (`DELETE /exchanges/ID`): its client gets
+    /// `502 cancelled_by_operator`, or a reset when its response had begun; its upstream is closed;
+    /// its record names `operatorAddress`. `completion` gets whether it was found running.
+    public func cancelExchange(id: UInt64, operatorAddress: String, completion: @escaping @Sendable (Bool) -> Void) {
+        let gathered = InFlightGathering(expected: contexts.count) { (found: [Bool]) in
+            completion(found.contains(true))
+        }
+        for context in contexts {
+            context.loop.execute {
+                let client = context.clients.values.first { $0.runs(exchange: id) }
+                client?.cancel(exchange: id, error: .cancelledByOperator(operatorAddress: operatorAddress))
+                gathered.add([client != nil])
+            }
+        }
+    }
+}
+
+/// Collects one answer from each loop, then calls the completion once.
+private final class InFlightGathering<Element: Sendable>: @unchecked Sendable {  // `elements` and `remaining` on `queue`
+    private let queue = DispatchQueue(label: "lookout.in-flight")
+    private var elements: [Element] = []
+    private var remaining: Int
+    private let completion: @Sendable ([Element]) -> Void
+
+    init(expected: Int, completion: @escaping @Sendable ([Element]) -> Void) {
+        remaining = expected
+        self.completion = completion
+    }
+
+    func add(_ found: [Element]) {
+        queue.async { [self] in
+            elements += found
+            remaining -= 1
+            if remaining == 0 { completion(elements) }
+        }
+    }
+}
