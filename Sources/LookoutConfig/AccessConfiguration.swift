@@ -39,6 +39,23 @@ extension LookoutConfiguration {
     }
 }
 
+extension LookoutConfiguration {
+    /// Why the admin pages need `admin.token` and have none: they are reachable from clients
+    /// other than loopback (a listener on such an address, and `access.clients` admitting more
+    /// than loopback), where anyone who reaches them could read the traffic and cancel it.
+    public var adminTokenProblem: String? {
+        guard admin.token == nil else { return nil }
+        guard let exposed = (listen + admin.listen).first(where: { !$0.isLoopback }) else { return nil }
+        let loopback = IPNetwork.named("loopback")!
+        if !access.clients.isEmpty,
+           access.clients.allSatisfy({ client in loopback.contains { client.isWithin($0) } }) {
+            return nil
+        }
+        return "the admin pages on \(exposed) are reachable from other machines: set admin.token (or "
+            + "\(Admin.tokenEnvironmentVariable)), or admit only loopback in access.clients, or listen on 127.0.0.1"
+    }
+}
+
 extension ListenAddress {
     /// 127.0.0.0/8 or ::1.
     public var isLoopback: Bool {

@@ -11,6 +11,21 @@ extension ConfigReader {
                 admin.listen = listen(node, path: "admin.listen", allowEmpty: true) ?? admin.listen
             }
         }
+        if let node = section["token"] {
+            switch scalarValue(node) {
+            case .null:
+                admin.token = nil
+            case .text(let text, _):
+                // The value itself never goes into a message: it is a secret.
+                if let problem = LookoutConfiguration.Admin.tokenProblem(text) {
+                    fail(node, "admin.token", problem)
+                } else {
+                    admin.token = text
+                }
+            case .notScalar:
+                fail(node, "admin.token", "must be a string, \(got(node))")
+            }
+        }
     }
 
     func readMetrics(_ section: [String: Node], into metrics: inout LookoutConfiguration.Metrics) {

@@ -30,7 +30,7 @@ enum Schema {
         "reachability": ["enabled", "fail_fast"],
         "cache": ["enabled", "path", "max_size_bytes", "max_object_bytes", "memory_bytes", "rules"],
         "capture": ["path", "max_total_bytes", "rules"],
-        "admin": ["listen"],
+        "admin": ["listen", "token"],
         "metrics": ["enabled", "host_labels"],
         "ui": ["enabled", "ring_size", "heartbeat"],
     ]
@@ -74,12 +74,15 @@ final class ConfigReader {
     let file: String
     let renamedKeys: [String: String]
     let home: String?
+    /// `LOOKOUT_ADMIN_TOKEN`, which wins over `admin.token` (a secret kept out of the file).
+    let adminTokenOverride: String?
     private(set) var errors: [ConfigurationError] = []
 
-    init(file: String, renamedKeys: [String: String], home: String?) {
+    init(file: String, renamedKeys: [String: String], home: String?, adminTokenOverride: String? = nil) {
         self.file = file
         self.renamedKeys = renamedKeys
         self.home = home
+        self.adminTokenOverride = adminTokenOverride.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Errors in file order (line, then column); errors without a place first.
@@ -210,6 +213,17 @@ final class ConfigReader {
         }
         if let problem = config.adminExposureProblem {
             fail(top["admin"] ?? root, "admin.listen", problem)
+        }
+        if let override = adminTokenOverride {
+            if let problem = LookoutConfiguration.Admin.tokenProblem(override) {
+                fail(root, LookoutConfiguration.Admin.tokenEnvironmentVariable, problem)
+            } else {
+                config.admin.token = override
+            }
+        }
+        // Said once the address problems above are fixed, so one mistake is one message.
+        if config.adminExposureProblem == nil, config.openProxyProblem == nil, let problem = config.adminTokenProblem {
+            fail(top["admin"] ?? top["listen"] ?? root, "admin.token", problem)
         }
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)

@@ -53,7 +53,8 @@ public enum ConfigurationLoader {
         case .failure(let error): throw ConfigurationErrors(errors: [error])
         }
         let reader = ConfigReader(
-            file: file, renamedKeys: composed.renamedKeys, home: homeDirectory(environment: environment))
+            file: file, renamedKeys: composed.renamedKeys, home: homeDirectory(environment: environment),
+            adminTokenOverride: environment[LookoutConfiguration.Admin.tokenEnvironmentVariable])
         let configuration = reader.read(composed.root)
         if !reader.errors.isEmpty {
             throw ConfigurationErrors(errors: reader.sortedErrors)

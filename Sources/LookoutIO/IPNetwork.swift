@@ -64,6 +64,13 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
         named(entry) ?? IPNetwork(cidr: entry).map { [$0] }
     }
 
+    /// Whether every address of this range lies in `other`.
+    public func isWithin(_ other: IPNetwork) -> Bool {
+        guard prefixLength >= other.prefixLength else { return false }
+        let (maskHigh, maskLow) = IPNetwork.mask(other.prefixLength)
+        return high & maskHigh == other.high && low & maskLow == other.low
+    }
+
     public func contains(_ address: SocketAddress) -> Bool {
         guard let (high, low) = IPNetwork.bits(of: address) else { return false }
         let (maskHigh, maskLow) = IPNetwork.mask(prefixLength)

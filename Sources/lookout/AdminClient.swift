@@ -15,6 +15,8 @@ struct AdminClient {
     let port: Int
     /// `user:password` for `Proxy-Authorization` (the first of `auth.users`), if any.
     let credentials: String?
+    /// `admin.token`, sent as a bearer token, if the proxy asks for one.
+    var token: String? = nil
 
     func request(_ method: String, _ target: String) throws(Failure) -> (status: Int, body: String) {
         let fd = try connect()
@@ -22,6 +24,7 @@ struct AdminClient {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
         head += "Connection: close\r\nContent-Length: 0\r\n"
         if let credentials { head += "Proxy-Authorization: Basic \(Data(credentials.utf8).base64EncodedString())\r\n" }
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
         head += "\r\n"
         let bytes = Array(head.utf8)
         var offset = 0

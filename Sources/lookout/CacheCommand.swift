@@ -122,7 +122,7 @@ struct CacheTarget {
         }
         let credentials = configuration.auth.users.first
         if let host, let port {
-            client = AdminClient(host: host, port: port, credentials: credentials)
+            client = AdminClient(host: host, port: port, credentials: credentials, token: configuration.admin.token)
         } else {
             client = nil
         }

@@ -9,7 +9,16 @@ enum LoadedConfiguration {
     static func load(path: String?, logger: Logger) -> LookoutConfiguration {
         guard let path = path ?? ConfigurationLoader.defaultConfigurationPath() else {
             logger.notice("no config file found; using built-in defaults")
-            return LookoutConfiguration()
+            var configuration = LookoutConfiguration()
+            let variable = LookoutConfiguration.Admin.tokenEnvironmentVariable
+            if let token = getenv(variable).map({ String(cString: $0) }), !token.isEmpty {
+                if let problem = LookoutConfiguration.Admin.tokenProblem(token) {
+                    FileHandleOutput.standardError("\(variable): \(problem)\n")
+                    exit(78)  // EX_CONFIG
+                }
+                configuration.admin.token = token
+            }
+            return configuration
         }
         do {
             let configuration = try ConfigurationLoader.load(contentsOf: path)

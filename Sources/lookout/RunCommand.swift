@@ -33,6 +33,7 @@ struct RunCommand: ParsableCommand {
             file.listen = try listen.map { try ListenAddress.parse($0) }
         }
         if let problem = file.openProxyProblem { throw ValidationError(problem) }
+        if let problem = file.adminTokenProblem { throw ValidationError(problem) }
         if let log { file.log.path = log }
         if verboseEvents { file.log.verbose = true }
         let runner = try ProxyRunner(configuration: file, logger: logger)

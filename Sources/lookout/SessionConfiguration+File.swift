@@ -66,6 +66,7 @@ extension SessionConfiguration {
                 }))
         }
         proxyCredentials = file.auth.users
+        adminToken = file.admin.token
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"
         redirectRules = HostRuleSet(file.redirects.rules.map { rule in

@@ -43,7 +43,44 @@ import Testing
     @Test func nonLoopbackAdminNeedsAccessClients() throws {
         #expect(error("admin:\n  listen: \"0.0.0.0:9090\"")?
             .contains("admin.listen on 0.0.0.0:9090 (not a loopback address) would open the admin pages to anyone") == true)
-        let allowed = try load("admin:\n  listen: \"0.0.0.0:9090\"\naccess:\n  clients: [\"10.0.0.0/8\"]")
+        let allowed = try load("admin:\n  listen: \"0.0.0.0:9090\"\n  token: \"abc\"\naccess:\n  clients: [\"10.0.0.0/8\"]")
         #expect(allowed.admin.listen.first?.host == "0.0.0.0")
+    }
+
+    @Test func adminReachableFromOtherMachinesNeedsAToken() throws {
+        let needed = "admin.token: the admin pages on 0.0.0.0:8080 are reachable from other machines"
+        #expect(error("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]")?.contains(needed) == true)
+        #expect(error("listen: [\"0.0.0.0:8080\"]\nauth:\n  users: [\"a:b\"]")?.contains(needed) == true)
+        #expect(error("admin:\n  listen: \"0.0.0.0:9090\"\naccess:\n  clients: [\"loopback\", \"10.0.0.0/8\"]")?
+            .contains("admin.token: the admin pages on 0.0.0.0:9090") == true)
+        // Only loopback admitted: nobody else reaches the pages, so no token is needed.
+        let loopbackOnly = try load("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"loopback\", \"127.0.0.1/32\"]")
+        #expect(loopbackOnly.admin.token == nil)
+        let given = try load("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]\nadmin:\n  token: \"s3cret-Token_1\"")
+        #expect(given.admin.token == "s3cret-Token_1")
+        #expect(try load("admin:\n  token: null").admin.token == nil)
+    }
+
+    @Test func aTokenIsABearerTokenAndNeverEchoed() {
+        #expect(error("admin:\n  token: \"has space\"") ==
+            "2:10 admin.token: may hold only letters, digits and - . _ ~ + / (then = padding), as a bearer token does (RFC 6750 §2.1)")
+        #expect(error("admin:\n  token: \"\"")?.contains("admin.token: must not be empty") == true)
+        #expect(error("admin:\n  token: [a]")?.contains("admin.token: must be a string") == true)
+        #expect(LookoutConfiguration.Admin.tokenProblem("abc+/==") == nil)
+        #expect(LookoutConfiguration.Admin.tokenProblem("==") != nil)
+    }
+
+    @Test func theEnvironmentOverridesTheFile() throws {
+        let yaml = "listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]\nadmin:\n  token: \"from-file\""
+        let config = try ConfigurationLoader.load(yaml: yaml, file: "test.yaml",
+                                                  environment: ["LOOKOUT_ADMIN_TOKEN": "from-env"])
+        #expect(config.admin.token == "from-env")
+        let onlyEnv = try ConfigurationLoader.load(yaml: "listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]",
+                                                   file: "test.yaml", environment: ["LOOKOUT_ADMIN_TOKEN": "e"])
+        #expect(onlyEnv.admin.token == "e")
+        #expect(throws: (any Error).self) {
+            try ConfigurationLoader.load(yaml: "admin:\n  listen: []", file: "test.yaml",
+                                         environment: ["LOOKOUT_ADMIN_TOKEN": "bad token"])
+        }
     }
 }

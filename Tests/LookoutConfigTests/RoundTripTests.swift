@@ -196,6 +196,8 @@ struct RoundTripTests {
             listen: ["localhost:8080", "LOCALHOST:1", "[::1]:8080", "[::]:0", "0.0.0.0:65535", "[fe80::1:2]:9"]
             access:
               clients: ["10.0.0.0/8"]
+            admin:
+              token: "t0ken"
             """)
         #expect(loaded.listen == [
             ListenAddress(host: "127.0.0.1", port: 8080),
@@ -214,8 +216,8 @@ struct RoundTripTests {
     func openProxyIsRefused() throws {
         #expect(throws: (any Error).self) { try load("listen: [\"0.0.0.0:8080\"]\n") }
         #expect(throws: (any Error).self) { try load("listen: [\"[::]:8080\"]\n") }
-        _ = try load("listen: [\"0.0.0.0:8080\"]\nauth:\n  users: [\"a:b\"]\n")
-        _ = try load("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]\n")
+        _ = try load("listen: [\"0.0.0.0:8080\"]\nauth:\n  users: [\"a:b\"]\nadmin:\n  token: \"t\"\n")
+        _ = try load("listen: [\"0.0.0.0:8080\"]\naccess:\n  clients: [\"private\"]\nadmin:\n  token: \"t\"\n")
         _ = try load("listen: [\"127.0.0.2:8080\", \"[::1]:1\", \"localhost:2\"]\n")
     }
 

@@ -14,23 +14,25 @@ enum AdminResponder {
     }
 
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
+    /// `setCookie`: the `admin.token` cookie for a browser that brought the token in the query.
     static func response(for head: RequestHead, path: String, session: Session, keepAlive: Bool,
-                         clientAddress: String) -> Response? {
+                         clientAddress: String, setCookie: String?) -> Response? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
         let plainText = "text/plain; charset=utf-8"
         switch (head.method, pathOnly) {
         case (.get, "/healthz"), (.head, "/healthz"):
-            return respond(head, status: 200, contentType: plainText, body: Array("ok\n".utf8), keepAlive: keepAlive)
+            return respond(head, status: 200, contentType: plainText, body: Array("ok\n".utf8), keepAlive: keepAlive,
+                           setCookie: setCookie)
         case (.get, "/"), (.head, "/"):
             return respond(head, status: 200, contentType: plainText, body: Array(statusPage(session).utf8),
-                           keepAlive: keepAlive)
+                           keepAlive: keepAlive, setCookie: setCookie)
         default:
             let query = parts.count > 1 ? String(parts[1]) : nil
             if let answer = CacheAdminEndpoints.answer(method: head.method, path: pathOnly, query: query,
                                                        fields: head.headerFields, session: session) {
                 return respond(head, status: answer.status, contentType: "application/json",
-                               body: Array((answer.json + "\n").utf8), keepAlive: keepAlive)
+                               body: Array((answer.json + "\n").utf8), keepAlive: keepAlive, setCookie: setCookie)
             }
             guard !session.adminEndpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
@@ -38,7 +40,7 @@ enum AdminResponder {
                                        clientAddress: clientAddress, session: session)
             for endpoint in session.adminEndpoints {
                 if let answer = endpoint.answer(request) {
-                    return respond(head, answer, keepAlive: keepAlive)
+                    return respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)
                 }
             }
             return nil
@@ -47,12 +49,13 @@ enum AdminResponder {
 
     /// The framed response: length, `no-store`, and `Connection: close` unless the connection stays.
     private static func respond(_ head: RequestHead, status: Int, contentType: String, body bodyBytes: [UInt8],
-                                keepAlive: Bool) -> Response {
-        respond(head, AdminAnswer(status: status, contentType: contentType, body: bodyBytes), keepAlive: keepAlive)
+                                keepAlive: Bool, setCookie: String?) -> Response {
+        respond(head, AdminAnswer(status: status, contentType: contentType, body: bodyBytes), keepAlive: keepAlive,
+                setCookie: setCookie)
     }
 
     /// A streamed body is close-delimited (RFC 9112 §6.3): the connection ends with it.
-    static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool) -> Response {
+    static func respond(_ head: RequestHead, _ answer: AdminAnswer, keepAlive: Bool, setCookie: String?) -> Response {
         if let deferred = answer.deferred {
             return Response(status: 0, bytes: [], deferred: deferred)
         }
@@ -60,6 +63,7 @@ enum AdminResponder {
         fields[.contentType] = answer.contentType
         if answer.stream == nil { fields[.contentLength] = String(answer.body.count) }
         fields[.cacheControl] = "no-store"
+        if let setCookie { fields[.setCookie] = setCookie }
         // A HEAD gets the head alone, so the connection may stay for the next request.
         let streams = answer.stream != nil && head.method != .head
         if !keepAlive || streams { fields[.connection] = "close" }

@@ -103,8 +103,16 @@ extension ClientConnection {
 
     func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
         let keepAlive = head.keepAlive && !closeWhenIdle
+        let setCookie: String?
+        switch adminTokenOutcome(head, path: path) {
+        case .refused:
+            reject(head, requestID: requestID, error: .requestRejected(reason: .adminTokenRequired), kind: .admin)
+            return
+        case .accepted(let fromQuery):
+            setCookie = fromQuery ? session.adminTokenCheck?.cookie : nil
+        }
         guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive,
-                                                     clientAddress: clientAddress) else {
+                                                     clientAddress: clientAddress, setCookie: setCookie) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
         }
@@ -127,10 +135,19 @@ extension ClientConnection {
                     answer = AdminAnswer(status: 500, contentType: "text/plain; charset=utf-8",
                                          body: Array("an admin answer deferred twice\n".utf8))
                 }
-                let response = AdminResponder.respond(head, answer, keepAlive: keepAlive)
+                let response = AdminResponder.respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)
                 deliverAdmin(response, head, requestID: requestID, path: path, start: start, keepAlive: keepAlive)
             }
         }
+    }
+
+    /// Whether `admin.token` lets the request in (always, without a token, and for `/healthz`,
+    /// which orchestrators probe and which tells nothing).
+    private func adminTokenOutcome(_ head: RequestHead, path: String) -> AdminTokenCheck.Outcome {
+        guard let check = session.adminTokenCheck else { return .accepted(setCookie: false) }
+        let question = path.firstIndex(of: "?")
+        if path[..<(question ?? path.endIndex)] == "/healthz" { return .accepted(setCookie: false) }
+        return check.check(head.headerFields, query: question.map { String(path[path.index(after: $0)...]) })
     }
 
     /// Writes an admin answer and its record, then goes on with the next request (or streams).
@@ -184,14 +201,15 @@ extension ClientConnection {
         closeAfterResponse()
     }
 
+    /// The admin page's URL for records, without the value of a `token=` parameter.
     func adminURL(_ path: String) -> String {
-        "http://\(connection.localAddress?.description ?? "lookout")\(path)"
+        "http://\(connection.localAddress?.description ?? "lookout")\(AdminTokenCheck.redacting(path))"
     }
 
     /// Refuses a request whose head parsed but which cannot be served.
     func reject(_ head: RequestHead, requestID: UInt64, error: ProxyError, kind: ExchangeSummary.Kind? = nil) {
         let start = Instant.now()
-        let url = head.rawTarget
+        let url = kind == .admin ? AdminTokenCheck.redacting(head.rawTarget) : head.rawTarget
         records.created(head, requestID: requestID, url: url)
         session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidRejectClient(error: error))
         connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))

@@ -21,6 +21,9 @@ enum ErrorResponse {
         } else if status == 407 {
             fields[.proxyAuthenticate] = ProxyAuthenticator.challenge
         }
+        if case .requestRejected(.adminTokenRequired) = error {
+            fields[.wwwAuthenticate] = "Bearer realm=\"lookout\""  // RFC 6750 §3
+        }
         if case .accessDenied(.methodNotAllowed(_, let allowed)) = error {
             fields[.allow] = allowed.joined(separator: ", ")  // RFC 9110 §15.5.6
         }
@@ -36,6 +39,7 @@ enum ErrorResponse {
         switch status {
         case 200: return "OK"
         case 400: return "Bad Request"
+        case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 405: return "Method Not Allowed"
         case 407: return "Proxy Authentication Required"

@@ -24,6 +24,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let adapters: [RequestAdapter]
     /// Nil when no credentials are configured.
     let authenticator: ProxyAuthenticator?
+    /// Nil without `admin.token`.
+    let adminTokenCheck: AdminTokenCheck?
     let logger: Logger
 
     /// Judges every upstream certificate chain by the host's rule.
@@ -107,6 +109,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
         self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
         self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
+        self.adminTokenCheck = configuration.adminToken.map(AdminTokenCheck.init(token:))
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount)
         self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }

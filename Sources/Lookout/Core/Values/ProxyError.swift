@@ -53,6 +53,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case notAProxyRequest(path: String)
         /// A proxy request (absolute-form or CONNECT) sent to an `admin.listen` address.
         case adminListenerDoesNotProxy
+        /// An admin page asked for without `admin.token` (or with a wrong one).
+        case adminTokenRequired
         case missingHost(String)
         case unsupportedScheme(String)
         case connectPortNotAllowed(port: Int)
@@ -117,6 +119,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidChunkedEncoding: return "invalid_chunked_encoding"
             case .notAProxyRequest: return "not_a_proxy_request"
             case .adminListenerDoesNotProxy: return "admin_listener_does_not_proxy"
+            case .adminTokenRequired: return "admin_token_required"
             case .missingHost: return "missing_host"
             case .unsupportedScheme: return "unsupported_scheme"
             case .connectPortNotAllowed: return "connect_port_not_allowed"
@@ -185,6 +188,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .connectPortNotAllowed, .pinningRequiresInterception: return 403
             // RFC 9110 §15.5.20: this server is not able to produce a response for that target.
             case .adminListenerDoesNotProxy: return 421
+            // RFC 6750 §3.1: a missing or wrong bearer token.
+            case .adminTokenRequired: return 401
             case .proxyAuthenticationRequired: return 407
             case .requestBodyTooLarge: return 413
             case .requestLineTooLong: return 414
@@ -228,6 +233,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
                 return "use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/); \(path) is not served here"
             case .adminListenerDoesNotProxy:
                 return "this address serves only Lookout's admin pages (admin.listen); send proxy requests to a listen address"
+            case .adminTokenRequired:
+                return "the admin pages ask for admin.token: send Authorization: Bearer TOKEN, or open /ui/?token=TOKEN once in a browser"
             case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
             case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests (only http and https)"
             case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"
