@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPTypes
 import Lookout
 import LookoutHTTP
@@ -10,6 +13,7 @@ import LookoutMonitors
 /// - `GET /exchanges?filter=EXPR&limit=N&before=SEQ`: recent summary records, newest first;
 /// - `GET /exchanges?state=in_flight`: the exchanges still running, with their phase so far;
 /// - `GET /exchanges/ID`: one exchange's summary and the lifecycle records kept for it;
+/// - `GET /exchanges/ID/body/(request|response)`: a captured body, `decoded=1` to undo its coding;
 /// - `DELETE /exchanges/ID`: cancels a running exchange (`502 cancelled_by_operator`).
 public final class LiveEndpoint: AdminEndpoint {
     private let hub: LiveMonitor
@@ -45,8 +49,14 @@ public final class LiveEndpoint: AdminEndpoint {
             case let state: return Self.error(400, "state must be finished or in_flight, got \(state)")
             }
         }
-        let rest = path.dropFirst("/exchanges/".count)
-        guard let id = UInt64(rest) else { return Self.error(404, "no such page: \(path)") }
+        let rest = path.dropFirst("/exchanges/".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard let id = UInt64(rest[0]) else { return Self.error(404, "no such page: \(path)") }
+        if rest.count == 3, rest[1] == "body", rest[2] == "request" || rest[2] == "response" {
+            return body(id, String(rest[2]), decoded: ["1", "true", "yes"].contains(parameters["decoded"] ?? ""))
+        }
+        guard rest.count == 1 else {
+            return Self.error(404, "no such page: \(path) (GET /exchanges/ID/body/request or /response)")
+        }
         return exchange(id)
     }
 
@@ -133,6 +143,73 @@ public final class LiveEndpoint: AdminEndpoint {
                 reply(AdminAnswer(contentType: "application/json", body: Array(body.utf8)))
             }
         }
+    }
+
+    /// The largest captured body decoded here (`?decoded=1`): decoding is done in memory.
+    static let maximumDecodedBytes = 16 << 20
+
+    /// `GET /exchanges/ID/body/(request|response)`: the captured body as it was received, streamed
+    /// from its file; with `decoded=1` its content coding (gzip, deflate, br) undone.
+    private func body(_ id: UInt64, _ which: String, decoded: Bool) -> AdminAnswer {
+        guard let summary = hub.ring.all().last(where: { $0.exchangeID == id && $0.kind == .exchange }) else {
+            return Self.error(404, "exchange \(id) is not among the last \(hub.ring.capacity) records (ui.ring_size)")
+        }
+        let found: (path: String, headers: [(String, String)], truncated: Bool)? = summary.line.withUnsafeBufferPointer {
+            guard let record = LogRecord($0), let path = record.string("capture", which) else { return nil }
+            return (path, record.stringMembers("\(which)_headers"), record.bool("capture", "truncated") ?? false)
+        }
+        guard let found else {
+            return Self.error(404, "exchange \(id) has no captured \(which) body (capture.rules decide what is kept)")
+        }
+        let fd = open(found.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            return Self.error(410, "the captured \(which) body of exchange \(id) is gone: \(String(cString: strerror(errno)))")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            return Self.error(500, "cannot read \(found.path): \(String(cString: strerror(errno)))")
+        }
+        let length = UInt64(info.st_size)
+        let contentType = found.headers.first { $0.0 == "content-type" }?.1 ?? "application/octet-stream"
+        let coding = found.headers.first { $0.0 == "content-encoding" }?.1
+        let isEncoded = coding.map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
+        // A captured page must never run as the admin origin's own: no sniffing, no scripts.
+        var fields = HTTPFields()
+        fields[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        fields[HTTPField.Name("Content-Security-Policy")!] = "sandbox; default-src 'none'"
+        if found.truncated { fields[HTTPField.Name("X-Lookout-Capture-Truncated")!] = "true" }
+        if decoded && isEncoded {
+            defer { close(fd) }
+            guard length <= UInt64(Self.maximumDecodedBytes) else {
+                return Self.error(413, "the captured body is over \(Self.maximumDecodedBytes) bytes: fetch it without decoded=1")
+            }
+            var raw = [UInt8](repeating: 0, count: Int(length))
+            var offset = 0
+            while offset < raw.count {
+                let n = raw[offset...].withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                guard n > 0 else { break }
+                offset += n
+            }
+            raw.removeLast(raw.count - offset)
+            switch ContentDecoding.decode(raw, contentEncoding: coding, limit: Self.maximumDecodedBytes) {
+            case .decoded(let bytes):
+                var answer = AdminAnswer(contentType: contentType, body: bytes)
+                answer.headerFields = fields
+                return answer
+            case .unsupported(let name):
+                return Self.error(415, "content coding \(name) is not decoded here: fetch the body without decoded=1")
+            case .corrupt(let name):
+                return Self.error(422, "the captured \(name) body does not decode (truncated: \(found.truncated))")
+            case .tooLarge:
+                return Self.error(413, "the decoded body is over \(Self.maximumDecodedBytes) bytes: fetch it without decoded=1")
+            }
+        }
+        if let coding, isEncoded { fields[HTTPField.Name("X-Lookout-Content-Encoding")!] = coding }
+        var answer = AdminAnswer(contentType: isEncoded ? "application/octet-stream" : contentType,
+                                 stream: CapturedBodyStream(fd: fd, length: length), length: length)
+        answer.headerFields = fields
+        return answer
     }
 
     private func exchange(_ id: UInt64) -> AdminAnswer {

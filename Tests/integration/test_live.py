@@ -357,3 +357,66 @@ def test_head_of_the_event_stream_is_the_head_alone(make_proxy):
     sock.close()
     page, _ = raw_exchange(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert b"(Server-Sent Events, 0 open," in page.body
+
+
+def capturing(path) -> dict:
+    return {"capture": {"path": str(path), "rules": [{"hosts": ["127.0.0.1"], "max_body_bytes": 8 << 20}]}}
+
+
+def test_captured_bodies_are_served_raw_or_decoded(make_proxy, site, tmp_path):
+    import gzip
+    import os
+    document = json.dumps({"items": list(range(2000))}).encode()
+    site.route("/json", (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, gzip.compress(document)))
+    big = os.urandom(3 << 20)
+    site.route("/big", (200, {"Content-Type": "image/png"}, big))
+    site.route("/page", (200, {"Content-Type": "text/html"}, b"<script>alert(1)</script>"))
+    proxy = make_proxy(capturing(tmp_path / "cap"))
+    curl(proxy, site.url("/json"))
+    curl(proxy, site.url("/big"))
+    curl(proxy, site.url("/page"))
+    upload = curl(proxy, site.url("/ok"), "--data-binary", "name=value", "-H", "Content-Type: application/x-www-form-urlencoded")
+    assert upload.status == 200
+    recs = {r["url"].rsplit("/", 1)[1]: r for r in proxy.summaries(4, where=lambda r: r["kind"] == "http")}
+
+    def fetch(path: str):
+        resp, _ = raw_exchange(proxy.port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        return resp
+
+    raw = fetch(f"/exchanges/{recs['json']['id']}/body/response")
+    assert raw.status == 200 and gzip.decompress(raw.body) == document
+    assert raw.header("Content-Type") == "application/octet-stream"
+    assert raw.header("X-Lookout-Content-Encoding") == "gzip"
+    assert raw.header("Content-Length") == str(len(raw.body))
+    decoded = fetch(f"/exchanges/{recs['json']['id']}/body/response?decoded=1")
+    assert decoded.status == 200 and decoded.body == document
+    assert decoded.header("Content-Type") == "application/json"
+    # 3 MiB streamed from the file in pieces, whole and exact.
+    image = fetch(f"/exchanges/{recs['big']['id']}/body/response")
+    assert image.body == big and image.header("Content-Type") == "image/png"
+    assert image.header("X-Content-Type-Options") == "nosniff"
+    # A captured page never runs as the admin origin's own.
+    page = fetch(f"/exchanges/{recs['page']['id']}/body/response")
+    assert page.header("Content-Security-Policy") == "sandbox; default-src 'none'"
+    request = fetch(f"/exchanges/{recs['ok']['id']}/body/request")
+    assert request.body == b"name=value" and request.header("Content-Type") == "application/x-www-form-urlencoded"
+    # What is not there is a clear 404, a vanished file a 410.
+    missing = fetch(f"/exchanges/{recs['big']['id']}/body/request")
+    assert missing.status == 404 and "no captured request body" in json.loads(missing.body)["error"]
+    assert fetch("/exchanges/999999/body/response").status == 404
+    assert fetch(f"/exchanges/{recs['ok']['id']}/body/trailers").status == 404
+    os.unlink(recs["page"]["capture"]["response"])
+    gone = fetch(f"/exchanges/{recs['page']['id']}/body/response")
+    assert gone.status == 410 and "gone" in json.loads(gone.body)["error"]
+    # A HEAD gets the length and leaves the connection open.
+    sock = connect(proxy.port)
+    sock.sendall(f"HEAD /exchanges/{recs['big']['id']}/body/response HTTP/1.1\r\nHost: x\r\n\r\n"
+                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    reader = Reader(sock)
+    head = read_response(reader, "HEAD")
+    assert head.header("Content-Length") == str(len(big)) and head.body == b""
+    assert read_response(reader).body == b"ok\n"
+    sock.close()
+    # Each body fetched is an admin record.
+    bodies = proxy.summaries(10, where=lambda r: r["kind"] == "admin" and "/body/" in r["url"])
+    assert sorted(r["status"] for r in bodies) == [200] * 6 + [404, 404, 404, 410]

@@ -56,6 +56,12 @@ public struct AdminAnswer: Sendable {
     /// A body produced over time instead (`body` is then ignored), close-delimited: it lasts
     /// until the client leaves or the session shuts down.
     public var stream: AdminStreamProducer?
+    /// Fields added to the answer's head (the core adds the framing, `Content-Type` and
+    /// `Cache-Control: no-store` itself).
+    public var headerFields = HTTPFields()
+    /// The streamed body's length when known in advance (a file): sent as Content-Length, so a
+    /// client can tell a complete body from a cut one; the producer then `finish`es the sink.
+    public var streamLength: UInt64?
 
     public init(status: Int = 200, contentType: String, body: [UInt8]) {
         self.status = status
@@ -68,11 +74,12 @@ public struct AdminAnswer: Sendable {
     /// (once, from any thread) with the complete or streamed answer.
     public var deferred: (@Sendable (_ reply: @escaping @Sendable (AdminAnswer) -> Void) -> Void)?
 
-    public init(status: Int = 200, contentType: String, stream: AdminStreamProducer) {
+    public init(status: Int = 200, contentType: String, stream: AdminStreamProducer, length: UInt64? = nil) {
         self.status = status
         self.contentType = contentType
         self.body = []
         self.stream = stream
+        self.streamLength = length
     }
 
     public init(deferred: @escaping @Sendable (_ reply: @escaping @Sendable (AdminAnswer) -> Void) -> Void) {

@@ -59,9 +59,13 @@ enum AdminResponder {
         if let deferred = answer.deferred {
             return Response(status: 0, bytes: [], deferred: deferred)
         }
-        var fields = HTTPFields()
+        var fields = answer.headerFields
         fields[.contentType] = answer.contentType
-        if answer.stream == nil { fields[.contentLength] = String(answer.body.count) }
+        if answer.stream == nil {
+            fields[.contentLength] = String(answer.body.count)
+        } else if let length = answer.streamLength {
+            fields[.contentLength] = String(length)
+        }
         fields[.cacheControl] = "no-store"
         if let setCookie { fields[.setCookie] = setCookie }
         // A HEAD gets the head alone, so the connection may stay for the next request.
@@ -70,7 +74,11 @@ enum AdminResponder {
         let reason = HTTPResponse.Status(code: answer.status).reasonPhrase
         var bytes = HTTPSerializer.responseHead(status: answer.status, reasonPhrase: reason, version: .http1_1,
                                                 headerFields: fields)
-        if head.method == .head { return Response(status: answer.status, bytes: bytes) }
+        if head.method == .head {
+            // The body is never started: let its producer release what it holds (a file).
+            answer.stream?.stop()
+            return Response(status: answer.status, bytes: bytes)
+        }
         bytes += answer.body
         return Response(status: answer.status, bytes: bytes, stream: answer.stream)
     }

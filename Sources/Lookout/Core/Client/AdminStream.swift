@@ -25,8 +25,14 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
         /// The connection took more than its high-water mark: wait for its drain notice.
         var connectionFull = false
         var ended = false
+        /// The producer has sent everything: end the answer once the queue is handed over.
+        var finishing = false
         var drainWaiters: [@Sendable () -> Void] = []
     }
+
+    /// Called on the loop once a finished stream's bytes are all with the connection (set by the
+    /// connection that owns the sink).
+    var onFinished: (() -> Void)?
 
     private let state = Mutex(State())
     private let connection: ByteStream
@@ -47,7 +53,7 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
         let outcome: Bool? = state.withLock { state in
-            guard !state.ended, state.bytes + bytes.count <= byteLimit else { return nil }
+            guard !state.ended, !state.finishing, state.bytes + bytes.count <= byteLimit else { return nil }
             state.chunks.append(bytes)
             state.bytes += bytes.count
             if state.flushScheduled || state.connectionFull { return false }
@@ -57,6 +63,19 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
         guard let scheduleFlush = outcome else { return false }
         if scheduleFlush { loop.execute { [self] in flush() } }
         return true
+    }
+
+    /// The body is complete (a file sent whole): once what is queued has gone to the connection,
+    /// the answer ends and the connection closes after delivering it. Later sends are refused.
+    public func finish() {
+        let scheduleFlush: Bool = state.withLock { state in
+            guard !state.ended, !state.finishing else { return false }
+            state.finishing = true
+            if state.flushScheduled || state.connectionFull { return false }
+            state.flushScheduled = true
+            return true
+        }
+        if scheduleFlush { loop.execute { [self] in flush() } }
     }
 
     /// Runs `action` (on the loop) once everything queued so far has gone to the connection and
@@ -92,6 +111,13 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
         } else {
             runDrainWaiters()
         }
+        let finished = state.withLock { state in
+            guard state.finishing, !state.ended, state.chunks.isEmpty else { return false }
+            state.ended = true
+            return true
+        }
+        // The connection delivers what it holds before it closes.
+        if finished { onFinished?() }
     }
 
     /// The connection went below its high-water mark.
@@ -102,6 +128,7 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
 
     /// The client closed or failed: nothing more is sent.
     func clientWentAway() {
+        onFinished = nil
         state.withLock { state in
             state.ended = true
             state.chunks = []

@@ -160,6 +160,7 @@ extension ClientConnection {
             // The session closed the connection while a deferred answer was being gathered.
             summary.error = .sessionUnavailable(reason: .shuttingDown)
             records.finish(summary)
+            response.stream?.stop()
             return
         }
         connection.write(response.bytes)
@@ -180,6 +181,7 @@ extension ClientConnection {
     private func streamAdminBody(from producer: AdminStreamProducer, summary: ExchangeSummary) {
         let sink = AdminStreamSink(connection: connection, byteLimit: AdminStreamSink.defaultByteLimit)
         adminStream = AdminStreamState(sink: sink, producer: producer, summary: summary)
+        sink.onFinished = { [unowned self] in endAdminStream(error: nil, clientLeft: false) }
         closeWhenIdle = true
         // Input is read only to notice the client leaving; whatever it sends is ignored.
         connection.resumeReading()
@@ -187,8 +189,9 @@ extension ClientConnection {
     }
 
     /// The stream is over: the client left (`error` nil: the usual end of a live stream), its
-    /// connection failed, or the session is shutting down.
-    func endAdminStream(error: ProxyError?) {
+    /// connection failed, the session is shutting down, or (`clientLeft` false) the producer
+    /// finished its body, which the connection delivers before closing.
+    func endAdminStream(error: ProxyError?, clientLeft: Bool = true) {
         guard let stream = adminStream else { return }
         adminStream = nil
         stream.sink.clientWentAway()
@@ -197,7 +200,7 @@ extension ClientConnection {
         summary.end = .now()
         summary.error = error
         records.finish(summary)
-        closeReason = "client_closed"
+        closeReason = clientLeft ? "client_closed" : "server_closed"
         closeAfterResponse()
     }
 
