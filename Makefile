@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -21,6 +21,8 @@ deps:
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	[ -x /usr/sbin/squid ] || missing="$$missing squid"; \
 	command -v prometheus >/dev/null || missing="$$missing prometheus"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -33,6 +35,7 @@ deps:
 	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
 	@$(PYTHON) -c 'import haralyzer' 2>/dev/null || $(PYTHON) -m pip install -q haralyzer
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || $(PYTHON) -m pip install -q pyyaml
+	@$(PYTHON) -c 'import selenium' 2>/dev/null || $(PYTHON) -m pip install -q selenium
 
 build: deps
 	$(SWIFT) build --product lookout
@@ -47,12 +50,12 @@ unit: deps
 	$(SWIFT) test
 
 integration: build
-	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q
+	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration.xml
 
 test: deps
 	$(SWIFT) build --product lookout
 	$(SWIFT) test
-	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q
+	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration.xml
 
 bench: deps
 	bash Tests/bench/run.sh

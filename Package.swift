@@ -68,7 +68,9 @@ let package = Package(
                                .product(name: "Prometheus", package: "swift-prometheus")]),
         // The live event stream: a ring of recent records, Server-Sent Events, `/exchanges`.
         .target(name: "LookoutLive", dependencies: ["Lookout", "LookoutMonitors", "LookoutLogQuery", "LookoutHTTP",
-                                                    .product(name: "HTTPTypes", package: "swift-http-types")]),
+                                                    .product(name: "HTTPTypes", package: "swift-http-types")],
+                // The web UI's static files, copied beside the executable (UIEndpoint finds them).
+                resources: [.copy("UI")]),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",

@@ -31,7 +31,9 @@ public final class LiveEndpoint: AdminEndpoint {
 
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
         let path = request.path
-        guard path == "/events" || path == "/exchanges" || path.hasPrefix("/exchanges/") else { return nil }
+        guard path == "/events" || path == "/exchanges" || path == "/exchanges.har" || path.hasPrefix("/exchanges/") else {
+            return nil
+        }
         let parameters = request.parameters
         if path.hasPrefix("/exchanges/"), request.method == .delete {
             let rest = path.dropFirst("/exchanges/".count)
@@ -42,6 +44,7 @@ public final class LiveEndpoint: AdminEndpoint {
             return Self.error(405, "\(path) answers GET and HEAD only (and DELETE /exchanges/ID)")
         }
         if path == "/events" { return events(request, parameters) }
+        if path == "/exchanges.har" { return har(parameters) }
         if path == "/exchanges" {
             switch parameters["state"] ?? "finished" {
             case "finished": return list(parameters)
@@ -100,6 +103,28 @@ public final class LiveEndpoint: AdminEndpoint {
         }
         body += Array("]}\n".utf8)
         return AdminAnswer(contentType: "application/json", body: body)
+    }
+
+    /// `GET /exchanges.har?filter=EXPR&limit=N`: the ring's exchanges (the newest `limit`, 10,000 at
+    /// most) as HAR 1.2, oldest first, with captured bodies inlined as `lookout log --format har`
+    /// does; streamed entry by entry.
+    private func har(_ parameters: [String: String]) -> AdminAnswer {
+        let filter: LogFilter?
+        do { filter = try Self.filter(parameters) } catch { return error.answer }
+        var limit = hub.ring.capacity
+        if let text = parameters["limit"] {
+            guard let value = Int(text), value >= 1 else { return Self.error(400, "limit must be a positive number, got \(text)") }
+            limit = min(value, hub.ring.capacity)
+        }
+        let records = hub.ring.newest(limit: limit, before: nil) { record in
+            guard record.kind == .exchange else { return false }
+            guard let filter else { return true }
+            return record.line.withUnsafeBufferPointer { LogRecord($0).map(filter.matches) ?? false }
+        }
+        var answer = AdminAnswer(contentType: "application/json", stream: HARStream(records: records.reversed(),
+                                                                                     version: Session.version))
+        answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout.har\""
+        return answer
     }
 
     /// The exchanges still running, newest first, gathered from every loop.

@@ -52,6 +52,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
                                    heartbeatInterval: file.ui.heartbeat)
             monitors.append(live)
             adminEndpoints.append(LiveEndpoint(monitor: live))
+            adminEndpoints.append(UIEndpoint())
         }
         session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors,
                               adminEndpoints: adminEndpoints, logger: logger)
