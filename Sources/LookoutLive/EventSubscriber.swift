@@ -8,6 +8,8 @@ import LookoutLogQuery
 final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sink`, `stopped`, `dropped`, `awaitingDrain` confined to `LiveMonitor.queue`
     private let hub: LiveMonitor
     let filter: LogFilter?
+    /// The filter as written: subscribers with the same text share one verdict per record.
+    let filterText: String?
     let verbose: Bool
     let lastEventID: UInt64?
     private var sink: AdminStreamSink?
@@ -18,9 +20,10 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
     /// A drain notice is awaited to send the `dropped` event.
     private var awaitingDrain = false
 
-    init(hub: LiveMonitor, filter: LogFilter?, verbose: Bool, lastEventID: UInt64?) {
+    init(hub: LiveMonitor, filter: LogFilter?, filterText: String? = nil, verbose: Bool, lastEventID: UInt64?) {
         self.hub = hub
         self.filter = filter
+        self.filterText = filter == nil ? nil : filterText
         self.verbose = verbose
         self.lastEventID = lastEventID
     }
@@ -56,12 +59,27 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
     }
 
     /// On the hub's queue: sends `frame` if this subscriber wants a record of `kind` that reads
-    /// as `parsed` (parsed once for all subscribers, when some subscriber filters).
-    func deliver(_ kind: LiveRecord.Kind, frame: [UInt8], parsed: LogRecord?) {
+    /// as `parsed` (parsed once for all subscribers, when some subscriber filters). `verdicts`
+    /// holds this record's result for each filter text met so far, so a hundred watchers with
+    /// the same filter evaluate it once.
+    func deliver(_ kind: LiveRecord.Kind, frame: [UInt8], parsed: LogRecord?, verdicts: inout [(String, Bool)]) {
         guard let sink, !stopped else { return }
         if kind == .lifecycle && !verbose { return }
         if let filter {
-            guard let parsed, filter.matches(parsed) else { return }
+            let matched: Bool
+            if let text = filterText, let known = verdicts.first(where: { $0.0 == text }) {
+                matched = known.1
+            } else {
+                matched = parsed.map(filter.matches) ?? false
+                if let text = filterText { verdicts.append((text, matched)) }
+            }
+            guard matched else { return }
+        }
+        // Still backed up since the last loss: lose this one too without touching the sink.
+        if awaitingDrain {
+            dropped += 1
+            hub.countDropped()
+            return
         }
         guard sendDropNotice(sink) else {
             lose()

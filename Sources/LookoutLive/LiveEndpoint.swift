@@ -26,7 +26,7 @@ public final class LiveEndpoint: AdminEndpoint {
     static let maximumLimit = 1000
 
     public var statusLine: String? {
-        "live: GET /events (Server-Sent Events, \(hub.subscriberTotal) open, \(hub.droppedRecords) records dropped), GET /exchanges"
+        "live: GET /events (Server-Sent Events, \(hub.subscriberTotal) open, \(hub.droppedRecords) records dropped), GET /exchanges (?state=in_flight), DELETE /exchanges/ID, GET /exchanges.har"
     }
 
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
@@ -77,7 +77,8 @@ public final class LiveEndpoint: AdminEndpoint {
             lastEventID = sequence
         }
         let verbose = ["1", "true", "yes"].contains(parameters["verbose"] ?? "")
-        let subscriber = EventSubscriber(hub: hub, filter: filter, verbose: verbose, lastEventID: lastEventID)
+        let subscriber = EventSubscriber(hub: hub, filter: filter, filterText: parameters["filter"], verbose: verbose,
+                                         lastEventID: lastEventID)
         return AdminAnswer(contentType: "text/event-stream; charset=utf-8", stream: subscriber)
     }
 

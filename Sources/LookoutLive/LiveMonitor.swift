@@ -72,7 +72,10 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         let filtering = targets.contains { $0.filter != nil }
         record.line.withUnsafeBufferPointer { bytes in
             let parsed = filtering ? LogRecord(bytes) : nil
-            for subscriber in targets { subscriber.deliver(record.kind, frame: frame, parsed: parsed) }
+            var verdicts: [(String, Bool)] = []
+            for subscriber in targets {
+                subscriber.deliver(record.kind, frame: frame, parsed: parsed, verdicts: &verdicts)
+            }
         }
     }
 

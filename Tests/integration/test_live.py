@@ -420,3 +420,30 @@ def test_captured_bodies_are_served_raw_or_decoded(make_proxy, site, tmp_path):
     # Each body fetched is an admin record.
     bodies = proxy.summaries(10, where=lambda r: r["kind"] == "admin" and "/body/" in r["url"])
     assert sorted(r["status"] for r in bodies) == [200] * 6 + [404, 404, 404, 410]
+
+
+def test_watchers_with_the_same_filter_share_its_verdict_and_others_keep_theirs(make_proxy, site):
+    proxy = make_proxy()
+    query = lambda text: "?" + urllib.parse.urlencode({"filter": text})  # noqa: E731
+    same = [EventStream(proxy.port, query("status:5xx")) for _ in range(3)]
+    other = EventStream(proxy.port, query("status:200"))
+    everything = EventStream(proxy.port)
+    for stream in [*same, other, everything]:
+        stream.read_head()
+    wait_until(lambda: b"5 open" in raw_exchange(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0].body,
+               message="five streams registered")
+    for path in ("/fail", "/ok", "/fail", "/ok", "/ok"):
+        curl(proxy, site.url(path))
+    for stream in same:
+        stream.wait_for(lambda s: len(s.records("exchange")) == 2, message="the two failures")
+    other.wait_for(lambda s: len([r for r in s.records("exchange") if r["kind"] == "http"]) == 3,
+                   message="the three successes")
+    everything.wait_for(lambda s: len([r for r in s.records("exchange") if r["kind"] == "http"]) == 5)
+    time.sleep(0.3)
+    for stream in same:
+        stream._parse()
+        assert [r["status"] for r in stream.records("exchange")] == [503, 503]
+    other._parse()
+    assert [r["status"] for r in other.records("exchange") if r["kind"] == "http"] == [200, 200, 200]
+    for stream in [*same, other, everything]:
+        stream.close()

@@ -104,8 +104,17 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
             return chunks
         }
         guard !connection.isClosed else { return }
+        // One write (one system call) for everything that queued up since the last flush: a busy
+        // live stream gathers many small frames between two turns of the loop.
         var full = false
-        for chunk in chunks where !connection.write(chunk) { full = true }
+        if chunks.count > 1 {
+            var joined: [UInt8] = []
+            joined.reserveCapacity(chunks.reduce(0) { $0 + $1.count })
+            for chunk in chunks { joined += chunk }
+            full = !connection.write(joined)
+        } else if let chunk = chunks.first {
+            full = !connection.write(chunk)
+        }
         if full {
             state.withLock { $0.connectionFull = true }
         } else {
