@@ -97,6 +97,8 @@ final class ConfigReader {
     func read(_ root: Node?) -> LookoutConfiguration {
         var config = LookoutConfiguration(home: home)
         guard let root, !isNull(root) else {
+            // An empty file is the defaults, and the environment's token still counts.
+            applyAdminToken(&config, root: Node(""), top: [:])
             return config
         }
         guard case .mapping = root else {
@@ -214,17 +216,7 @@ final class ConfigReader {
         if let problem = config.adminExposureProblem {
             fail(top["admin"] ?? root, "admin.listen", problem)
         }
-        if let override = adminTokenOverride {
-            if let problem = LookoutConfiguration.Admin.tokenProblem(override) {
-                fail(root, LookoutConfiguration.Admin.tokenEnvironmentVariable, problem)
-            } else {
-                config.admin.token = override
-            }
-        }
-        // Said once the address problems above are fixed, so one mistake is one message.
-        if config.adminExposureProblem == nil, config.openProxyProblem == nil, let problem = config.adminTokenProblem {
-            fail(top["admin"] ?? top["listen"] ?? root, "admin.token", problem)
-        }
+        applyAdminToken(&config, root: root, top: top)
         if let problem = config.openProxyProblem {
             fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)
         }
@@ -235,6 +227,21 @@ final class ConfigReader {
             config.retry.rules = retryRules(rules, path: "retry.rules") ?? config.retry.rules
         }
         return config
+    }
+
+    /// `LOOKOUT_ADMIN_TOKEN` over `admin.token`, then whether the admin pages need a token they lack.
+    private func applyAdminToken(_ config: inout LookoutConfiguration, root: Node, top: [String: Node]) {
+        if let override = adminTokenOverride {
+            if let problem = LookoutConfiguration.Admin.tokenProblem(override) {
+                fail(root, LookoutConfiguration.Admin.tokenEnvironmentVariable, problem)
+            } else {
+                config.admin.token = override
+            }
+        }
+        // Said once the address problems are fixed, so one mistake is one message.
+        if config.adminExposureProblem == nil, config.openProxyProblem == nil, let problem = config.adminTokenProblem {
+            fail(top["admin"] ?? top["listen"] ?? root, "admin.token", problem)
+        }
     }
 
     private func readLimits(_ section: [String: Node], into limits: inout LookoutConfiguration.Limits) {

@@ -92,11 +92,7 @@ public final class LiveEndpoint: AdminEndpoint {
             guard let value = UInt64(text) else { return Self.error(400, "before must be a record's sequence number, got \(text)") }
             before = value
         }
-        let records = hub.ring.newest(limit: limit, before: before) { record in
-            guard record.kind == .exchange else { return false }
-            guard let filter else { return true }
-            return record.line.withUnsafeBufferPointer { LogRecord($0).map(filter.matches) ?? false }
-        }
+        let records = summaries(limit: limit, before: before, filter: filter)
         var body = Array("{\"exchanges\":[".utf8)
         for (index, record) in records.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
@@ -112,18 +108,13 @@ public final class LiveEndpoint: AdminEndpoint {
     private func har(_ parameters: [String: String]) -> AdminAnswer {
         let filter: LogFilter?
         do { filter = try Self.filter(parameters) } catch { return error.answer }
-        var limit = hub.ring.capacity
-        if let text = parameters["limit"] {
-            guard let value = Int(text), value >= 1 else { return Self.error(400, "limit must be a positive number, got \(text)") }
-            limit = min(value, hub.ring.capacity)
+        let limit: Int
+        do { limit = try Self.limit(parameters, default: hub.ring.capacity, maximum: hub.ring.capacity) } catch {
+            return error.answer
         }
-        let records = hub.ring.newest(limit: limit, before: nil) { record in
-            guard record.kind == .exchange else { return false }
-            guard let filter else { return true }
-            return record.line.withUnsafeBufferPointer { LogRecord($0).map(filter.matches) ?? false }
-        }
-        var answer = AdminAnswer(contentType: "application/json", stream: HARStream(records: records.reversed(),
-                                                                                     version: Session.version))
+        let records = summaries(limit: limit, before: nil, filter: filter)
+        var answer = AdminAnswer(contentType: "application/json", stream: PacedStream(HARSource(records: records.reversed(),
+                                                                                                version: Session.version)))
         answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout.har\""
         return answer
     }
@@ -140,11 +131,10 @@ public final class LiveEndpoint: AdminEndpoint {
                 var encoder = LogLineEncoder()
                 var body = Array("{\"exchanges\":[".utf8)
                 var listed = 0
-                for exchange in running.sorted(by: { $0.summary.requestID > $1.summary.requestID }) where listed < limit {
+                for exchange in running.sorted(by: { $0.summary.requestID > $1.summary.requestID }) {
+                    guard listed < limit else { break }
                     let line = encoder.inFlightRecord(exchange)
-                    if let filter, !line.withUnsafeBufferPointer({ LogRecord($0).map(filter.matches) ?? false }) {
-                        continue
-                    }
+                    guard Self.passes(line, filter) else { continue }
                     if listed > 0 { body.append(UInt8(ascii: ",")) }
                     body += line
                     listed += 1
@@ -177,7 +167,8 @@ public final class LiveEndpoint: AdminEndpoint {
     /// `GET /exchanges/ID/body/(request|response)`: the captured body as it was received, streamed
     /// from its file; with `decoded=1` its content coding (gzip, deflate, br) undone.
     private func body(_ id: UInt64, _ which: String, decoded: Bool) -> AdminAnswer {
-        guard let summary = hub.ring.all().last(where: { $0.exchangeID == id && $0.kind == .exchange }) else {
+        guard let summary = hub.ring.newest(limit: 1, before: nil, where: { $0.exchangeID == id && $0.kind == .exchange }).first
+        else {
             return Self.error(404, "exchange \(id) is not among the last \(hub.ring.capacity) records (ui.ring_size)")
         }
         let found: (path: String, headers: [(String, String)], truncated: Bool)? = summary.line.withUnsafeBufferPointer {
@@ -233,7 +224,7 @@ public final class LiveEndpoint: AdminEndpoint {
         }
         if let coding, isEncoded { fields[HTTPField.Name("X-Lookout-Content-Encoding")!] = coding }
         var answer = AdminAnswer(contentType: isEncoded ? "application/octet-stream" : contentType,
-                                 stream: CapturedBodyStream(fd: fd, length: length), length: length)
+                                 stream: PacedStream(CapturedBodySource(fd: fd, length: length)), length: length)
         answer.headerFields = fields
         return answer
     }
@@ -265,13 +256,25 @@ public final class LiveEndpoint: AdminEndpoint {
         }
     }
 
-    /// The `limit` parameter: 100 unless given, at most `maximumLimit`.
-    private static func limit(_ parameters: [String: String]) throws(AnswerError) -> Int {
-        guard let text = parameters["limit"] else { return 100 }
+    /// The `limit` parameter: `default` unless given, at most `maximum`.
+    private static func limit(_ parameters: [String: String], default defaultLimit: Int = 100,
+                              maximum: Int = maximumLimit) throws(AnswerError) -> Int {
+        guard let text = parameters["limit"] else { return defaultLimit }
         guard let value = Int(text), value >= 1 else {
             throw AnswerError(answer: error(400, "limit must be a positive number, got \(text)"))
         }
-        return min(value, maximumLimit)
+        return min(value, maximum)
+    }
+
+    /// The ring's summary records that pass `filter`, newest first.
+    private func summaries(limit: Int, before: UInt64?, filter: LogFilter?) -> [LiveRecord] {
+        hub.ring.newest(limit: limit, before: before) { $0.kind == .exchange && Self.passes($0.line, filter) }
+    }
+
+    /// Whether a record's JSON passes `filter` (every record passes no filter).
+    private static func passes(_ line: [UInt8], _ filter: LogFilter?) -> Bool {
+        guard let filter else { return true }
+        return line.withUnsafeBufferPointer { LogRecord($0).map(filter.matches) ?? false }
     }
 
     /// An answer that ends a page early (a bad parameter).

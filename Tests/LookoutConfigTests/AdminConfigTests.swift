@@ -82,5 +82,12 @@ import Testing
             try ConfigurationLoader.load(yaml: "admin:\n  listen: []", file: "test.yaml",
                                          environment: ["LOOKOUT_ADMIN_TOKEN": "bad token"])
         }
+        // An empty file (and no file at all, which is read as one) takes it too.
+        let empty = try ConfigurationLoader.load(yaml: "", file: "built-in defaults",
+                                                 environment: ["LOOKOUT_ADMIN_TOKEN": "e2"])
+        #expect(empty.admin.token == "e2")
+        #expect(throws: (any Error).self) {
+            try ConfigurationLoader.load(yaml: "", file: "built-in defaults", environment: ["LOOKOUT_ADMIN_TOKEN": "a b"])
+        }
     }
 }

@@ -230,3 +230,19 @@ def test_a_deferred_answer_keeps_the_connection_for_the_next_request(make_proxy)
     assert first.status == 200 and json.loads(first.body) == {"exchanges": []}
     assert read_response(reader).body == b"ok\n"
     sock.close()
+
+
+def test_cancelling_a_tunnel_still_opening_answers_502(make_proxy, held):
+    # The parent proxy takes the CONNECT and never answers it: the tunnel is still opening.
+    proxy = make_proxy({"upstream_proxies": {"default": f"http://127.0.0.1:{held.port}"},
+                        "connect": {"allowed_ports": [443, 8443]}})
+    client = connect(proxy.port)
+    client.sendall(b"CONNECT origin.test:8443 HTTP/1.1\r\nHost: origin.test:8443\r\n\r\n")
+    wait_until(lambda: running(proxy), message="the opening tunnel listed")
+    [rec] = running(proxy)
+    assert rec["kind"] == "tunnel" and rec["phase"] != "relaying"
+    assert admin(proxy.port, "DELETE", f"/exchanges/{rec['id']}")[0] == 200
+    assert_error_response(read_response(Reader(client), "CONNECT"), 502, "cancelled_by_operator")
+    assert held.closed_by_proxy.wait(5), "the parent's connection was not closed"
+    summary = proxy.only_summary(where=lambda r: r["kind"] == "tunnel")
+    assert summary["status"] == 502 and summary["error"]["code"] == "cancelled_by_operator"

@@ -447,3 +447,26 @@ def test_watchers_with_the_same_filter_share_its_verdict_and_others_keep_theirs(
     assert [r["status"] for r in other.records("exchange") if r["kind"] == "http"] == [200, 200, 200]
     for stream in [*same, other, everything]:
         stream.close()
+
+
+def test_bodies_that_cannot_be_decoded_say_why(make_proxy, site, tmp_path):
+    site.route("/zstd", (200, {"Content-Type": "text/plain", "Content-Encoding": "zstd"}, b"\x28\xb5\x2f\xfd-not-really"))
+    site.route("/broken", (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, b"\x1f\x8bnot gzip at all"))
+    proxy = make_proxy(capturing(tmp_path / "cap"))
+    curl(proxy, site.url("/zstd"))
+    curl(proxy, site.url("/broken"))
+    recs = {r["url"].rsplit("/", 1)[1]: r for r in proxy.summaries(2, where=lambda r: r["kind"] == "http")}
+
+    def fetch(path: str):
+        resp, _ = raw_exchange(proxy.port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        return resp
+
+    unknown = fetch(f"/exchanges/{recs['zstd']['id']}/body/response?decoded=1")
+    assert unknown.status == 415 and "zstd" in json.loads(unknown.body)["error"]
+    corrupt = fetch(f"/exchanges/{recs['broken']['id']}/body/response?decoded=1")
+    assert corrupt.status == 422 and "does not decode" in json.loads(corrupt.body)["error"]
+    # The bytes as received are still there for whoever wants them.
+    raw = fetch(f"/exchanges/{recs['broken']['id']}/body/response")
+    assert raw.status == 200 and raw.body == b"\x1f\x8bnot gzip at all"
+    statuses = [r["status"] for r in proxy.summaries(3, where=lambda r: r["kind"] == "admin" and "/body/" in r["url"])]
+    assert sorted(statuses) == [200, 415, 422]

@@ -17,7 +17,7 @@ public protocol AdminStreamProducer: AnyObject, Sendable {
 /// beyond that `send` refuses, and the producer decides (a live stream drops and counts, and
 /// learns from `whenDrained` when the client has caught up). The connection itself is touched
 /// only on its loop.
-public final class AdminStreamSink: @unchecked Sendable {  // `state` under its lock; `connection` on `loop` only
+public final class AdminStreamSink: @unchecked Sendable {  // `state` under its lock; `connection`, `onFinished` on `loop` only
     private struct State {
         var chunks: [[UInt8]] = []
         var bytes = 0
@@ -95,13 +95,16 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     // MARK: - On the loop
 
     private func flush() {
-        let chunks: [[UInt8]] = state.withLock { state in
+        let (chunks, finished): ([[UInt8]], Bool) = state.withLock { state in
             state.flushScheduled = false
-            guard !state.connectionFull else { return [] }
+            guard !state.connectionFull else { return ([], false) }
             let chunks = state.chunks
             state.chunks = []
             state.bytes = 0
-            return chunks
+            // A finished body's last bytes are all taken here: nothing can be sent after them.
+            let finished = state.finishing && !state.ended
+            if finished { state.ended = true }
+            return (chunks, finished)
         }
         guard !connection.isClosed else { return }
         // One write (one system call) for everything that queued up since the last flush: a busy
@@ -119,11 +122,6 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
             state.withLock { $0.connectionFull = true }
         } else {
             runDrainWaiters()
-        }
-        let finished = state.withLock { state in
-            guard state.finishing, !state.ended, state.chunks.isEmpty else { return false }
-            state.ended = true
-            return true
         }
         // The connection delivers what it holds before it closes.
         if finished { onFinished?() }

@@ -1,4 +1,4 @@
-import Dispatch
+import Synchronization
 
 /// One exchange or tunnel still running, as an operator sees it (`GET /exchanges?state=in_flight`),
 /// like the task registry AFNetworking keeps of its running tasks.
@@ -6,8 +6,8 @@ public struct InFlightExchange: Sendable {
     /// What the summary record would say if the exchange ended now: `end` is when the snapshot
     /// was taken, `upstream` the running attempt so far (unfinished phases are nil).
     public var summary: ExchangeSummary
-    /// Where it is: `starting`, `cache`, `collapsed`, `retry_wait`, `queued`, `dns`, `connect`,
-    /// `tls`, `send`, `wait`, `receive`, `stored_body`, `relaying`.
+    /// Where it is: `starting`, `collapsed`, `retry_wait`, `queued`, `dns`, `connect`, `tls`,
+    /// `send`, `wait`, `receive`, `stored_body`, `relaying`.
     public var phase: String
 
     public init(summary: ExchangeSummary, phase: String) {
@@ -33,7 +33,7 @@ extension TransactionMetrics {
 extension Session {
     /// Every exchange and tunnel running now, in no particular order. Each loop lists its own on its queue,
     /// so the hot path keeps no shared registry; `completion` runs once all loops have answered,
-    /// on an arbitrary queue.
+    /// on the last loop to answer (so it must be short).
     public func inFlightExchanges(completion: @escaping @Sendable ([InFlightExchange]) -> Void) {
         let gathered = InFlightGathering(expected: contexts.count, completion: completion)
         for context in contexts {
@@ -65,23 +65,22 @@ extension Session {
     }
 }
 
-/// Collects one answer from each loop, then calls the completion once.
-private final class InFlightGathering<Element: Sendable>: @unchecked Sendable {  // `elements` and `remaining` on `queue`
-    private let queue = DispatchQueue(label: "lookout.in-flight")
-    private var elements: [Element] = []
-    private var remaining: Int
+/// Collects one answer from each loop, then calls the completion once (from the last loop).
+private final class InFlightGathering<Element: Sendable>: Sendable {
+    private let state: Mutex<(elements: [Element], remaining: Int)>
     private let completion: @Sendable ([Element]) -> Void
 
     init(expected: Int, completion: @escaping @Sendable ([Element]) -> Void) {
-        remaining = expected
+        state = Mutex(([], expected))
         self.completion = completion
     }
 
     func add(_ found: [Element]) {
-        queue.async { [self] in
-            elements += found
-            remaining -= 1
-            if remaining == 0 { completion(elements) }
+        let all: [Element]? = state.withLock { state in
+            state.elements += found
+            state.remaining -= 1
+            return state.remaining == 0 ? state.elements : nil
         }
+        if let all { completion(all) }
     }
 }
