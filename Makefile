@@ -36,6 +36,7 @@ deps:
 	@$(PYTHON) -c 'import haralyzer' 2>/dev/null || $(PYTHON) -m pip install -q haralyzer
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || $(PYTHON) -m pip install -q pyyaml
 	@$(PYTHON) -c 'import selenium' 2>/dev/null || $(PYTHON) -m pip install -q selenium
+	@$(PYTHON) -c 'import h2, httpx' 2>/dev/null || $(PYTHON) -m pip install -q h2 'httpx[http2]'
 
 build: deps
 	$(SWIFT) build --product lookout

@@ -49,7 +49,8 @@ let package = Package(
         .target(name: "LookoutCache",
                 dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2"]),
+        .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2", "LookoutHTTP",
+                                                    .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "CLookoutSocket"),
         .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
         .target(name: "Lookout",
@@ -81,6 +82,8 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP"]),
+        .testTarget(name: "LookoutHTTP2Tests",
+                    dependencies: ["LookoutHTTP2", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "LookoutConfigTests", dependencies: ["LookoutConfig", "LookoutTLS"]),
         .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutMonitors", "LookoutIO"]),
         .testTarget(name: "LookoutMonitorsTests",

@@ -49,4 +49,26 @@ extension ConfigReader {
             ui.heartbeat = seconds(node, "ui.heartbeat") ?? ui.heartbeat
         }
     }
+
+    func readHTTP2(_ section: [String: Node], into http2: inout LookoutConfiguration.HTTP2) {
+        if let node = section["client"] {
+            http2.client = boolean(node, "http2.client") ?? http2.client
+        }
+        if let node = section["upstream"] {
+            http2.upstream = boolean(node, "http2.upstream") ?? http2.upstream
+        }
+        if let node = section["upstream_h2c_hosts"],
+           let hosts = hostPatterns(node, path: "http2.upstream_h2c_hosts", allowEmpty: true) {
+            http2.upstreamH2CHosts = hosts
+        }
+        if let node = section["max_concurrent_streams"] {
+            // RFC 9113 §6.5.2 recommends no fewer than 100; 1 still works, just serially.
+            http2.maxConcurrentStreams = integer(node, "http2.max_concurrent_streams", in: 1...10_000,
+                                                 rangeMessage: "must be between 1 and 10000") ?? http2.maxConcurrentStreams
+        }
+        if let node = section["max_header_list_bytes"] {
+            http2.maxHeaderListBytes = integer(node, "http2.max_header_list_bytes", in: 1024...16_777_216,
+                                               rangeMessage: "must be between 1024 and 16777216") ?? http2.maxHeaderListBytes
+        }
+    }
 }

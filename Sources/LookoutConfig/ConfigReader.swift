@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui",
+        "cache", "capture", "admin", "metrics", "ui", "http2",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -33,6 +33,7 @@ enum Schema {
         "admin": ["listen", "token"],
         "metrics": ["enabled", "host_labels"],
         "ui": ["enabled", "ring_size", "heartbeat"],
+        "http2": ["client", "upstream", "upstream_h2c_hosts", "max_concurrent_streams", "max_header_list_bytes"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -197,6 +198,9 @@ final class ConfigReader {
         }
         if let node = top["capture"], let section = fields(of: node, path: "capture") {
             readCapture(section, into: &config.capture)
+        }
+        if let node = top["http2"], let section = fields(of: node, path: "http2") {
+            readHTTP2(section, into: &config.http2)
         }
         if let node = top["admin"], let section = fields(of: node, path: "admin") {
             readAdmin(section, into: &config.admin)

@@ -57,6 +57,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var metrics = Metrics()
     /// `ui`
     public var ui = UI()
+    /// `http2`
+    public var http2 = HTTP2()
 
     /// `reachability`: watch the route table; refuse early while there is no route out.
     public struct Reachability: Sendable, Equatable {

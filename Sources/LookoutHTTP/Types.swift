@@ -1,6 +1,7 @@
 import HTTPTypes
 
-/// An HTTP/1.x protocol version.
+/// An HTTP protocol version: 1.0 and 1.1 on the HTTP/1 wire, 2 for requests that arrived over an
+/// HTTP/2 stream (their heads are translated, never parsed).
 public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     public var major: Int
     public var minor: Int
@@ -12,9 +13,10 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
 
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    public static let http2 = HTTPVersion(major: 2, minor: 0)
 
-    /// "HTTP/1.1"
-    public var description: String { "HTTP/\(major).\(minor)" }
+    /// "HTTP/1.1", "HTTP/2" (RFC 9113 names the protocol without a minor version).
+    public var description: String { major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)" }
 }
 
 /// Limits enforced incrementally while bytes arrive.

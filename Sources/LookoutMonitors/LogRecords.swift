@@ -40,6 +40,7 @@ extension JSONBuffer {
         key("method"); string(s.method)
         key("url"); string(redactingURL(s.url, options: options))
         key("http_version"); string(s.httpVersion)
+        if let stream = s.clientStreamID { key("stream_id"); int(Int(stream)) }
         if let status = s.status { key("status"); int(status) }
         if let upstream = s.upstream {
             key("upstream")

@@ -19,6 +19,10 @@ extension SessionConfiguration {
                                         maxHeaderBytes: file.limits.maxHeaderBytes,
                                         maxHeaderCount: file.limits.maxHeaderCount)
         maxRequestBodyBytes = UInt64(file.limits.maxRequestBodyBytes)
+        http2.client = file.http2.client
+        http2.upstream = file.http2.upstream
+        http2.maxConcurrentStreams = file.http2.maxConcurrentStreams
+        http2.maxHeaderListBytes = file.http2.maxHeaderListBytes
         timeouts.clientHeader = file.timeouts.clientHeader
         timeouts.clientIdle = file.timeouts.clientIdle
         timeouts.upstreamConnect = file.timeouts.upstreamConnect

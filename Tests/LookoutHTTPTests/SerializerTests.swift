@@ -37,7 +37,8 @@ import Testing
     @Test func versionDescription() {
         #expect(HTTPVersion.http1_1.description == "HTTP/1.1")
         #expect(HTTPVersion.http1_0.description == "HTTP/1.0")
-        #expect(HTTPVersion(major: 2, minor: 0).description == "HTTP/2.0")
+        // RFC 9113 names the protocol "HTTP/2", without a minor version.
+        #expect(HTTPVersion.http2.description == "HTTP/2")
     }
 
     @Test func requestRoundTrip() throws {

@@ -588,6 +588,11 @@ class CurlResult:
     def headers(self) -> list:
         return self.blocks[-1][1] if self.blocks else []
 
+    @property
+    def is_http2(self) -> bool:
+        """The final response came over HTTP/2 (curl's status line reads "HTTP/2 200")."""
+        return bool(self.blocks) and self.blocks[-1][0].startswith("HTTP/2")
+
     def header(self, name: str) -> str | None:
         for k, v in self.headers:
             if k.lower() == name.lower():
@@ -694,7 +699,10 @@ def assert_error_response(resp, status: int, code: str, keep_alive: bool = False
     assert resp.header("X-Lookout-Error") == code, \
         f"X-Lookout-Error {resp.header('X-Lookout-Error')!r} != {code!r}"
     assert resp.header("Content-Type") == "text/plain; charset=utf-8", resp.header("Content-Type")
-    if not keep_alive:
+    if getattr(resp, "is_http2", False):
+        # RFC 9113 §8.2.2: no connection-specific fields on HTTP/2; the stream ends, not the connection.
+        assert resp.header("Connection") is None, f"Connection: {resp.header('Connection')!r} on HTTP/2"
+    elif not keep_alive:
         assert (resp.header("Connection") or "").lower() == "close", \
             f"Connection: {resp.header('Connection')!r}"
     text = body.decode("utf-8")

@@ -263,7 +263,8 @@ def test_an_upstream_reset_mid_body_fails_the_intercepted_client(make_proxy, pki
         proxy = make_proxy(intercepting(pki, origin, timeouts={"upstream_idle": 5, "shutdown_grace": 5}))
         url = f"https://localhost:{origin.port}/big"
         result = curl(proxy, url, "--cacert", ca_file(proxy))
-        assert result.rc in (18, 56), (result.rc, result.stderr)  # partial file / receive failure
+        # Partial file / receive failure; over HTTP/2 (curl's default here) the stream's reset (92).
+        assert result.rc in (18, 56, 92), (result.rc, result.stderr)
         assert len(result.body) < 1_000_000
         rec = proxy.only_summary(kind="intercepted")
         assert_error_summary(rec, 200, "upstream_closed", url=url)

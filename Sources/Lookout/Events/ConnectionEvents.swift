@@ -67,3 +67,18 @@ public struct ConnectionDidFailClientTLSHandshake: EventKind {
         writer.field("error", error)
     }
 }
+
+/// `connection.didEndHTTP2`: Lookout ended an intercepted client's HTTP/2 connection with a
+/// GOAWAY carrying `code` (RFC 9113 §7): a protocol error, or abuse such as rapid reset
+/// (ENHANCE_YOUR_CALM). Written in default mode too: no exchange record says it.
+public struct ConnectionDidEndHTTP2: EventKind {
+    public static let name = "connection.didEndHTTP2"
+    public static let interest = EventInterest.summaries
+    public var code: String
+    public var reason: String
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("code", code)
+        writer.field("reason", reason)
+    }
+}

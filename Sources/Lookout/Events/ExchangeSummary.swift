@@ -16,6 +16,8 @@ public struct ExchangeSummary: Sendable {
     /// Absolute URL, or `host:port` for tunnels.
     public var url: String
     public var httpVersion: String
+    /// The HTTP/2 stream the client sent the request on (nil for HTTP/1.x).
+    public var clientStreamID: Int32?
     /// The status sent to the client, if one was sent.
     public var status: Int?
     public var start: Instant

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutHTTP2
 import LookoutIO
 import LookoutTLS
 
@@ -45,6 +46,10 @@ extension ClientConnection {
                     session.emit(EventContext(connectionID: id), ConnectionDidCompleteClientTLSHandshake(
                         serverName: tls.serverName, version: tls.negotiatedProtocolVersion ?? "",
                         cipher: tls.cipherSuite ?? "", applicationProtocol: tls.applicationProtocol))
+                    if tls.applicationProtocol == "h2" {
+                        startHTTP2(on: stream, origin: origin)
+                        return
+                    }
                     armIdleTimer()
                     resumeInput()
                 case .failure(.timedOut(let after)):
@@ -55,6 +60,23 @@ extension ClientConnection {
                                        requestID: requestID, origin: origin, serverName: tls.serverName, start: start)
                 }
             }
+        }
+    }
+
+    /// The client chose `h2` in ALPN: from here on the connection is an HTTP/2 server (RFC 9113
+    /// §3.2) whose streams run as exchanges toward `origin`. The connection's own timer stops;
+    /// the HTTP/2 side keeps its own (idle, stalled windows).
+    private func startHTTP2(on stream: TLSStream, origin: Origin) {
+        timer.cancel()
+        do {
+            let side = try HTTP2ClientSide(stream: stream, session: session, context: context, records: records,
+                                           origin: origin, delegate: self)
+            http2 = side
+            side.start()
+        } catch {
+            session.emit(EventContext(connectionID: id), ConnectionDidEndHTTP2(
+                code: HTTP2ErrorCode.internalError.registeredName, reason: "cannot start an HTTP/2 session: \(error)"))
+            close(reason: "http2_error")
         }
     }
 

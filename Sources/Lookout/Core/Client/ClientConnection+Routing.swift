@@ -65,7 +65,7 @@ extension ClientConnection {
     }
 
     func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
-        let exchange = Exchange(id: requestID, session: session, context: context, client: connection, delegate: self,
+        let exchange = Exchange(id: requestID, session: session, context: context, client: self, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)
         self.exchange = exchange

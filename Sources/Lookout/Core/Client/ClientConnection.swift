@@ -46,6 +46,11 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var adminStream: AdminStreamState?
     /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
     var awaitingAdminAnswer = false
+    /// How the current exchange's response body is delimited on the wire (`writeHead` sets it).
+    var responseFraming = ClientFraming.none
+    /// After an intercepted handshake that chose `h2`: the connection's HTTP/2 side, which runs
+    /// its streams' exchanges; the parser is unused from then on.
+    var http2: HTTP2ClientSide?
 
     init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
         self.session = session
@@ -69,6 +74,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         lastActivity = .now()
+        if let http2 {
+            http2.didRead(bytes)
+            return
+        }
         if adminStream != nil { return }
         if let tunnel {
             tunnel.clientDidRead(bytes)
@@ -78,6 +87,11 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
+        if let http2 {
+            http2.clientDidEnd(.clientFailed(reason: .closed("end of stream")))
+            close(reason: "client_closed")
+            return
+        }
         if adminStream != nil {
             endAdminStream(error: nil)
             return
@@ -98,7 +112,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidDrain(_ connection: ByteStream) {
-        if let adminStream {
+        if let http2 {
+            http2.didDrain()
+        } else if let adminStream {
             adminStream.sink.connectionDidDrain()
         } else if let tunnel {
             tunnel.clientDidDrain()
@@ -109,7 +125,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         let failure = ProxyError.clientFailed(reason: .closed(error.description))
-        if adminStream != nil {
+        if let http2 {
+            http2.clientDidEnd(failure)
+        } else if adminStream != nil {
             endAdminStream(error: failure)
             return
         } else if let tunnel {
@@ -231,19 +249,23 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     // MARK: - Operator
 
-    /// The running exchange or tunnel as an operator sees it, if there is one.
-    func inFlightSnapshot(at now: Instant) -> InFlightExchange? {
-        if let tunnel { return tunnel.inFlightSnapshot(at: now) }
-        return exchange?.inFlightSnapshot(at: now)
+    /// The running exchanges or tunnel as an operator sees them (several on HTTP/2).
+    func inFlightSnapshots(at now: Instant) -> [InFlightExchange] {
+        if let http2 { return http2.inFlightSnapshots(at: now) }
+        if let tunnel { return tunnel.inFlightSnapshot(at: now).map { [$0] } ?? [] }
+        return exchange?.inFlightSnapshot(at: now).map { [$0] } ?? []
     }
 
     func runs(exchange id: UInt64) -> Bool {
-        tunnel?.id == id || exchange?.id == id
+        if let http2 { return http2.runs(exchange: id) }
+        return tunnel?.id == id || exchange?.id == id
     }
 
     /// Cancels the running exchange or tunnel `id` (the operator's `DELETE /exchanges/ID`).
     func cancel(exchange id: UInt64, error: ProxyError) {
-        if let tunnel, tunnel.id == id {
+        if let http2 {
+            http2.cancel(exchange: id, error: error)
+        } else if let tunnel, tunnel.id == id {
             tunnel.cancel(error)
         } else if let exchange, exchange.id == id {
             exchange.cancel(error)
@@ -255,6 +277,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// Shutdown: idle connections close now, busy ones after their current exchange.
     func beginShutdown() {
         closeWhenIdle = true
+        if let http2 {
+            http2.beginShutdown()
+            return
+        }
         if adminStream != nil {
             endAdminStream(error: .sessionUnavailable(reason: .shuttingDown))
             return
@@ -268,6 +294,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var isClosingAfterExchange: Bool { closeWhenIdle }
 
     func forceClose() {
+        if let http2 { http2.forceClose() }
         if adminStream != nil { endAdminStream(error: .sessionUnavailable(reason: .shuttingDown)) }
         if let tunnel { tunnel.abort(.sessionUnavailable(reason: .shuttingDown)) }
         if let exchange { exchange.abort(.sessionUnavailable(reason: .shuttingDown)) }
@@ -309,11 +336,18 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         stash = []
         let id = self.id
         let reason = closeReason
-        let served = requestsServed
+        let served = requestsServed + (http2?.requestsServed ?? 0)
         let received = connection.bytesRead
         let sent = connection.bytesWritten
         session.emit(EventContext(connectionID: id), ConnectionDidClose(
             reason: reason, requests: served, bytesReceived: received, bytesSent: sent))
         session.clientDidClose(self, context: context)
+    }
+}
+
+extension ClientConnection: HTTP2ClientSideDelegate {
+    func http2ClientSideDidEnd(reason: String) {
+        closeReason = reason
+        closeAfterResponse()
     }
 }

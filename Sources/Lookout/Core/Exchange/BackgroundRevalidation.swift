@@ -28,7 +28,7 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
                                expectsContinue: false, upgrade: nil, headLength: 0)
         let records = ExchangeRecords(session: session, connectionID: 0, clientAddress: "background")
         let exchange = Exchange(id: session.makeRequestID(), session: session, context: context,
-                                client: DiscardingStream(loop: context.loop), delegate: revalidation, records: records,
+                                client: DiscardingResponseWriter(), delegate: revalidation, records: records,
                                 head: head, origin: origin, path: path, url: url, kind: .http)
         exchange.revalidatesInBackground = true
         revalidation.exchange = exchange
@@ -61,27 +61,11 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
 }
 
 /// Where a background exchange's response goes: nowhere (the store has its copy).
-final class DiscardingStream: ByteStream, @unchecked Sendable {  // confined to `loop.queue`
-    let loop: EventLoop
-    var id: UInt64 { 0 }
-    var peerAddress: SocketAddress? { nil }
-    var localAddress: SocketAddress? { nil }
-    weak var delegate: ConnectionDelegate?
-    private(set) var bytesRead: UInt64 = 0
-    private(set) var bytesWritten: UInt64 = 0
-    private(set) var isClosed = false
-    var didReadEOF: Bool { true }
-
-    init(loop: EventLoop) { self.loop = loop }
-
-    func resumeReading() {}
-    func pauseReading() {}
-    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytesWritten += UInt64(bytes.count)
-        return true
-    }
-    func shutdownWrite() {}
-    func close(abortive: Bool) { isClosed = true }
-    func closeAfterFlush(linger: Double) { isClosed = true }
-    func resetAfterFlush(linger: Double) { isClosed = true }
+final class DiscardingResponseWriter: ClientResponseWriter {  // confined to the exchange's loop queue
+    func writeInformational(status: Int, reasonPhrase: String, fields: HTTPFields) {}
+    func writeHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {}
+    func writeBody(_ bytes: UnsafeRawBufferPointer) -> Bool { true }
+    func writeEnd(trailers: HTTPFields?) {}
+    func writeError(_ error: ProxyError, requestID: UInt64) {}
+    var switchableStream: ByteStream? { nil }
 }

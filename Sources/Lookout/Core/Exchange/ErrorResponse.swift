@@ -9,6 +9,16 @@ enum ErrorResponse {
     static let idHeader = HTTPField.Name("X-Lookout-Id")!
 
     static func bytes(for error: ProxyError, closeConnection: Bool, requestID: UInt64? = nil) -> [UInt8] {
+        var response = parts(for: error, requestID: requestID)
+        if closeConnection { response.fields[.connection] = "close" }
+        var bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: reasonPhrase(for: response.status),
+                                                version: .http1_1, headerFields: response.fields)
+        bytes += response.body
+        return bytes
+    }
+
+    /// The response as status, fields and body, for a writer that frames it itself (HTTP/2).
+    static func parts(for error: ProxyError, requestID: UInt64?) -> (status: Int, fields: HTTPFields, body: [UInt8]) {
         let status = error.status ?? 500
         let body = Array("lookout: \(error.code): \(error.message)\n".utf8)
         var fields = HTTPFields()
@@ -27,12 +37,8 @@ enum ErrorResponse {
         if case .accessDenied(.methodNotAllowed(_, let allowed)) = error {
             fields[.allow] = allowed.joined(separator: ", ")  // RFC 9110 §15.5.6
         }
-        if closeConnection { fields[.connection] = "close" }
         fields[.via] = ViaHeaderAdapter.value
-        var bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase(for: status),
-                                                version: .http1_1, headerFields: fields)
-        bytes += body
-        return bytes
+        return (status, fields, body)
     }
 
     static func reasonPhrase(for status: Int) -> String {

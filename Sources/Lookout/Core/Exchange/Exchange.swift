@@ -16,16 +16,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// HTTPTypes models Host as the :authority pseudo-field; on the HTTP/1.1 wire it is a plain field.
     static let hostHeader = HTTPField.Name("Host")!
 
-    /// How the response body is framed toward the client.
-    private enum ClientFraming {
-        case none, contentLength, chunked, untilClose
-    }
-
     let id: UInt64
     let session: Session
     let context: LoopContext
-    /// Where the response goes; only ever written to here.
-    private let client: ByteStream
+    /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to here.
+    private let client: ClientResponseWriter
     /// The client connection that owns this exchange. `unowned`: the connection finishes its
     /// exchange before it goes away, and a finished exchange never calls it (a weak reference
     /// would cost a side-table allocation per connection).
@@ -88,9 +83,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// The exchange's bodies written to files (`capture.rules`), when its host has a rule.
     private var capture: ExchangeCapture?
 
-    init(id: UInt64, session: Session, context: LoopContext, client: ByteStream, delegate: ExchangeDelegate,
+    init(id: UInt64, session: Session, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
-         kind: ExchangeSummary.Kind) {
+         kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil) {
         self.id = id
         self.delegate = delegate
         self.session = session
@@ -101,6 +96,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         self.summary = ExchangeSummary(requestID: id, connectionID: records.connectionID,
                                        clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
                                        url: url, httpVersion: head.version.description, start: .now())
+        summary.clientStreamID = clientStreamID
         self.upgradeProtocol = Self.relayedUpgrade(head)
         self.request = UpstreamRequest(origin: origin, method: head.method, url: url, head: [], bodyIsChunked: false,
                                        hasBody: head.framing != .none, asksForUpgrade: false)
@@ -192,10 +188,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func advanceFollower(afterDrain: Bool) {
         guard let follower, !finished else { return }
         let progress = follower.advance(client: client, afterDrain: afterDrain, observe: { [self] in captured($0) }) {
-            status, reason, fields in
+            status, reason, fields, framing in
             summary.status = status
-            decideKeepAlive(possible: requestEnded && follower.framing != .untilClose, fields: &fields)
-            sendResponseHead(status: status, reasonPhrase: reason, fields: &fields)
+            decideKeepAlive(possible: requestEnded && framing != .untilClose, fields: &fields)
+            sendResponseHead(status: status, reasonPhrase: reason, fields: &fields, framing: framing)
         }
         switch progress {
         case .waiting:
@@ -386,7 +382,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         guard !finished else { return }
         stopTask()
         if !responseHeadSent {
-            client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+            client.writeError(error, requestID: id)
             summary.status = error.status
         }
         finish(error: error, keepAlive: false)
@@ -484,13 +480,12 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         feedTask()
     }
 
-    /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 clients, dropped for 1.0 ones.
+    /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 and HTTP/2 clients, dropped for 1.0 ones.
     func taskDidReceiveInformational(_ response: ResponseHead) {
-        guard head.version == .http1_1, response.status != 101 else { return }
+        guard head.version != .http1_0, response.status != 101 else { return }
         var fields = response.headerFields
         HopByHopHeaders.remove(from: &fields)
-        client.write(HTTPSerializer.responseHead(status: response.status, reasonPhrase: response.reasonPhrase,
-                                                 version: .http1_1, headerFields: fields))
+        client.writeInformational(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields)
     }
 
     /// A final response head, with what the policies decided about it. Returns false when the
@@ -531,20 +526,19 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if let location { fields[.location] = location }
         if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
-        sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields)
+        sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields,
+                         framing: clientFraming)
         return true
     }
 
     /// Lookout's own fields (Via, the host's header rule), then the head to the client.
-    private func sendResponseHead(status: Int, reasonPhrase: String, fields: inout HTTPFields) {
+    private func sendResponseHead(status: Int, reasonPhrase: String, fields: inout HTTPFields, framing: ClientFraming) {
         if session.configuration.addVia { fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value)) }
         if let match = session.configuration.headerRules.match(for: request.origin.ruleKey), !match.rule.response.isEmpty {
             let changes = match.rule.response.apply(to: &fields)
             session.emit(requestContext, RequestDidAdaptResponse(rule: match.rule.name, changes: changes))
         }
-        let bytes = HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase,
-                                                version: .http1_1, headerFields: fields)
-        client.write(bytes)
+        client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
         responseHeadSent = true
         summary.responseHeaders = fields
         summary.requestHeaders = head.headerFields
@@ -568,8 +562,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         var fields = answer.fields
         decideKeepAlive(possible: requestEnded, fields: &fields)
         clientFraming = .contentLength
-        sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields)
+        sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields, framing: clientFraming)
         guard !answer.segments.isEmpty else {
+            client.writeEnd(trailers: nil)
             finish(error: nil, keepAlive: keepClientAlive)
             return
         }
@@ -585,6 +580,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return
         case .done:
             storedBody = nil
+            client.writeEnd(trailers: nil)
             finish(error: nil, keepAlive: keepClientAlive)
         case .failed:
             storedBody = nil
@@ -601,7 +597,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         case .contentLength(let length):
             clientFraming = .contentLength
             if response.contentLengthIsList { fields[.contentLength] = String(length) }
-        case .chunked where head.version == .http1_1:
+        case .chunked where head.version != .http1_0:
             clientFraming = .chunked
             fields[.transferEncoding] = TransferCoding.canonicalField(response.headerFields)
         case .chunked, .untilClose:
@@ -628,24 +624,14 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
         captured(bytes)
         if let cache, let record = cache.relayed(bytes) { emit(record) }
-        switch clientFraming {
-        case .chunked:
-            client.write(HTTPSerializer.chunkHeader(length: bytes.count))
-            client.write(bytes)
-            return client.write(HTTPSerializer.crlf)
-        case .contentLength, .untilClose:
-            return client.write(bytes)
-        case .none:
-            return true
-        }
+        if clientFraming == .none { return true }
+        return client.writeBody(bytes)
     }
 
     func taskDidFinishResponse(trailers: HTTPFields?) {
-        if clientFraming == .chunked {
-            var fields = trailers ?? HTTPFields()
-            HopByHopHeaders.remove(from: &fields)
-            client.write(HTTPSerializer.lastChunk(trailers: fields.isEmpty ? nil : fields))
-        }
+        var fields = trailers ?? HTTPFields()
+        HopByHopHeaders.remove(from: &fields)
+        client.writeEnd(trailers: fields.isEmpty ? nil : fields)
         if clientFraming == .untilClose { keepClientAlive = false }
         capture?.responseEnded()
         if let record = cache?.responseEnded() { emit(record) }
@@ -789,9 +775,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
         finished = true
         closeCacheAndCapture()
-        guard let upgradeProtocol else { preconditionFailure("a switch nobody asked for") }
+        guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
-                            origin: request.origin, taskID: task.id, metrics: task.metrics, client: client,
+                            origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
                             delegate: delegate, session: session, context: context, records: records)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
@@ -828,7 +814,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if !responseHeadSent {
             if error.status != nil {
-                client.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: id))
+                client.writeError(error, requestID: id)
                 summary.status = error.status
             }
             finish(error: error, keepAlive: false)

@@ -20,16 +20,13 @@ final class FillFollower {  // confined to the following exchange's loop queue
         case goUpstream
     }
 
-    /// How the body goes to the client.
-    enum Framing { case contentLength, chunked, untilClose }
-
     let fill: CacheFill
     private var id: UInt64 = 0
     private let requestFields: HTTPFields
     private let sendsBody: Bool
-    private let clientSpeaksHTTP11: Bool
+    private let clientTakesChunks: Bool
     private(set) var headSent = false
-    private(set) var framing = Framing.contentLength
+    private(set) var framing = ClientFraming.contentLength
     private var sent: Int64 = 0
     private var clientBlocked = false
     private var buffer: [UInt8] = []
@@ -38,7 +35,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
         self.fill = fill
         self.requestFields = head.headerFields
         self.sendsBody = head.method != .head
-        self.clientSpeaksHTTP11 = head.version == .http1_1
+        self.clientTakesChunks = head.version != .http1_0
     }
 
     func start(on loop: EventLoop, notify: @escaping @Sendable () -> Void) {
@@ -51,8 +48,8 @@ final class FillFollower {  // confined to the following exchange's loop queue
 
     /// Sends what can be sent now. `sendHead` writes the head with Lookout's own fields added.
     /// `observe` sees every body byte written (for the capture).
-    func advance(client: ByteStream, afterDrain: Bool, observe: (UnsafeRawBufferPointer) -> Void,
-                 sendHead: (_ status: Int, _ reason: String, _ fields: inout HTTPFields) -> Void) -> Progress {
+    func advance(client: ClientResponseWriter, afterDrain: Bool, observe: (UnsafeRawBufferPointer) -> Void,
+                 sendHead: (_ status: Int, _ reason: String, _ fields: inout HTTPFields, _ framing: ClientFraming) -> Void) -> Progress {
         if afterDrain { clientBlocked = false }
         if clientBlocked { return .waiting }
         var snapshot = fill.snapshot(for: id, rearm: false)
@@ -74,14 +71,14 @@ final class FillFollower {  // confined to the following exchange's loop queue
                 if let length = head.expectedLength {
                     fields[.contentLength] = String(length)
                     framing = .contentLength
-                } else if clientSpeaksHTTP11 {
+                } else if clientTakesChunks {
                     fields[.transferEncoding] = "chunked"
                     framing = .chunked
                 } else {
                     framing = .untilClose
                 }
                 headSent = true
-                sendHead(m.status, m.reasonPhrase, &fields)
+                sendHead(m.status, m.reasonPhrase, &fields, framing)
                 if !sendsBody || m.status == 204 || m.status == 304 { return give(.done) }
             }
             while sent < snapshot.written {
@@ -92,12 +89,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
                     guard n > 0 else { return (0, true) }
                     let bytes = UnsafeRawBufferPointer(rebasing: raw[..<n])
                     observe(bytes)
-                    if framing == .chunked {
-                        client.write(HTTPSerializer.chunkHeader(length: n))
-                        client.write(bytes)
-                        return (n, client.write(HTTPSerializer.crlf))
-                    }
-                    return (n, client.write(bytes))
+                    return (n, client.writeBody(bytes))
                 }
                 if count == 0 { return give(.failed) }
                 sent += Int64(count)
@@ -108,7 +100,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
             }
             switch snapshot.ending {
             case .complete:
-                if framing == .chunked { client.write(HTTPSerializer.lastChunk(trailers: nil)) }
+                client.writeEnd(trailers: nil)
                 return give(.done)
             case .failed, .notStored:
                 return give(.failed)

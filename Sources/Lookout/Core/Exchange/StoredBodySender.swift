@@ -33,20 +33,20 @@ final class StoredBodySender {  // confined to the exchange's loop queue
     }
 
     /// `observe` sees every body byte written (for the capture).
-    func send(to client: ByteStream, observe: (UnsafeRawBufferPointer) -> Void) -> Progress {
+    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> Progress {
         while index < segments.count {
             switch segments[index] {
             case .literal(let bytes):
                 index += 1
                 bytes.withUnsafeBytes(observe)
-                if !client.write(bytes) { return index == segments.count ? .done : .waiting }
+                if !bytes.withUnsafeBytes({ client.writeBody($0) }) { return index == segments.count ? .done : .waiting }
             case .stored(let range):
                 if case .memory(let body) = object.body {
                     // At most `memoryObjectLimit` bytes: queued whole, sent as the client reads.
                     let accepted = body.withUnsafeBytes {
                         let slice = UnsafeRawBufferPointer(rebasing: $0[Int(range.lowerBound)...Int(range.upperBound)])
                         observe(slice)
-                        return client.write(slice)
+                        return client.writeBody(slice)
                     }
                     index += 1
                     if !accepted { return index == segments.count ? .done : .waiting }
@@ -61,7 +61,7 @@ final class StoredBodySender {  // confined to the exchange's loop queue
                         guard n > 0 else { return (0, true) }
                         let read = UnsafeRawBufferPointer(rebasing: raw[..<n])
                         observe(read)
-                        return (n, client.write(read))
+                        return (n, client.writeBody(read))
                     }
                     if count == 0 { return .failed }
                     offset += Int64(count)

@@ -41,7 +41,7 @@ extension Session {
                 let now = Instant.now()
                 var found: [InFlightExchange] = []
                 for client in context.clients.values {
-                    if let snapshot = client.inFlightSnapshot(at: now) { found.append(snapshot) }
+                    found.append(contentsOf: client.inFlightSnapshots(at: now))
                 }
                 gathered.add(found)
             }

@@ -78,8 +78,10 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             guard let authority = configuration.tls.certificateAuthority else {
                 throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
             }
+            // RFC 7301 §3.2: the server picks by its own preference, so h2 wins when offered.
             self.interceptionTLS = try TLSEngine(configuration: .server(
-                minimumVersion: configuration.tls.minimumVersion, applicationProtocols: ["http/1.1"],
+                minimumVersion: configuration.tls.minimumVersion,
+                applicationProtocols: configuration.http2.client ? ["h2", "http/1.1"] : ["http/1.1"],
                 certificateSelector: { name in
                     guard let name else {
                         throw CertificateError(.invalidHost, "the client sent no server name")

@@ -18,6 +18,21 @@ public struct SessionConfiguration: Sendable {
         public init() {}
     }
 
+    /// HTTP/2 (`http2`): what is offered in ALPN and the limits of a client connection.
+    public struct HTTP2: Sendable {
+        /// Offer `h2` (then `http/1.1`) to intercepted clients.
+        public var client = true
+        /// Offer `h2` to https origins (`http2.upstream`).
+        public var upstream = true
+        /// Streams a client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+        public var maxConcurrentStreams = 128
+        /// A request header section larger than this (RFC 9113 §6.5.2 count) is answered 431.
+        public var maxHeaderListBytes = 65536
+        public init() {}
+    }
+
+    public var http2 = HTTP2()
+
     /// "host:port" pairs to listen on; host is an IP literal.
     public var listen: [(host: String, port: Int)] = [("127.0.0.1", 8080)]
     /// `admin.listen`: extra addresses that serve only the admin pages (status, `/metrics`, cache),

@@ -61,10 +61,17 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case proxyAuthenticationRequired
         case requestLineTooLong
         case requestHeaderTooLarge
+        /// An HTTP/2 request's header section (RFC 9113 §6.5.2 count) over `http2.max_header_list_bytes`.
+        case headerListTooLarge(limit: Int)
         case requestBodyTooLarge(limit: UInt64)
         case unsupportedTransferCoding
         /// A CONNECT to a host whose trust rule pins, which a blind tunnel cannot check.
         case pinningRequiresInterception(host: String, rule: String)
+        /// An HTTP/2 request for an authority other than the intercepted CONNECT's (a client
+        /// coalescing connections, RFC 9113 §9.1.1): it should open a connection of its own.
+        case misdirectedRequest(authority: String, origin: String)
+        /// A method not served on an HTTP/2 stream: CONNECT (RFC 9113 §8.5) and extended CONNECT.
+        case connectOverHTTP2
     }
 
     /// Why the upstream side failed.
@@ -125,10 +132,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .connectPortNotAllowed: return "connect_port_not_allowed"
             case .proxyAuthenticationRequired: return "proxy_authentication_required"
             case .requestLineTooLong: return "request_line_too_long"
-            case .requestHeaderTooLarge: return "request_header_too_large"
+            case .requestHeaderTooLarge, .headerListTooLarge: return "request_header_too_large"
             case .requestBodyTooLarge: return "request_body_too_large"
             case .unsupportedTransferCoding: return "unsupported_transfer_coding"
             case .pinningRequiresInterception: return "pinning_requires_interception"
+            case .misdirectedRequest: return "misdirected_request"
+            case .connectOverHTTP2: return "connect_over_http2"
             }
         case .upstreamFailed(let reason):
             switch reason {
@@ -187,13 +196,14 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             switch reason {
             case .connectPortNotAllowed, .pinningRequiresInterception: return 403
             // RFC 9110 §15.5.20: this server is not able to produce a response for that target.
-            case .adminListenerDoesNotProxy: return 421
+            case .adminListenerDoesNotProxy, .misdirectedRequest: return 421
+            case .connectOverHTTP2: return 501
             // RFC 6750 §3.1: a missing or wrong bearer token.
             case .adminTokenRequired: return 401
             case .proxyAuthenticationRequired: return 407
             case .requestBodyTooLarge: return 413
             case .requestLineTooLong: return 414
-            case .requestHeaderTooLarge: return 431
+            case .requestHeaderTooLarge, .headerListTooLarge: return 431
             case .unsupportedTransferCoding: return 501
             default: return 400
             }
@@ -241,11 +251,16 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .proxyAuthenticationRequired: return "send Proxy-Authorization: Basic credentials listed in auth.users"
             case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
             case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
+            case .headerListTooLarge(let limit): return "request header list exceeds \(limit) bytes (http2.max_header_list_bytes)"
             case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"
             case .unsupportedTransferCoding:
                 return "Transfer-Encoding must end in one chunked, after gzip, deflate, compress or identity only"
             case .pinningRequiresInterception(let host, let rule):
                 return "trust rule \(rule) pins \(host), which a blind tunnel cannot check; add the host to interception.hosts or set trust.pinning_without_interception: allow"
+            case .misdirectedRequest(let authority, let origin):
+                return "this HTTP/2 connection was opened for \(origin); open another one for \(authority)"
+            case .connectOverHTTP2:
+                return "CONNECT inside an intercepted HTTP/2 connection is not served; send it to the proxy itself"
             }
         case .upstreamFailed(let reason):
             switch reason {

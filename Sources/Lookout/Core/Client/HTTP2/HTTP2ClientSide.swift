@@ -1,0 +1,376 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutHTTP2
+import LookoutIO
+
+/// What an intercepted connection's HTTP/2 side tells the connection that owns it.
+protocol HTTP2ClientSideDelegate: AnyObject {
+    /// The HTTP/2 connection is over (both sides done after a GOAWAY, or it failed): close the
+    /// socket once what is queued went out, with `reason` for the connection's record.
+    func http2ClientSideDidEnd(reason: String)
+}
+
+/// An intercepted client connection that negotiated `h2` (RFC 9113 §3.2): nghttp2 speaks the
+/// protocol, and every stream becomes an exchange through the same pipeline as HTTP/1.1 — policies,
+/// cache, capture, events — toward the CONNECT's origin.
+///
+/// Bytes flow one way through here: the socket's reads go into nghttp2, the frames it queues go out
+/// when the loop comes round (`scheduleFlush`), never from inside one of its callbacks. While the
+/// socket is backed up nothing more is read, so the client cannot queue work faster than it takes
+/// answers.
+final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  // confined to `stream.loop.queue`
+    let protocolSession: HTTP2ServerSession
+    private let stream: ByteStream
+    private let session: Session
+    private let context: LoopContext
+    private let records: ExchangeRecords
+    private let origin: Origin
+    private unowned let delegate: HTTP2ClientSideDelegate
+    private var streams: [Int32: HTTP2ClientStream] = [:]
+    private var flushScheduled = false
+    private var outputBlocked = false
+    private var ended = false
+    private(set) var requestsServed = 0
+    private let timer: LoopTimer
+    private var lastActivity = Instant.now()
+    /// Per stream with a response waiting on the client's window: when the window last moved.
+    private var stalledSince: [Int32: (sent: UInt64, since: Instant)] = [:]
+
+    init(stream: ByteStream, session: Session, context: LoopContext, records: ExchangeRecords, origin: Origin,
+         delegate: HTTP2ClientSideDelegate) throws {
+        var settings = HTTP2ServerSettings()
+        settings.maxConcurrentStreams = UInt32(session.configuration.http2.maxConcurrentStreams)
+        settings.maxHeaderListBytes = session.configuration.http2.maxHeaderListBytes
+        self.protocolSession = try HTTP2ServerSession(settings: settings)
+        self.stream = stream
+        self.session = session
+        self.context = context
+        self.records = records
+        self.origin = origin
+        self.delegate = delegate
+        self.timer = LoopTimer(loop: stream.loop)
+        protocolSession.delegate = self
+        timer.setStandingHandler { [unowned self] in timerFired() }
+    }
+
+    /// Sends the server preface (SETTINGS) and starts reading the client's.
+    func start() {
+        flush()
+        stream.resumeReading()
+        armTimer()
+    }
+
+    // MARK: - Socket (called by the connection)
+
+    func didRead(_ bytes: UnsafeRawBufferPointer) {
+        guard !ended else { return }
+        lastActivity = .now()
+        do {
+            try protocolSession.receive(bytes)
+        } catch {
+            // nghttp2 queued a GOAWAY where the protocol allows one (a bad preface, a fatal
+            // protocol error): it goes out, then the connection ends.
+            failAllStreams(.clientFailed(reason: .closed("HTTP/2 connection error: \(error)")))
+            session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(
+                code: HTTP2ErrorCode.protocolError.registeredName, reason: "\(error)"))
+            // The GOAWAY goes out, then the socket closes.
+            flush()
+            end(reason: "http2_error")
+            return
+        }
+        flush()
+    }
+
+    func didDrain() {
+        outputBlocked = false
+        flush()
+        if !outputBlocked && !ended { stream.resumeReading() }
+    }
+
+    /// The client's side of the socket ended or failed: every open stream fails with `error`.
+    func clientDidEnd(_ error: ProxyError) {
+        failAllStreams(error)
+        ended = true
+        timer.invalidate()
+    }
+
+    /// Shutdown (RFC 9113 §6.8): GOAWAY names the last stream that will be served; those finish,
+    /// then the connection closes.
+    func beginShutdown() {
+        guard !ended else { return }
+        protocolSession.goAway()
+        flush()
+    }
+
+    /// The grace period is over: what is still running ends now.
+    func forceClose() {
+        for stream in streams.values {
+            stream.exchange?.abort(.sessionUnavailable(reason: .shuttingDown))
+        }
+        protocolSession.terminate(.noError)
+        flush()
+        ended = true
+        timer.invalidate()
+    }
+
+    var isIdle: Bool { streams.isEmpty }
+
+    // MARK: - Output
+
+    /// Frames go out once this turn of the loop is over: a response head, its first bytes and
+    /// the END_STREAM of a short answer leave in one write.
+    func scheduleFlush() {
+        guard !flushScheduled, !ended else { return }
+        flushScheduled = true
+        stream.loop.execute { [weak self] in
+            guard let self else { return }
+            flushScheduled = false
+            flush()
+        }
+    }
+
+    private func flush() {
+        guard !ended else { return }
+        if !outputBlocked {
+            do {
+                try protocolSession.writeOutput { [stream] bytes in
+                    stream.write(bytes)
+                }
+            } catch {
+                end(reason: "http2_error")
+                return
+            }
+            if protocolSession.wantsToWrite {
+                // The socket's queue is full: read nothing until it drains.
+                outputBlocked = true
+                stream.pauseReading()
+            }
+        }
+        if !protocolSession.isActive { end(reason: protocolSession.abuse == nil ? "closed" : "http2_enhance_your_calm") }
+    }
+
+    private func end(reason: String) {
+        guard !ended else { return }
+        failAllStreams(.clientFailed(reason: .closed("the HTTP/2 connection ended")))
+        ended = true
+        timer.invalidate()
+        delegate.http2ClientSideDidEnd(reason: reason)
+    }
+
+    private func failAllStreams(_ error: ProxyError) {
+        let open = streams.values
+        streams = [:]
+        for stream in open { stream.closed(error) }
+    }
+
+    // MARK: - Timers
+
+    private var tick: Double { max(0.05, min(1, session.configuration.timeouts.clientIdle / 4)) }
+
+    private func armTimer() { timer.schedule(after: tick) }
+
+    /// Closes a connection idle for `timeouts.client_idle`, and resets streams whose client kept
+    /// its window shut that long (a zero-window stall holds an upstream response hostage).
+    private func timerFired() {
+        guard !ended else { return }
+        let limit = session.configuration.timeouts.clientIdle
+        let now = Instant.now()
+        if streams.isEmpty {
+            if now.milliseconds(since: lastActivity) / 1000 >= limit {
+                protocolSession.goAway()
+                flush()
+                end(reason: "idle_timeout")
+                return
+            }
+        } else {
+            for (id, clientStream) in streams {
+                guard let progress = protocolSession.bodyProgress(stream: id), progress.queued > 0,
+                      protocolSession.peerWindow(stream: id) <= 0 else {
+                    stalledSince[id] = nil
+                    continue
+                }
+                if let stall = stalledSince[id], stall.sent == progress.sent {
+                    if now.milliseconds(since: stall.since) / 1000 >= limit {
+                        stalledSince[id] = nil
+                        protocolSession.resetStream(id, code: .cancel, afterQueuedBody: false)
+                        streams[id] = nil
+                        clientStream.closed(.clientFailed(reason: .closed(
+                            "the client kept HTTP/2 stream \(id)'s window shut for \(Int(limit)) s")))
+                    }
+                } else {
+                    stalledSince[id] = (progress.sent, now)
+                }
+            }
+            flush()
+        }
+        armTimer()
+    }
+
+    // MARK: - HTTP2ServerSessionDelegate
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveRequest headers: [HTTP2Header], stream id: Int32,
+                      endStream: Bool, fieldBytes: Int) {
+        requestsServed += 1
+        let requestID = session.makeRequestID()
+        let clientStream = HTTP2ClientStream(id: id, side: self)
+        streams[id] = clientStream
+        switch HTTP2MessageTranslation.requestHead(headers, endStream: endStream, fieldBytes: fieldBytes) {
+        case .failure(let problem):
+            let error: ProxyError
+            switch problem {
+            case .connectNotSupported: error = .requestRejected(reason: .connectOverHTTP2)
+            case .missingAuthority: error = .requestRejected(reason: .missingHost("HTTP/2 request without :authority"))
+            case .invalidField(let name): error = .requestRejected(reason: .malformedRequest("HTTP/2 field \(name)"))
+            }
+            let method = headers.first { $0.name == ":method" }?.value ?? ""
+            refuse(clientStream, requestID: requestID, method: method, url: origin.authority, error: error)
+        case .success(let (head, authority)):
+            let url = origin.url(path: head.rawTarget)
+            if let authority, !Self.names(authority, origin) {
+                refuse(clientStream, requestID: requestID, head: head, url: url,
+                       error: .requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
+                return
+            }
+            if let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: origin.ruleKey) {
+                refuse(clientStream, requestID: requestID, head: head, url: url, error: refusal)
+                return
+            }
+            let exchange = Exchange(id: requestID, session: session, context: context, client: clientStream,
+                                    delegate: clientStream, records: records, head: head, origin: origin,
+                                    path: head.rawTarget, url: url, kind: .intercepted, clientStreamID: id)
+            clientStream.run(exchange)
+        }
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveOversizedRequest id: Int32, fieldBytes: Int) {
+        requestsServed += 1
+        let clientStream = HTTP2ClientStream(id: id, side: self)
+        streams[id] = clientStream
+        refuse(clientStream, requestID: session.makeRequestID(), method: "", url: origin.authority,
+               error: .requestRejected(reason: .headerListTooLarge(limit: protocolSession.settings.maxHeaderListBytes)))
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveData bytes: UnsafeRawBufferPointer, stream id: Int32) {
+        guard let clientStream = streams[id], let exchange = clientStream.exchange else {
+            // Nobody takes it (a refused or finished request): the window reopens at once.
+            protocolSession.consume(stream: id, count: bytes.count)
+            return
+        }
+        exchange.clientSentBody(bytes)
+        if exchange.acceptsRequestBody || clientStream.exchange == nil {
+            protocolSession.consume(stream: id, count: bytes.count)
+        } else {
+            clientStream.unconsumedBytes += bytes.count
+        }
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didFinishRequest id: Int32, trailers: [HTTP2Header]?) {
+        guard let clientStream = streams[id] else { return }
+        clientStream.requestComplete = true
+        var fields: HTTPFields?
+        if let trailers {
+            var trailerFields = HTTPFields()
+            for trailer in trailers {
+                if let name = HTTPField.Name(trailer.name) { trailerFields.append(HTTPField(name: name, value: trailer.value)) }
+            }
+            fields = trailerFields
+        }
+        clientStream.exchange?.clientFinishedBody(trailers: fields)
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didRejectMalformed id: Int32, reason: String) {
+        let error = ProxyError.requestRejected(reason: .malformedRequest("HTTP/2 stream \(id): \(reason)"))
+        if let clientStream = streams.removeValue(forKey: id) {
+            clientStream.closed(error)
+            return
+        }
+        // RFC 9113 §8.1.1: the stream was reset with PROTOCOL_ERROR before it became a request.
+        let requestID = session.makeRequestID()
+        session.emit(EventContext(connectionID: stream.id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
+        var summary = ExchangeSummary(requestID: requestID, connectionID: stream.id, clientAddress: records.clientAddress,
+                                      kind: .intercepted, method: "", url: origin.authority, httpVersion: "HTTP/2",
+                                      start: .now())
+        summary.clientStreamID = id
+        summary.error = error
+        records.finish(summary)
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didCloseStream id: Int32, code: HTTP2ErrorCode, byPeer: Bool) {
+        stalledSince[id] = nil
+        guard let clientStream = streams[id] else { return }
+        if code == .noError && !byPeer && clientStream.responseEnded {
+            // The whole response went out and the request was complete: the exchange may still
+            // be settling its attempt (metrics, the pool); it ends on its own, and is forgotten then.
+            clientStream.streamClosedCleanly()
+            if clientStream.exchange == nil { streams[id] = nil }
+            return
+        }
+        streams[id] = nil
+        let detail = byPeer ? "the client reset HTTP/2 stream \(id) (\(code.registeredName))"
+                            : "HTTP/2 stream \(id) closed (\(code.registeredName))"
+        clientStream.closed(.clientFailed(reason: .closed(detail)))
+    }
+
+    /// A stream closed cleanly before its exchange finished: now it has.
+    func streamExchangeDidFinish(_ clientStream: HTTP2ClientStream) {
+        if streams[clientStream.id] === clientStream { streams[clientStream.id] = nil }
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, canSendMoreOn id: Int32) {
+        streams[id]?.exchange?.clientDidDrain()
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32) {
+        // nghttp2 stops accepting streams; those begun finish, then `isActive` turns false.
+    }
+
+    func http2Session(_ protocolSession: HTTP2ServerSession, didCutOffAbuse reason: String) {
+        session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(
+            code: HTTP2ErrorCode.enhanceYourCalm.registeredName, reason: reason))
+        failAllStreams(.clientFailed(reason: .closed("connection cut off: \(reason)")))
+    }
+
+    // MARK: - Refusals
+
+    /// Answers a stream's request with Lookout's error response, and writes its record.
+    private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, head: RequestHead, url: String,
+                        error: ProxyError) {
+        records.created(head, requestID: requestID, url: url)
+        refuse(clientStream, requestID: requestID, method: head.method.rawValue, url: url, error: error)
+    }
+
+    private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, method: String, url: String,
+                        error: ProxyError) {
+        session.emit(EventContext(connectionID: stream.id, requestID: requestID), RequestDidRejectClient(error: error))
+        clientStream.writeError(error, requestID: requestID)
+        var summary = ExchangeSummary(requestID: requestID, connectionID: stream.id, clientAddress: records.clientAddress,
+                                      kind: .intercepted, method: method, url: url, httpVersion: "HTTP/2", start: .now())
+        summary.clientStreamID = clientStream.id
+        summary.status = error.status
+        summary.error = error
+        records.finish(summary)
+    }
+
+    /// Whether `authority` names the intercepted origin's host. The port is not compared: a
+    /// client behind a port forward (or a relay) names the port it connected to, while a request
+    /// for another host is one a coalescing client should send on a connection of its own.
+    private static func names(_ authority: String, _ origin: Origin) -> Bool {
+        var host = URLAuthority.host(in: authority)
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return host.lowercased() == origin.host.lowercased()
+    }
+
+    // MARK: - Operator
+
+    func inFlightSnapshots(at now: Instant) -> [InFlightExchange] {
+        streams.values.compactMap { $0.exchange?.inFlightSnapshot(at: now) }.sorted { $0.summary.requestID > $1.summary.requestID }
+    }
+
+    func runs(exchange id: UInt64) -> Bool {
+        streams.values.contains { $0.exchange?.id == id }
+    }
+
+    func cancel(exchange id: UInt64, error: ProxyError) {
+        streams.values.first { $0.exchange?.id == id }?.exchange?.cancel(error)
+    }
+}

@@ -1,0 +1,84 @@
+import HTTPTypes
+import LookoutHTTP
+
+/// Why an HTTP/2 request cannot become a request head; nghttp2 has already refused what RFC 9113
+/// §8 calls malformed, so these are what is left for the proxy to judge.
+public enum HTTP2RequestProblem: Error, Equatable, Sendable {
+    /// Neither `:authority` nor `Host` (RFC 9113 §8.3.1).
+    case missingAuthority
+    /// A method Lookout does not serve on a stream: CONNECT (§8.5) and extended CONNECT (RFC 8441).
+    case connectNotSupported
+    /// A field name or value the HTTP/1.1 side could not carry.
+    case invalidField(String)
+}
+
+/// Translation between HTTP/2 header sections and the HTTP/1.1 heads the pipeline works with
+/// (RFC 9113 §8.2 and §8.3): pseudo-header fields ↔ request line and Host, cookie crumbs
+/// joined, connection-specific fields removed.
+public enum HTTP2MessageTranslation {
+    /// The request head an HTTP/2 request stands for. The target is origin-form (`:path`); `Host`
+    /// carries `:authority` (§8.3.1: an intermediary converting to HTTP/1.1 creates it from
+    /// there). Without END_STREAM the body's length is its `content-length` (which nghttp2 checks
+    /// against the DATA frames, §8.1.1) or unknown, which HTTP/1.1 sends chunked.
+    public static func requestHead(_ headers: [HTTP2Header], endStream: Bool, fieldBytes: Int)
+        -> Result<(head: RequestHead, authority: String?), HTTP2RequestProblem>
+    {
+        var method = "", path = "", authority: String?, protocolName: String?
+        var fields = HTTPFields()
+        var cookies: [String] = []
+        var host: String?
+        for header in headers {
+            switch header.name {
+            case ":method": method = header.value
+            case ":path": path = header.value
+            case ":authority": authority = header.value
+            case ":protocol": protocolName = header.value
+            case ":scheme": break
+            case "cookie": cookies.append(header.value)
+            case "host": host = header.value
+            default:
+                guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
+                fields.append(HTTPField(name: name, value: header.value))
+            }
+        }
+        if method == "CONNECT" || protocolName != nil { return .failure(.connectNotSupported) }
+        guard let hostValue = authority ?? host, !hostValue.isEmpty else { return .failure(.missingAuthority) }
+        guard let parsedMethod = HTTPRequest.Method(method) else { return .failure(.invalidField(":method")) }
+        // §8.2.3: crumbs split for compression are joined with "; " for HTTP/1.1.
+        if !cookies.isEmpty { fields.insert(HTTPField(name: .cookie, value: cookies.joined(separator: "; ")), at: 0) }
+        fields.insert(HTTPField(name: HTTPField.Name("Host")!, value: hostValue), at: 0)
+        let framing: BodyFraming
+        if endStream {
+            framing = .none
+        } else if let length = fields[.contentLength].flatMap(UInt64.init) {
+            framing = .contentLength(length)
+        } else {
+            framing = .chunked
+        }
+        let head = RequestHead(method: parsedMethod, rawTarget: path, target: .origin(path: path), version: .http2,
+                               headerFields: fields, framing: framing, keepAlive: true, expectsContinue: false,
+                               upgrade: nil, headLength: fieldBytes)
+        return .success((head, authority ?? host))
+    }
+
+    /// Response (or trailer) fields for an HTTP/2 stream: lowercase names (§8.2.1), without the
+    /// connection-specific fields and any the `Connection` field names (§8.2.2).
+    public static func headers(_ fields: HTTPFields) -> [HTTP2Header] {
+        var named: Set<String> = []
+        if let connection = fields[.connection] {
+            FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
+        }
+        var headers: [HTTP2Header] = []
+        headers.reserveCapacity(fields.count)
+        for field in fields {
+            let name = field.name.canonicalName
+            if connectionSpecific.contains(name) || named.contains(name) { continue }
+            headers.append(HTTP2Header(name, field.value))
+        }
+        return headers
+    }
+
+    /// RFC 9113 §8.2.2 and RFC 9110 §7.6.1.
+    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding",
+                                                  "upgrade", "te"]
+}

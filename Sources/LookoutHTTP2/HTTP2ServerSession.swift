@@ -1,0 +1,526 @@
+import CLookoutNGHTTP2
+import HTTPTypes
+
+/// Limits and windows of the server side of an HTTP/2 connection.
+public struct HTTP2ServerSettings: Sendable {
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2): streams past it are refused.
+    public var maxConcurrentStreams: UInt32 = 128
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: a request whose fields add up to more (name + value + 32
+    /// per field, §6.5.2) is answered 431 without being forwarded.
+    public var maxHeaderListBytes: Int = 65536
+    /// How much request body a stream may send before Lookout has passed it on (§6.9.2).
+    public var initialStreamWindow: Int32 = 65535
+    /// The connection's receive window: bytes are taken off it as soon as they arrive, so it only
+    /// needs to cover what is in flight; the per-stream windows are the backpressure.
+    public var connectionWindow: Int32 = 1 << 20
+    /// Response body bytes queued per stream before `enqueueBody` asks the producer to wait.
+    public var streamBufferBytes = 64 * 1024
+    /// Resets a client may send in a burst, then per second, before the connection is closed with
+    /// GOAWAY ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487).
+    public var resetBurst = 200
+    public var resetsPerSecond = 100
+    /// The same for PING, SETTINGS, PRIORITY and empty DATA frames.
+    public var controlFrameBurst = 100
+    public var controlFramesPerSecond = 50
+    /// CONTINUATION frames allowed after one HEADERS (CVE-2024-27316 and its kin).
+    public var maxContinuations = 8
+
+    public init() {}
+}
+
+/// What the server side of an HTTP/2 connection tells its owner. Every call happens on the
+/// owner's queue, from inside `receive` or `writeOutput`; the owner may submit frames from them
+/// (nghttp2 allows `nghttp2_submit_*` in callbacks) but not call `receive` or `writeOutput`.
+public protocol HTTP2ServerSessionDelegate: AnyObject {
+    /// A request's header section (RFC 9113 §8.1), already validated by nghttp2 (§8.1.1, §8.2,
+    /// §8.3): pseudo-fields first, then the fields in order. `endStream`: no body follows.
+    /// `fieldBytes` is the section's size as §6.5.2 counts it.
+    func http2Session(_ session: HTTP2ServerSession, didReceiveRequest headers: [HTTP2Header], stream: Int32,
+                      endStream: Bool, fieldBytes: Int)
+    /// A request whose header section exceeded `maxHeaderListBytes`: its fields were not kept.
+    func http2Session(_ session: HTTP2ServerSession, didReceiveOversizedRequest stream: Int32, fieldBytes: Int)
+    func http2Session(_ session: HTTP2ServerSession, didReceiveData bytes: UnsafeRawBufferPointer, stream: Int32)
+    /// The request is complete (END_STREAM), with its trailer section if it had one.
+    func http2Session(_ session: HTTP2ServerSession, didFinishRequest stream: Int32, trailers: [HTTP2Header]?)
+    /// nghttp2 refused a frame of the stream as malformed (§8.1.1) and reset it.
+    func http2Session(_ session: HTTP2ServerSession, didRejectMalformed stream: Int32, reason: String)
+    /// The stream is closed; `byPeer`: the client reset it (RST_STREAM) or the connection ended.
+    func http2Session(_ session: HTTP2ServerSession, didCloseStream stream: Int32, code: HTTP2ErrorCode, byPeer: Bool)
+    /// The stream's queued response body fell below half of `streamBufferBytes`: send more.
+    func http2Session(_ session: HTTP2ServerSession, canSendMoreOn stream: Int32)
+    /// The client is going away (GOAWAY): no new streams above `lastStreamID` will come.
+    func http2Session(_ session: HTTP2ServerSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32)
+    /// Lookout ended the connection with GOAWAY ENHANCE_YOUR_CALM because of `reason`.
+    func http2Session(_ session: HTTP2ServerSession, didCutOffAbuse reason: String)
+}
+
+/// The server side of one HTTP/2 connection over nghttp2's session API: nghttp2 does framing,
+/// HPACK, stream states and flow control (RFC 9113); this class feeds it bytes, collects what it
+/// parsed into values for the delegate, and queues response bodies per stream.
+///
+/// No I/O and no threads: the owner passes what it read to `receive` and writes what
+/// `writeOutput` hands it, so the connection's own backpressure applies. Request body windows
+/// are not reopened by nghttp2 but by `consume`, once the owner has passed the bytes on.
+public final class HTTP2ServerSession {  // confined to the owning connection's loop queue
+    public unowned(unsafe) var delegate: HTTP2ServerSessionDelegate?
+    public let settings: HTTP2ServerSettings
+    private var session: OpaquePointer?
+
+    /// Response bodies waiting for their stream's window.
+    private final class OutboundBody {
+        var buffer: [UInt8] = []
+        var offset = 0
+        var ended = false
+        var trailers: [HTTP2Header]?
+        /// Reset the stream with this code once the queued bytes are out.
+        var resetCode: HTTP2ErrorCode?
+        /// nghttp2 was told to wait (NGHTTP2_ERR_DEFERRED) and must be resumed.
+        var deferred = false
+        var producerWaits = false
+        var bytesSent: UInt64 = 0
+        var pending: Int { buffer.count - offset }
+    }
+
+    /// A request header section being received.
+    private struct IncomingFields {
+        var headers: [HTTP2Header] = []
+        var bytes = 0
+        var oversized = false
+    }
+
+    private var bodies: [Int32: OutboundBody] = [:]
+    private var incoming: [Int32: IncomingFields] = [:]
+    /// Streams the peer reset (RST_STREAM received), until their close is reported.
+    private var resetByPeer: Set<Int32> = []
+    /// Streams whose producer may continue, told after the output loop.
+    private var drained: [Int32] = []
+    private var resets: FrameRateLimit
+    private var controlFrames: FrameRateLimit
+    /// Set once the connection is being cut off for abuse.
+    public private(set) var abuse: String?
+    /// Set once a GOAWAY that ends the connection is queued: nothing new is started.
+    public private(set) var isTerminating = false
+    /// The highest stream a request arrived on, and ranges of lower ones the client skipped
+    /// (idle streams closed implicitly by a higher one, RFC 9113 §5.1.1), newest last.
+    private var highestStream: Int32 = 0
+    private var skippedStreams: [ClosedRange<Int32>] = []
+    /// The connection window grows once the client's preface arrived: a client that sends no
+    /// preface hears nothing but SETTINGS and the GOAWAY (h2spec 3.5).
+    private var connectionWindowOpened = false
+
+    public init(settings: HTTP2ServerSettings) throws {
+        self.settings = settings
+        self.resets = FrameRateLimit(burst: settings.resetBurst, perSecond: settings.resetsPerSecond)
+        self.controlFrames = FrameRateLimit(burst: settings.controlFrameBurst, perSecond: settings.controlFramesPerSecond)
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        Self.install(callbacks)
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        // nghttp2's own rapid-reset limit stays above Lookout's, which answers ENHANCE_YOUR_CALM.
+        nghttp2_option_set_stream_reset_rate_limit(option, UInt64(settings.resetBurst) * 4, UInt64(settings.resetsPerSecond) * 4)
+        var created: OpaquePointer?
+        let result = nghttp2_session_server_new2(&created, callbacks, nil, option)
+        guard result == 0, let created else { throw HTTP2SessionError(code: result) }
+        session = created
+        nghttp2_session_set_user_data(created, Unmanaged.passUnretained(self).toOpaque())
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                                   value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                                   value: UInt32(settings.maxHeaderListBytes)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                                   value: UInt32(settings.initialStreamWindow)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+        ]
+        let submitted = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        guard submitted == 0 else { throw HTTP2SessionError(code: submitted) }
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    // MARK: - Bytes in and out
+
+    /// Feeds what the client sent. A thrown error means the connection is unusable (nghttp2 has
+    /// queued a GOAWAY where it could): write out what is left, then close.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let session, bytes.count > 0 else { return }
+        let result = nghttp2_session_mem_recv(session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            // nghttp2 sends no GOAWAY for a fatal error (a bad preface among them): one says
+            // PROTOCOL_ERROR before the connection ends (RFC 9113 §3.4, §5.4.1).
+            terminate(.protocolError)
+            throw HTTP2SessionError(code: Int32(result))
+        }
+    }
+
+    /// Hands queued frames to `write` until there are none or `write` returns false (the
+    /// connection is backed up; call again when it drains). Then tells producers of streams
+    /// that drained to go on.
+    public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws {
+        guard let session else { return }
+        while true {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
+            guard count > 0, let data else { break }
+            if !write(UnsafeRawBufferPointer(start: data, count: count)) { break }
+        }
+        while !drained.isEmpty {
+            let streams = drained
+            drained = []
+            for stream in streams { delegate?.http2Session(self, canSendMoreOn: stream) }
+        }
+    }
+
+    /// Whether nghttp2 has frames to send.
+    public var wantsToWrite: Bool { session.map { nghttp2_session_want_write($0) != 0 } ?? false }
+
+    /// False once both sides are done: after a GOAWAY, with nothing left to send or receive.
+    public var isActive: Bool {
+        guard let session else { return false }
+        return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+    }
+
+    // MARK: - Responses
+
+    /// Submits a response head; without `endStream` a body follows through `enqueueBody`.
+    public func sendResponse(stream: Int32, status: Int, headers: [HTTP2Header], endStream: Bool) {
+        guard let session else { return }
+        var fields = [HTTP2Header(":status", String(status))]
+        fields += headers
+        let result: Int32 = Self.withNameValues(fields) { nva, count in
+            if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
+            bodies[stream] = OutboundBody()
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+            return nghttp2_submit_response(session, stream, nva, count, &provider)
+        }
+        if result != 0 { bodies[stream] = nil }
+    }
+
+    /// An interim response (1xx, RFC 9113 §8.1): a HEADERS frame that does not end the stream.
+    public func sendInformational(stream: Int32, status: Int, headers: [HTTP2Header]) {
+        guard let session else { return }
+        var fields = [HTTP2Header(":status", String(status))]
+        fields += headers
+        _ = Self.withNameValues(fields) { nva, count in
+            nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva, count, nil)
+        }
+    }
+
+    /// Queues response body bytes. False when the stream holds `streamBufferBytes` or more: the
+    /// producer waits for `canSendMoreOn` (the bytes were queued all the same).
+    @discardableResult
+    public func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let session, let body = bodies[stream], !body.ended else { return true }
+        if body.offset > 0 && body.offset == body.buffer.count {
+            body.buffer.removeAll(keepingCapacity: true)
+            body.offset = 0
+        } else if body.offset >= settings.streamBufferBytes {
+            // A stream that never quite drains: drop what was sent, so the queue stays bounded.
+            body.buffer.removeSubrange(0..<body.offset)
+            body.offset = 0
+        }
+        body.buffer.append(contentsOf: bytes)
+        if body.deferred {
+            body.deferred = false
+            nghttp2_session_resume_data(session, stream)
+        }
+        if body.pending >= settings.streamBufferBytes {
+            body.producerWaits = true
+            return false
+        }
+        return true
+    }
+
+    /// Ends the response body, with a trailer section if there is one (gRPC status travels there).
+    public func finishBody(stream: Int32, trailers: [HTTP2Header]?) {
+        guard let session, let body = bodies[stream], !body.ended else { return }
+        body.ended = true
+        body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
+        if body.deferred {
+            body.deferred = false
+            nghttp2_session_resume_data(session, stream)
+        }
+    }
+
+    /// Resets the stream: at once, or after the body queued so far (a response that broke off
+    /// reaches the client as far as it came, then the reset).
+    public func resetStream(_ stream: Int32, code: HTTP2ErrorCode, afterQueuedBody: Bool) {
+        guard let session else { return }
+        if afterQueuedBody, let body = bodies[stream], !body.ended {
+            body.ended = true
+            body.resetCode = code
+            if body.deferred {
+                body.deferred = false
+                nghttp2_session_resume_data(session, stream)
+            }
+            return
+        }
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+    }
+
+    /// Reopens the stream's window by `count` bytes of request body the owner has passed on.
+    public func consume(stream: Int32, count: Int) {
+        guard let session, count > 0 else { return }
+        nghttp2_session_consume_stream(session, stream, count)
+    }
+
+    /// Response body bytes of the stream not yet handed to the connection, and those that were.
+    public func bodyProgress(stream: Int32) -> (queued: Int, sent: UInt64)? {
+        bodies[stream].map { ($0.pending, $0.bytesSent) }
+    }
+
+    /// The client's flow-control window for the stream: 0 means it has stopped taking the body.
+    public func peerWindow(stream: Int32) -> Int {
+        guard let session else { return 0 }
+        let stream = Int(nghttp2_session_get_stream_remote_window_size(session, stream))
+        let connection = Int(nghttp2_session_get_remote_window_size(session))
+        return min(stream, connection)
+    }
+
+    /// Graceful shutdown (RFC 9113 §6.8): streams begun so far may finish, new ones are refused.
+    public func goAway() {
+        guard let session else { return }
+        let last = nghttp2_session_get_last_proc_stream_id(session)
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, HTTP2ErrorCode.noError.rawValue, nil, 0)
+    }
+
+    /// Ends the connection with `code`; only the GOAWAY is sent after this.
+    public func terminate(_ code: HTTP2ErrorCode) {
+        guard let session, !isTerminating else { return }
+        isTerminating = true
+        nghttp2_session_terminate_session(session, code.rawValue)
+    }
+
+    /// RFC 9113 §5.1.1: a request on a stream numerically smaller than one already opened, which
+    /// was never opened itself, is a connection error of type PROTOCOL_ERROR. nghttp2 takes such
+    /// a stream for a closed one and ignores it; this catches it from the frame header.
+    private func checkStreamOrder(_ stream: Int32) {
+        guard stream & 1 == 1 else { return }
+        if stream > highestStream {
+            if stream > highestStream + 2 {
+                skippedStreams.append((highestStream + 2)...(stream - 2))
+                if skippedStreams.count > 64 { skippedStreams.removeFirst() }
+            }
+            highestStream = stream
+        } else if skippedStreams.contains(where: { $0.contains(stream) }) {
+            terminate(.protocolError)
+        }
+    }
+
+    private func cutOff(_ reason: String) {
+        guard abuse == nil else { return }
+        abuse = reason
+        terminate(.enhanceYourCalm)
+        delegate?.http2Session(self, didCutOffAbuse: reason)
+    }
+
+    // MARK: - nghttp2 callbacks
+
+    private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
+        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    private static func install(_ callbacks: OpaquePointer) {
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
+            guard let header, header.pointee.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+            HTTP2ServerSession.this(userData).checkStreamOrder(header.pointee.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            guard let frame else { return 0 }
+            let this = HTTP2ServerSession.this(userData)
+            this.incoming[frame.pointee.hd.stream_id] = IncomingFields()
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+            guard let frame, let name, let value else { return 0 }
+            let this = HTTP2ServerSession.this(userData)
+            let stream = frame.pointee.hd.stream_id
+            guard var fields = this.incoming[stream] else { return 0 }
+            fields.bytes += nameLength + valueLength + 32
+            if fields.bytes > this.settings.maxHeaderListBytes {
+                // An HPACK bomb (small frames decoding to huge fields) stops being stored here.
+                fields.oversized = true
+                fields.headers = []
+            } else if !fields.oversized {
+                fields.headers.append(HTTP2Header(
+                    String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+            }
+            this.incoming[stream] = fields
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+            guard let frame else { return 0 }
+            HTTP2ServerSession.this(userData).received(frame.pointee)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
+            guard let data else { return 0 }
+            // The connection window reopens at once; the stream's only when the bytes moved on.
+            nghttp2_session_consume_connection(session, length)
+            let this = HTTP2ServerSession.this(userData)
+            this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, code, userData in
+            guard let frame else { return 0 }
+            let this = HTTP2ServerSession.this(userData)
+            let stream = frame.pointee.hd.stream_id
+            this.incoming[stream] = nil
+            if stream != 0 {
+                let reason = String(cString: nghttp2_strerror(code))
+                this.delegate?.http2Session(this, didRejectMalformed: stream, reason: reason)
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
+            let this = HTTP2ServerSession.this(userData)
+            this.incoming[stream] = nil
+            this.bodies[stream] = nil
+            let byPeer = this.resetByPeer.remove(stream) != nil
+            this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
+            return 0
+        }
+    }
+
+    private func received(_ frame: nghttp2_frame) {
+        let stream = frame.hd.stream_id
+        if !connectionWindowOpened, let session {
+            // The client's preface is in (its SETTINGS is the first frame nghttp2 accepts).
+            connectionWindowOpened = true
+            nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
+        }
+        if isTerminating && frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) { return }
+        let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(frame.hd.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            guard let fields = incoming.removeValue(forKey: stream) else { return }
+            if frame.headers.cat == NGHTTP2_HCAT_REQUEST {
+                if fields.oversized {
+                    delegate?.http2Session(self, didReceiveOversizedRequest: stream, fieldBytes: fields.bytes)
+                } else {
+                    delegate?.http2Session(self, didReceiveRequest: fields.headers, stream: stream, endStream: endStream,
+                                           fieldBytes: fields.bytes)
+                }
+                if endStream { delegate?.http2Session(self, didFinishRequest: stream, trailers: nil) }
+            } else if endStream {
+                // A trailer section (§8.1): nghttp2 has checked that it ends the stream.
+                delegate?.http2Session(self, didFinishRequest: stream, trailers: fields.oversized ? nil : fields.headers)
+            }
+        case NGHTTP2_DATA.rawValue:
+            if frame.hd.length == 0 && !endStream && !controlFrames.take() {
+                cutOff("a flood of empty DATA frames")
+                return
+            }
+            if endStream { delegate?.http2Session(self, didFinishRequest: stream, trailers: nil) }
+        case NGHTTP2_RST_STREAM.rawValue:
+            resetByPeer.insert(stream)
+            if !resets.take() { cutOff("rapid reset: streams opened and reset faster than \(settings.resetsPerSecond) a second") }
+        case NGHTTP2_PING.rawValue, NGHTTP2_SETTINGS.rawValue, NGHTTP2_PRIORITY.rawValue:
+            let isAck = frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0
+            if !isAck && !controlFrames.take() {
+                cutOff("a flood of \(frame.hd.type == UInt8(NGHTTP2_PING.rawValue) ? "PING" : frame.hd.type == UInt8(NGHTTP2_SETTINGS.rawValue) ? "SETTINGS" : "PRIORITY") frames")
+            }
+        case NGHTTP2_GOAWAY.rawValue:
+            delegate?.http2Session(self, didReceiveGoAway: HTTP2ErrorCode(rawValue: frame.goaway.error_code),
+                                   lastStreamID: frame.goaway.last_stream_id)
+        default:
+            break
+        }
+    }
+
+    /// nghttp2 asks for up to `length` bytes of the stream's body.
+    private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
+        let this = HTTP2ServerSession.this(userData)
+        guard let body = this.bodies[stream], let buffer, let flags else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let count = min(length, body.pending)
+        if count > 0 {
+            body.buffer.withUnsafeBytes { raw in
+                UnsafeMutableRawPointer(buffer).copyMemory(from: raw.baseAddress! + body.offset, byteCount: count)
+            }
+            body.offset += count
+            body.bytesSent += UInt64(count)
+            if body.producerWaits && body.pending < this.settings.streamBufferBytes / 2 {
+                body.producerWaits = false
+                this.drained.append(stream)
+            }
+        }
+        if body.pending == 0 {
+            if !body.ended {
+                if count > 0 { return count }
+                body.deferred = true
+                return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+            }
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            if let code = body.resetCode {
+                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+                return count
+            }
+            if let trailers = body.trailers {
+                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+            }
+            if nghttp2_session_get_stream_remote_close(session, stream) == 0 {
+                // The response is complete before the request (RFC 9113 §8.1): the client is
+                // asked to stop sending, without error.
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                          HTTP2ErrorCode.noError.rawValue)
+            }
+        }
+        return count
+    }
+
+    /// Calls `body` with nghttp2's name/value array for `headers` (nghttp2 copies them on submit).
+    private static func withNameValues<R>(_ headers: [HTTP2Header],
+                                          _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
+        var storage: [UInt8] = []
+        var spans: [(name: Range<Int>, value: Range<Int>)] = []
+        spans.reserveCapacity(headers.count)
+        for header in headers {
+            let nameStart = storage.count
+            storage.append(contentsOf: header.name.utf8)
+            let valueStart = storage.count
+            storage.append(contentsOf: header.value.utf8)
+            spans.append((nameStart..<valueStart, valueStart..<storage.count))
+        }
+        if storage.isEmpty { storage.append(0) }
+        return storage.withUnsafeMutableBufferPointer { raw in
+            let base = raw.baseAddress!
+            let nva = spans.map { span in
+                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                           namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+        }
+    }
+}
+
+/// nghttp2 failed; `message` is its description.
+public struct HTTP2SessionError: Error, CustomStringConvertible {
+    public let message: String
+    public let code: Int32
+
+    init(_ message: String) {
+        self.message = message
+        self.code = 0
+    }
+
+    init(code: Int32) {
+        self.message = String(cString: nghttp2_strerror(code))
+        self.code = code
+    }
+
+    public var description: String { message }
+}
