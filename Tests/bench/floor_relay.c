@@ -9,7 +9,11 @@
 // With "splice" as the fourth argument, bytes move socket -> pipe -> socket with splice(2) and
 // never enter user space (the zero-copy variant of the same relay; measured for CONNECT bulk).
 //
-// usage: floor_relay FROM_PORT TO_PORT [THREADS] [splice]
+// With "connect=HOST:PORT", TO_PORT is a proxy: each connection first sends it CONNECT HOST:PORT
+// and waits for its 2xx head, then relays. That puts a client that cannot speak to a proxy
+// (h2load, h2spec) in front of Lookout's interception.
+//
+// usage: floor_relay FROM_PORT TO_PORT [THREADS] [splice] [connect=HOST:PORT]
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,6 +40,23 @@ struct side {
 };
 
 static int from_port, to_port, use_splice;
+static const char *connect_target;
+
+// Sends CONNECT on the still-blocking socket and reads the answer head byte by byte, so not a
+// byte of the tunnel is consumed; 0 when the proxy answered 2xx.
+static int open_tunnel(int u) {
+    char request[512], head[4096];
+    int n = snprintf(request, sizeof request, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", connect_target, connect_target);
+    if (write(u, request, (size_t)n) != n) return -1;
+    size_t got = 0;
+    while (got < sizeof head - 1) {
+        if (read(u, head + got, 1) != 1) return -1;
+        got++;
+        if (got >= 4 && memcmp(head + got - 4, "\r\n\r\n", 4) == 0) break;
+    }
+    head[got] = 0;
+    return strncmp(head, "HTTP/1.1 2", 10) == 0 ? 0 : -1;
+}
 
 // Closed pairs are freed after the batch: later events of the same batch may name them.
 static __thread struct side *closed[512];
@@ -116,6 +137,7 @@ static void *loop(void *unused) {
                     // A blocking connect keeps this simple; on loopback it returns at once.
                     int u = socket(AF_INET, SOCK_STREAM, 0);
                     if (connect(u, (void *)&origin, sizeof origin) != 0) { close(c); close(u); continue; }
+                    if (connect_target && open_tunnel(u) != 0) { close(c); close(u); continue; }
                     fcntl(u, F_SETFL, O_NONBLOCK);
                     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                     setsockopt(u, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -147,11 +169,14 @@ static void *loop(void *unused) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: floor_relay FROM_PORT TO_PORT [THREADS] [splice]\n"); return 2; }
+    if (argc < 3) { fprintf(stderr, "usage: floor_relay FROM_PORT TO_PORT [THREADS] [splice] [connect=HOST:PORT]\n"); return 2; }
     from_port = atoi(argv[1]);
     to_port = atoi(argv[2]);
     int threads = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    use_splice = argc > 4 && strcmp(argv[4], "splice") == 0;
+    for (int i = 4; i < argc; i++) {
+        if (strcmp(argv[i], "splice") == 0) use_splice = 1;
+        if (strncmp(argv[i], "connect=", 8) == 0) connect_target = argv[i] + 8;
+    }
     pthread_t t;
     for (int i = 1; i < threads; i++) pthread_create(&t, NULL, loop, NULL);
     loop(NULL);
