@@ -50,8 +50,10 @@ public protocol HTTP2ServerSessionDelegate: AnyObject {
     func http2Session(_ session: HTTP2ServerSession, canSendMoreOn stream: Int32)
     /// The client is going away (GOAWAY): no new streams above `lastStreamID` will come.
     func http2Session(_ session: HTTP2ServerSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32)
-    /// Lookout ended the connection with GOAWAY ENHANCE_YOUR_CALM because of `reason`.
-    func http2Session(_ session: HTTP2ServerSession, didCutOffAbuse reason: String)
+    /// A GOAWAY with an error `code` went out (RFC 9113 §5.4.1): a connection error nghttp2 found
+    /// (`reason` is its debug data), or Lookout's own — a bad preface, a stream id going backwards,
+    /// abuse cut off with ENHANCE_YOUR_CALM. Told once per connection.
+    func http2Session(_ session: HTTP2ServerSession, didEndWith code: HTTP2ErrorCode, reason: String)
 }
 
 /// The server side of one HTTP/2 connection over nghttp2's session API: nghttp2 does framing,
@@ -100,6 +102,9 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     public private(set) var abuse: String?
     /// Set once a GOAWAY that ends the connection is queued: nothing new is started.
     public private(set) var isTerminating = false
+    /// Why Lookout ended the connection, for the GOAWAY's report; and whether that went out.
+    private var terminationReason: String?
+    private var reportedEnd = false
     /// The highest stream a request arrived on, and ranges of lower ones the client skipped
     /// (idle streams closed implicitly by a higher one, RFC 9113 §5.1.1), newest last.
     private var highestStream: Int32 = 0
@@ -155,32 +160,32 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         if result < 0 {
             // nghttp2 sends no GOAWAY for a fatal error (a bad preface among them): one says
             // PROTOCOL_ERROR before the connection ends (RFC 9113 §3.4, §5.4.1).
-            terminate(.protocolError)
-            throw HTTP2SessionError(code: Int32(result))
+            let error = HTTP2SessionError(code: Int32(result))
+            terminate(.protocolError, reason: error.message)
+            throw error
         }
     }
 
-    /// Hands queued frames to `write` until there are none or `write` returns false (the
-    /// connection is backed up; call again when it drains). Then tells producers of streams
-    /// that drained to go on.
-    public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws {
-        guard let session else { return }
-        while true {
+    /// Hands queued frames to `write` until there are none (returns true) or `write` returns
+    /// false: the connection is backed up, and this returns false so the owner calls again when
+    /// it drains. Then tells producers of streams that drained to go on.
+    public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
+        guard let session else { return true }
+        var keptUp = true
+        while keptUp {
             var data: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &data)
             if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
             guard count > 0, let data else { break }
-            if !write(UnsafeRawBufferPointer(start: data, count: count)) { break }
+            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
         }
         while !drained.isEmpty {
             let streams = drained
             drained = []
             for stream in streams { delegate?.http2Session(self, canSendMoreOn: stream) }
         }
+        return keptUp
     }
-
-    /// Whether nghttp2 has frames to send.
-    public var wantsToWrite: Bool { session.map { nghttp2_session_want_write($0) != 0 } ?? false }
 
     /// False once both sides are done: after a GOAWAY, with nothing left to send or receive.
     public var isActive: Bool {
@@ -293,9 +298,11 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     }
 
     /// Ends the connection with `code`; only the GOAWAY is sent after this.
-    public func terminate(_ code: HTTP2ErrorCode) {
+    /// `reason` is what the owner hears with the GOAWAY (`didEndWith`) when `code` is an error.
+    public func terminate(_ code: HTTP2ErrorCode, reason: String) {
         guard let session, !isTerminating else { return }
         isTerminating = true
+        terminationReason = reason
         nghttp2_session_terminate_session(session, code.rawValue)
     }
 
@@ -311,15 +318,14 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             }
             highestStream = stream
         } else if skippedStreams.contains(where: { $0.contains(stream) }) {
-            terminate(.protocolError)
+            terminate(.protocolError, reason: "a request on stream \(stream), lower than one already opened (RFC 9113 §5.1.1)")
         }
     }
 
     private func cutOff(_ reason: String) {
         guard abuse == nil else { return }
         abuse = reason
-        terminate(.enhanceYourCalm)
-        delegate?.http2Session(self, didCutOffAbuse: reason)
+        terminate(.enhanceYourCalm, reason: reason)
     }
 
     // MARK: - nghttp2 callbacks
@@ -382,6 +388,21 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             }
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+            guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return 0 }
+            let this = HTTP2ServerSession.this(userData)
+            let goaway = frame.pointee.goaway
+            guard goaway.error_code != HTTP2ErrorCode.noError.rawValue, !this.reportedEnd else { return 0 }
+            this.reportedEnd = true
+            this.isTerminating = true
+            let debugData = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
+            } ?? ""
+            let code = HTTP2ErrorCode(rawValue: goaway.error_code)
+            let reason = this.terminationReason ?? (debugData.isEmpty ? code.registeredName : debugData)
+            this.delegate?.http2Session(this, didEndWith: code, reason: reason)
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             let this = HTTP2ServerSession.this(userData)
             this.incoming[stream] = nil
@@ -428,7 +449,12 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         case NGHTTP2_PING.rawValue, NGHTTP2_SETTINGS.rawValue, NGHTTP2_PRIORITY.rawValue:
             let isAck = frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0
             if !isAck && !controlFrames.take() {
-                cutOff("a flood of \(frame.hd.type == UInt8(NGHTTP2_PING.rawValue) ? "PING" : frame.hd.type == UInt8(NGHTTP2_SETTINGS.rawValue) ? "SETTINGS" : "PRIORITY") frames")
+                let name = switch UInt32(frame.hd.type) {
+                case NGHTTP2_PING.rawValue: "PING"
+                case NGHTTP2_SETTINGS.rawValue: "SETTINGS"
+                default: "PRIORITY"
+                }
+                cutOff("a flood of \(name) frames")
             }
         case NGHTTP2_GOAWAY.rawValue:
             delegate?.http2Session(self, didReceiveGoAway: HTTP2ErrorCode(rawValue: frame.goaway.error_code),

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import signal
+import struct
 import ssl
 import subprocess
 import time
@@ -19,7 +20,7 @@ import pytest
 
 import origins
 from conftest import assert_error_summary, client_env, curl, curl_sha256, rss_kib, wait_until
-from h2_client import H2Client, Response
+from h2_client import H2Client, Response, connect_through
 from test_tls_intercept import ca_file, intercepting
 
 ENHANCE_YOUR_CALM = 0xb
@@ -180,11 +181,33 @@ def test_refusals_are_stream_errors_with_records(make_proxy, pki, good_origin):
     misdirected = other.request("/fixed/1")
     r = other.response(misdirected)
     assert r.status == 421 and r.header("x-lookout-error") == "misdirected_request", (r.status, r.headers)
+    # An HPACK bomb: one 1 KB field, then indexed references to it — a small frame that decodes
+    # to more than the limit.
+    bomb = client.request("/fixed/1", headers=[("x-rep", "v" * 1000)] * 10)
+    r = client.response(bomb)
+    assert r.status == 431 and r.header("x-lookout-error") == "request_header_too_large", (r.status, r.headers)
+    # CONNECT on a stream (RFC 9113 §8.5), and a request naming no authority at all: nghttp2
+    # finds that one malformed (neither :authority nor host) and resets it.
+    connect_stream = client.conn.get_next_available_stream_id()
+    client.conn.send_headers(connect_stream, [(":method", "CONNECT"), (":authority", "localhost:443")], end_stream=False)
+    client.responses[connect_stream] = Response()
+    client.flush()
+    r = client.response(connect_stream)
+    assert r.status == 501 and r.header("x-lookout-error") == "connect_over_http2", (r.status, r.headers)
+    anonymous = client.conn.get_next_available_stream_id()
+    client.conn.send_headers(anonymous, [(":method", "GET"), (":scheme", "https"), (":path", "/fixed/1")],
+                             end_stream=True)
+    client.responses[anonymous] = Response()
+    client.flush()
+    r = client.response(anonymous)
+    assert r.reset == h2.errors.ErrorCodes.PROTOCOL_ERROR, (r.status, r.reset)
     ok = client.request("/fixed/3")
     assert client.response(ok).status == 200, "a refusal ends only its own stream"
-    recs = proxy.summaries(3, kind="intercepted")
+    recs = proxy.summaries(6, kind="intercepted")
     codes = sorted((r.get("error") or {}).get("code", "") for r in recs)
-    assert codes == ["", "misdirected_request", "request_header_too_large"], recs
+    assert codes == ["", "connect_over_http2", "malformed_request", "misdirected_request", "request_header_too_large",
+                     "request_header_too_large"], recs
+    assert all(r["http_version"] == "HTTP/2" and "stream_id" in r for r in recs), recs
     client.close()
     other.close()
 
@@ -226,15 +249,22 @@ def test_rapid_reset_is_cut_off_with_enhance_your_calm(make_proxy, pki, good_ori
     client.close()
 
 
-def test_ping_and_settings_floods_are_cut_off(make_proxy, pki, good_origin):
+def test_control_frame_floods_are_cut_off(make_proxy, pki, good_origin):
+    """PING and SETTINGS (each asks for an ACK), PRIORITY and empty DATA frames cost the client
+    nothing: past the burst, GOAWAY ENHANCE_YOUR_CALM."""
     proxy = make_proxy(intercepting(pki, good_origin))
-    for flood in ("ping", "settings"):
+    for flood in ("ping", "settings", "priority", "empty data"):
         client = open_h2(proxy, good_origin)
+        upload = client.request("/echo", method="POST", end=False) if flood == "empty data" else None
         for i in range(500):
             if flood == "ping":
                 client.conn.ping(i.to_bytes(8, "big"))
-            else:
+            elif flood == "settings":
                 client.conn.update_settings({4: 65535 + i})
+            elif flood == "priority":
+                client.conn.prioritize(1, weight=16 + i % 200)
+            else:
+                client.conn.send_data(upload, b"")
         try:
             client.flush()
         except OSError:
@@ -242,10 +272,11 @@ def test_ping_and_settings_floods_are_cut_off(make_proxy, pki, good_origin):
         client.wait(lambda: client.goaway is not None or client.closed, timeout=15, message=f"{flood} GOAWAY")
         assert client.goaway and client.goaway[0] == ENHANCE_YOUR_CALM, (flood, client.goaway)
         client.close()
-    events = proxy.log_records(2, where=lambda r: r.get("event") == "connection.didEndHTTP2")
-    reasons = [e["reason"] for e in events]
-    print(events)
-    assert any("PING" in r for r in reasons) and any("SETTINGS" in r for r in reasons), reasons
+    events = proxy.log_records(4, where=lambda r: r.get("event") == "connection.didEndHTTP2")
+    reasons = sorted(e["reason"] for e in events)
+    assert reasons == ["a flood of PING frames", "a flood of PRIORITY frames", "a flood of SETTINGS frames",
+                       "a flood of empty DATA frames"], reasons
+    assert all(e["code"] == "ENHANCE_YOUR_CALM" for e in events), events
 
 
 def test_stream_limit_is_advertised_and_enforced(make_proxy, pki, good_origin):
@@ -253,6 +284,59 @@ def test_stream_limit_is_advertised_and_enforced(make_proxy, pki, good_origin):
     client = open_h2(proxy, good_origin)
     client.wait(lambda: 3 in client.remote_settings, message="SETTINGS")
     assert client.remote_settings[3] == 2  # SETTINGS_MAX_CONCURRENT_STREAMS
+    # The client's own bookkeeping would hold the third stream back: it is told the limit is higher.
+    client.conn.remote_settings[3] = 100
+    client.conn.remote_settings.acknowledge()
+    streams = [client.request("/slow?pieces=2&interval=0.5") for _ in range(3)]
+    # nghttp2 treats a stream past the acknowledged limit as a connection error (PROTOCOL_ERROR),
+    # naming the last stream it took; the record carries its reason.
+    client.wait(lambda: client.goaway is not None or client.closed, message="GOAWAY")
+    assert client.goaway == (h2.errors.ErrorCodes.PROTOCOL_ERROR, streams[1]), client.goaway
+    events = proxy.log_records(1, where=lambda r: r.get("event") == "connection.didEndHTTP2")
+    assert events[0]["code"] == "PROTOCOL_ERROR" and "concurrent" in events[0]["reason"].lower(), events
+    client.close()
+
+
+def test_protocol_errors_end_the_connection_with_a_record(make_proxy, pki, good_origin):
+    """A bad preface (RFC 9113 §3.4), a CONTINUATION flood (more than 8 after one HEADERS) and a
+    stream id going backwards each end the connection with a GOAWAY and a connection.didEndHTTP2
+    record."""
+    proxy = make_proxy(intercepting(pki, good_origin))
+    raw = connect_through(proxy.port, "localhost", good_origin.port)
+    context = ssl.create_default_context(cafile=ca_file(proxy))
+    context.set_alpn_protocols(["h2"])
+    tls = context.wrap_socket(raw, server_hostname="localhost")
+    assert tls.selected_alpn_protocol() == "h2"
+    tls.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" + b"\0" * 64)
+    tls.settimeout(10)
+    received = b""
+    while chunk := tls.recv(65536):
+        received += chunk
+    assert b"\x00\x00\x08\x07" in received, "a GOAWAY frame (length 8, type 7) before the close"
+
+    client = open_h2(proxy, good_origin)
+    block = client.conn.encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", client.authority),
+                                        (":path", "/fixed/1"), ("x-padding", "p" * 40)])
+    frames = struct.pack(">I", 1)[1:] + bytes([0x1, 0x1]) + struct.pack(">I", 1) + block[:1]  # HEADERS, END_STREAM only
+    for i in range(1, 20):
+        frames += struct.pack(">I", 1)[1:] + bytes([0x9, 0x0]) + struct.pack(">I", 1) + block[i:i + 1]  # CONTINUATION
+    client.sock.sendall(frames)
+    client.wait_closed()
+    client.close()
+
+    # A stream id lower than one already opened, never used itself (RFC 9113 §5.1.1).
+    client = open_h2(proxy, good_origin)
+    fields = [(":method", "GET"), (":scheme", "https"), (":authority", client.authority), (":path", "/fixed/1")]
+    for stream in (5, 3):
+        block = client.conn.encoder.encode(fields)
+        client.sock.sendall(struct.pack(">I", len(block))[1:] + bytes([0x1, 0x5]) + struct.pack(">I", stream) + block)
+    client.wait(lambda: client.goaway is not None or client.closed, message="GOAWAY")
+    assert client.goaway and client.goaway[0] == h2.errors.ErrorCodes.PROTOCOL_ERROR, client.goaway
+    events = proxy.log_records(3, where=lambda r: r.get("event") == "connection.didEndHTTP2")
+    assert [e["code"] for e in events] == ["PROTOCOL_ERROR"] * 3, events
+    assert "magic" in events[0]["reason"].lower() and "continuation" in events[1]["reason"].lower(), events
+    assert "stream 3" in events[2]["reason"] and "5.1.1" in events[2]["reason"], events
+    assert proxy.running
     client.close()
 
 

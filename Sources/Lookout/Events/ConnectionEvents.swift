@@ -68,9 +68,9 @@ public struct ConnectionDidFailClientTLSHandshake: EventKind {
     }
 }
 
-/// `connection.didEndHTTP2`: Lookout ended an intercepted client's HTTP/2 connection with a
-/// GOAWAY carrying `code` (RFC 9113 §7): a protocol error, or abuse such as rapid reset
-/// (ENHANCE_YOUR_CALM). Written in default mode too: no exchange record says it.
+/// `connection.didEndHTTP2`: an intercepted client's HTTP/2 connection ended with a GOAWAY
+/// carrying the error `code` (RFC 9113 §7): a protocol error nghttp2 or Lookout found, or abuse
+/// such as rapid reset (ENHANCE_YOUR_CALM). Written in default mode too: no exchange record says it.
 public struct ConnectionDidEndHTTP2: EventKind {
     public static let name = "connection.didEndHTTP2"
     public static let interest = EventInterest.summaries

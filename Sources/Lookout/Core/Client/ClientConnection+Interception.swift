@@ -93,13 +93,9 @@ extension ClientConnection {
         isAwaitingClientHandshake = false
         let id = self.id
         session.emit(EventContext(connectionID: id), ConnectionDidFailClientTLSHandshake(serverName: serverName, error: error))
-        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
-        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress, kind: .intercepted,
-                                      method: head.method.rawValue, url: origin.authority,
-                                      httpVersion: head.version.description, start: start)
-        summary.status = 200
-        summary.error = error
-        records.finish(summary)
+        records.refused(requestID: requestID, method: head.method.rawValue, url: origin.authority,
+                        httpVersion: head.version.description, kind: .intercepted, error: error, status: 200,
+                        start: start, headWasRead: false)
         close(reason: "client_tls_failed")
     }
 

@@ -214,14 +214,10 @@ extension ClientConnection {
         let start = Instant.now()
         let url = kind == .admin ? AdminTokenCheck.redacting(head.rawTarget) : head.rawTarget
         records.created(head, requestID: requestID, url: url)
-        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidRejectClient(error: error))
         connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
-        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
-                                      kind: kind ?? (head.method == .connect ? .tunnel : .http), method: head.method.rawValue,
-                                      url: url, httpVersion: head.version.description, start: start)
-        summary.status = error.status
-        summary.error = error
-        records.finish(summary)
+        records.refused(requestID: requestID, method: head.method.rawValue, url: url,
+                        httpVersion: head.version.description, kind: kind ?? (head.method == .connect ? .tunnel : .http),
+                        error: error, status: error.status, start: start, headWasRead: true)
         closeAfterResponse()
     }
 
@@ -239,16 +235,10 @@ extension ClientConnection {
     func recordFailedRequest(_ error: ProxyError, sendResponse: Bool, startLine: RequestLineSketch? = nil) {
         let requestID = session.makeRequestID()
         let start = Instant.now()
-        session.emit(EventContext(connectionID: id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
-        var summary = ExchangeSummary(requestID: requestID, connectionID: id, clientAddress: clientAddress,
-                                      kind: startLine?.method == "CONNECT" ? .tunnel : .http,
-                                      method: startLine?.method ?? "", url: startLine?.target ?? "",
-                                      httpVersion: startLine?.version ?? "", start: start)
-        if sendResponse, error.status != nil {
-            connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID))
-            summary.status = error.status
-        }
-        summary.error = error
-        records.finish(summary)
+        let answered = sendResponse && error.status != nil
+        if answered { connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID)) }
+        records.refused(requestID: requestID, method: startLine?.method ?? "", url: startLine?.target ?? "",
+                        httpVersion: startLine?.version ?? "", kind: startLine?.method == "CONNECT" ? .tunnel : .http,
+                        error: error, status: answered ? error.status : nil, start: start, headWasRead: false)
     }
 }

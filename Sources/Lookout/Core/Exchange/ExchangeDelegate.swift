@@ -31,6 +31,25 @@ struct ExchangeRecords {
                                                              headerFields: head.headerFields, client: clientAddress))
     }
 
+    /// The record of a request that never became an exchange: `RequestDidRejectClient` for a head
+    /// that was read and refused, `RequestDidFailToCreateRequest` for one that could not be read;
+    /// then its summary with `error` and the `status` the client was answered with, if any.
+    func refused(requestID: UInt64, method: String, url: String, httpVersion: String, kind: ExchangeSummary.Kind,
+                 error: ProxyError, status: Int?, start: Instant, headWasRead: Bool, clientStreamID: Int32? = nil) {
+        let context = EventContext(connectionID: connectionID, requestID: requestID)
+        if headWasRead {
+            session.emit(context, RequestDidRejectClient(error: error))
+        } else {
+            session.emit(context, RequestDidFailToCreateRequest(error: error))
+        }
+        var summary = ExchangeSummary(requestID: requestID, connectionID: connectionID, clientAddress: clientAddress,
+                                      kind: kind, method: method, url: url, httpVersion: httpVersion, start: start)
+        summary.clientStreamID = clientStreamID
+        summary.status = status
+        summary.error = error
+        finish(summary)
+    }
+
     /// Writes the exchange's summary, ending it now.
     func finish(_ summary: ExchangeSummary) {
         var summary = summary

@@ -68,12 +68,9 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         do {
             try protocolSession.receive(bytes)
         } catch {
-            // nghttp2 queued a GOAWAY where the protocol allows one (a bad preface, a fatal
-            // protocol error): it goes out, then the connection ends.
+            // A fatal protocol error (a bad preface, too many CONTINUATIONs): the session queued a
+            // GOAWAY PROTOCOL_ERROR, which goes out (and is recorded, `didEndWith`), then the socket closes.
             failAllStreams(.clientFailed(reason: .closed("HTTP/2 connection error: \(error)")))
-            session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(
-                code: HTTP2ErrorCode.protocolError.registeredName, reason: "\(error)"))
-            // The GOAWAY goes out, then the socket closes.
             flush()
             end(reason: "http2_error")
             return
@@ -107,7 +104,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         for stream in streams.values {
             stream.exchange?.abort(.sessionUnavailable(reason: .shuttingDown))
         }
-        protocolSession.terminate(.noError)
+        protocolSession.terminate(.noError, reason: "shutdown")
         flush()
         ended = true
         timer.invalidate()
@@ -133,17 +130,15 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         guard !ended else { return }
         if !outputBlocked {
             do {
-                try protocolSession.writeOutput { [stream] bytes in
-                    stream.write(bytes)
+                let keptUp = try protocolSession.writeOutput { [stream] bytes in stream.write(bytes) }
+                if !keptUp {
+                    // The socket's queue is full: read nothing until it drains (`didDrain`).
+                    outputBlocked = true
+                    stream.pauseReading()
                 }
             } catch {
                 end(reason: "http2_error")
                 return
-            }
-            if protocolSession.wantsToWrite {
-                // The socket's queue is full: read nothing until it drains.
-                outputBlocked = true
-                stream.pauseReading()
             }
         }
         if !protocolSession.isActive { end(reason: protocolSession.abuse == nil ? "closed" : "http2_enhance_your_calm") }
@@ -285,14 +280,9 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             return
         }
         // RFC 9113 §8.1.1: the stream was reset with PROTOCOL_ERROR before it became a request.
-        let requestID = session.makeRequestID()
-        session.emit(EventContext(connectionID: stream.id, requestID: requestID), RequestDidFailToCreateRequest(error: error))
-        var summary = ExchangeSummary(requestID: requestID, connectionID: stream.id, clientAddress: records.clientAddress,
-                                      kind: .intercepted, method: "", url: origin.authority, httpVersion: "HTTP/2",
-                                      start: .now())
-        summary.clientStreamID = id
-        summary.error = error
-        records.finish(summary)
+        records.refused(requestID: session.makeRequestID(), method: "", url: origin.authority, httpVersion: "HTTP/2",
+                        kind: .intercepted, error: error, status: nil, start: .now(), headWasRead: false,
+                        clientStreamID: id)
     }
 
     func http2Session(_ protocolSession: HTTP2ServerSession, didCloseStream id: Int32, code: HTTP2ErrorCode, byPeer: Bool) {
@@ -324,10 +314,9 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         // nghttp2 stops accepting streams; those begun finish, then `isActive` turns false.
     }
 
-    func http2Session(_ protocolSession: HTTP2ServerSession, didCutOffAbuse reason: String) {
-        session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(
-            code: HTTP2ErrorCode.enhanceYourCalm.registeredName, reason: reason))
-        failAllStreams(.clientFailed(reason: .closed("connection cut off: \(reason)")))
+    func http2Session(_ protocolSession: HTTP2ServerSession, didEndWith code: HTTP2ErrorCode, reason: String) {
+        session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(code: code.registeredName, reason: reason))
+        failAllStreams(.clientFailed(reason: .closed("the connection ended with GOAWAY \(code.registeredName): \(reason)")))
     }
 
     // MARK: - Refusals
@@ -341,14 +330,9 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, method: String, url: String,
                         error: ProxyError) {
-        session.emit(EventContext(connectionID: stream.id, requestID: requestID), RequestDidRejectClient(error: error))
         clientStream.writeError(error, requestID: requestID)
-        var summary = ExchangeSummary(requestID: requestID, connectionID: stream.id, clientAddress: records.clientAddress,
-                                      kind: .intercepted, method: method, url: url, httpVersion: "HTTP/2", start: .now())
-        summary.clientStreamID = clientStream.id
-        summary.status = error.status
-        summary.error = error
-        records.finish(summary)
+        records.refused(requestID: requestID, method: method, url: url, httpVersion: "HTTP/2", kind: .intercepted,
+                        error: error, status: error.status, start: .now(), headWasRead: true, clientStreamID: clientStream.id)
     }
 
     /// Whether `authority` names the intercepted origin's host. The port is not compared: a
