@@ -77,7 +77,9 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         let exchangeKey = ExchangeKey(kind: summary.kind, method: MetricLabels.methodIndex(summary.method),
                                       statusClass: MetricLabels.statusClassIndex(summary.status),
                                       code: summary.error?.code ?? "", host: host)
-        counter(exchangeKey).increment()
+        // The exchange is counted last: a scrape that sees it also sees its phases, bytes and
+        // trust decision (a scrape runs on its own thread, between any two increments).
+        defer { counter(exchangeKey).increment() }
         if summary.kind == .admin { return }
 
         let kindHost = KindHostKey(kind: summary.kind, host: host)
