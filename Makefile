@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -23,6 +23,7 @@ deps:
 	command -v prometheus >/dev/null || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
+	[ -x /usr/sbin/nghttpd ] || command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -37,6 +38,7 @@ deps:
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || $(PYTHON) -m pip install -q pyyaml
 	@$(PYTHON) -c 'import selenium' 2>/dev/null || $(PYTHON) -m pip install -q selenium
 	@$(PYTHON) -c 'import h2, httpx' 2>/dev/null || $(PYTHON) -m pip install -q h2 'httpx[http2]'
+	@$(PYTHON) -c 'import grpc' 2>/dev/null || $(PYTHON) -m pip install -q grpcio
 
 build: deps
 	$(SWIFT) build --product lookout

@@ -68,21 +68,6 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     public let settings: HTTP2ServerSettings
     private var session: OpaquePointer?
 
-    /// Response bodies waiting for their stream's window.
-    private final class OutboundBody {
-        var buffer: [UInt8] = []
-        var offset = 0
-        var ended = false
-        var trailers: [HTTP2Header]?
-        /// Reset the stream with this code once the queued bytes are out.
-        var resetCode: HTTP2ErrorCode?
-        /// nghttp2 was told to wait (NGHTTP2_ERR_DEFERRED) and must be resumed.
-        var deferred = false
-        var producerWaits = false
-        var bytesSent: UInt64 = 0
-        var pending: Int { buffer.count - offset }
-    }
-
     /// A request header section being received.
     private struct IncomingFields {
         var headers: [HTTP2Header] = []
@@ -90,7 +75,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         var oversized = false
     }
 
-    private var bodies: [Int32: OutboundBody] = [:]
+    private var bodies: [Int32: HTTP2OutboundBody] = [:]
     private var incoming: [Int32: IncomingFields] = [:]
     /// Streams the peer reset (RST_STREAM received), until their close is reported.
     private var resetByPeer: Set<Int32> = []
@@ -200,9 +185,9 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         guard let session else { return }
         var fields = [HTTP2Header(":status", String(status))]
         fields += headers
-        let result: Int32 = Self.withNameValues(fields) { nva, count in
+        let result: Int32 = HTTP2NameValues.with(fields) { nva, count in
             if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
-            bodies[stream] = OutboundBody()
+            bodies[stream] = HTTP2OutboundBody(limit: settings.streamBufferBytes)
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
             return nghttp2_submit_response(session, stream, nva, count, &provider)
         }
@@ -214,7 +199,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         guard let session else { return }
         var fields = [HTTP2Header(":status", String(status))]
         fields += headers
-        _ = Self.withNameValues(fields) { nva, count in
+        _ = HTTP2NameValues.with(fields) { nva, count in
             nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva, count, nil)
         }
     }
@@ -224,24 +209,9 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     @discardableResult
     public func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let session, let body = bodies[stream], !body.ended else { return true }
-        if body.offset > 0 && body.offset == body.buffer.count {
-            body.buffer.removeAll(keepingCapacity: true)
-            body.offset = 0
-        } else if body.offset >= settings.streamBufferBytes {
-            // A stream that never quite drains: drop what was sent, so the queue stays bounded.
-            body.buffer.removeSubrange(0..<body.offset)
-            body.offset = 0
-        }
-        body.buffer.append(contentsOf: bytes)
-        if body.deferred {
-            body.deferred = false
-            nghttp2_session_resume_data(session, stream)
-        }
-        if body.pending >= settings.streamBufferBytes {
-            body.producerWaits = true
-            return false
-        }
-        return true
+        let belowLimit = body.append(bytes)
+        body.resumeIfDeferred(session, stream: stream)
+        return belowLimit
     }
 
     /// Ends the response body, with a trailer section if there is one (gRPC status travels there).
@@ -249,10 +219,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         guard let session, let body = bodies[stream], !body.ended else { return }
         body.ended = true
         body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
-        if body.deferred {
-            body.deferred = false
-            nghttp2_session_resume_data(session, stream)
-        }
+        body.resumeIfDeferred(session, stream: stream)
     }
 
     /// Resets the stream: at once, or after the body queued so far (a response that broke off
@@ -262,10 +229,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         if afterQueuedBody, let body = bodies[stream], !body.ended {
             body.ended = true
             body.resetCode = code
-            if body.deferred {
-                body.deferred = false
-                nghttp2_session_resume_data(session, stream)
-            }
+            body.resumeIfDeferred(session, stream: stream)
             return
         }
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
@@ -357,9 +321,8 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
                 fields.oversized = true
                 fields.headers = []
             } else if !fields.oversized {
-                fields.headers.append(HTTP2Header(
-                    String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)))
+                fields.headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value,
+                                                             valueLength: valueLength))
             }
             this.incoming[stream] = fields
             return 0
@@ -470,22 +433,12 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         guard let body = this.bodies[stream], let buffer, let flags else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        let count = min(length, body.pending)
-        if count > 0 {
-            body.buffer.withUnsafeBytes { raw in
-                UnsafeMutableRawPointer(buffer).copyMemory(from: raw.baseAddress! + body.offset, byteCount: count)
-            }
-            body.offset += count
-            body.bytesSent += UInt64(count)
-            if body.producerWaits && body.pending < this.settings.streamBufferBytes / 2 {
-                body.producerWaits = false
-                this.drained.append(stream)
-            }
-        }
+        let (count, producerMayContinue) = body.take(into: buffer, length: length)
+        if producerMayContinue { this.drained.append(stream) }
         if body.pending == 0 {
             if !body.ended {
                 if count > 0 { return count }
-                body.deferred = true
+                body.deferSending()
                 return Int(NGHTTP2_ERR_DEFERRED.rawValue)
             }
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
@@ -496,7 +449,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             }
             if let trailers = body.trailers {
                 flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+                _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
             }
             if nghttp2_session_get_stream_remote_close(session, stream) == 0 {
                 // The response is complete before the request (RFC 9113 §8.1): the client is
@@ -507,46 +460,4 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         }
         return count
     }
-
-    /// Calls `body` with nghttp2's name/value array for `headers` (nghttp2 copies them on submit).
-    private static func withNameValues<R>(_ headers: [HTTP2Header],
-                                          _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
-        var storage: [UInt8] = []
-        var spans: [(name: Range<Int>, value: Range<Int>)] = []
-        spans.reserveCapacity(headers.count)
-        for header in headers {
-            let nameStart = storage.count
-            storage.append(contentsOf: header.name.utf8)
-            let valueStart = storage.count
-            storage.append(contentsOf: header.value.utf8)
-            spans.append((nameStart..<valueStart, valueStart..<storage.count))
-        }
-        if storage.isEmpty { storage.append(0) }
-        return storage.withUnsafeMutableBufferPointer { raw in
-            let base = raw.baseAddress!
-            let nva = spans.map { span in
-                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                           namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            }
-            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
-        }
-    }
-}
-
-/// nghttp2 failed; `message` is its description.
-public struct HTTP2SessionError: Error, CustomStringConvertible {
-    public let message: String
-    public let code: Int32
-
-    init(_ message: String) {
-        self.message = message
-        self.code = 0
-    }
-
-    init(code: Int32) {
-        self.message = String(cString: nghttp2_strerror(code))
-        self.code = code
-    }
-
-    public var description: String { message }
 }

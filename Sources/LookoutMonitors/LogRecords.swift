@@ -49,6 +49,7 @@ extension JSONBuffer {
             if let proxy = upstream.proxy { key("proxy"); string(proxy) }
             key("protocol"); string(upstream.networkProtocolName)
             key("reused"); bool(upstream.isReusedConnection)
+            if let stream = upstream.upstreamStreamID { key("stream_id"); int(Int(stream)) }
             if let tls = upstream.tls { key("tls"); appendTLS(tls) }
             endObject()
         }
@@ -217,6 +218,7 @@ extension JSONBuffer {
         key("protocol"); string(t.networkProtocolName)
         key("reused"); bool(t.isReusedConnection)
         if let id = t.upstreamConnectionID { key("upstream_conn"); uint(id) }
+        if let stream = t.upstreamStreamID { key("stream_id"); int(Int(stream)) }
         if let status = t.statusCode { key("status"); int(status) }
         if let tls = t.tls { key("tls"); appendTLS(tls) }
         let phases = t.phases

@@ -21,6 +21,7 @@ extension SessionConfiguration {
         maxRequestBodyBytes = UInt64(file.limits.maxRequestBodyBytes)
         http2.client = file.http2.client
         http2.upstream = file.http2.upstream
+        http2.upstreamH2CHosts = file.http2.upstreamH2CHosts
         http2.maxConcurrentStreams = file.http2.maxConcurrentStreams
         http2.maxHeaderListBytes = file.http2.maxHeaderListBytes
         timeouts.clientHeader = file.timeouts.clientHeader

@@ -153,6 +153,13 @@ import Testing
             (LookoutEvent(c, RequestDidLookUpCache(result: "stale", reason: "request_no_cache", age: 5, ttl: -1)),
              ["result", "reason", "age", "ttl"]),
             (LookoutEvent(c, TaskWillCacheResponse(stored: false, reason: "private", rule: "**.a.test")), ["stored", "reason", "rule"]),
+            (LookoutEvent(c, ConnectionDidEndHTTP2(code: "ENHANCE_YOUR_CALM", reason: "rapid reset")), ["code", "reason"]),
+            (LookoutEvent(c, UpstreamDidReceiveGoAway(origin: "https://a.test:443", upstreamConnectionID: 5, code: "NO_ERROR",
+                                                      lastStreamID: 7, openStreams: 2, debugData: "")),
+             ["origin", "upstream_conn", "code", "last_stream_id", "open_streams"]),
+            (LookoutEvent(c, UpstreamDidEndHTTP2(origin: "https://a.test:443", upstreamConnectionID: 5,
+                                                 reason: "no PING ACK within 10000 ms", openStreams: 0)),
+             ["origin", "upstream_conn", "reason", "open_streams"]),
             (LookoutEvent(c, CacheDidEvict(url: "http://u:p@a/x", object: "ab", bytes: 10, reason: "size_limit")),
              ["url", "object", "bytes", "reason"]),
         ]

@@ -72,8 +72,9 @@ public protocol RequestRetrier: Sendable {
     func mayRetry(status: Int, host: String) -> Bool
 }
 
-/// Retries by per-host rules, plus the one automatic retry RFC 9112 §9.3.1 allows with no rule: an
-/// idempotent request whose pooled connection the origin had closed before answering.
+/// Retries by per-host rules, plus the automatic retries allowed with no rule: an idempotent request
+/// whose pooled connection the origin had closed before answering (RFC 9112 §9.3.1), and any
+/// request an HTTP/2 origin refused unprocessed (RFC 9113 §8.7).
 public struct RetryPolicy: RequestRetrier {
     public let rules: HostRuleSet<RetryRule>
     private let random: @Sendable () -> Double
@@ -105,6 +106,10 @@ public struct RetryPolicy: RequestRetrier {
         if case .failure(.upstreamFailed(.closed)) = context.outcome, context.attempt == 1, context.usedReusedConnection,
            !context.receivedResponseBytes, Self.idempotentMethods.contains(context.method) {
             return .retry(delay: 0, reason: "stale_pooled_connection", countsAgainstRule: false)
+        }
+        if case .failure(.upstreamFailed(.streamRefused)) = context.outcome, context.attempt == 1 {
+            // RFC 9113 §8.7: the origin says it did not process the request, so any method may go again.
+            return .retry(delay: 0, reason: "refused_stream", countsAgainstRule: false)
         }
         guard let rule = rules.rule(for: context.host), context.retriesByRule < rule.limit,
               rule.methods.contains(context.method.rawValue) else { return .doNotRetry }

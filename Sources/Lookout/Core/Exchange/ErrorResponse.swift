@@ -11,7 +11,7 @@ enum ErrorResponse {
     static func bytes(for error: ProxyError, closeConnection: Bool, requestID: UInt64? = nil) -> [UInt8] {
         var response = parts(for: error, requestID: requestID)
         if closeConnection { response.fields[.connection] = "close" }
-        var bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: reasonPhrase(for: response.status),
+        var bytes = HTTPSerializer.responseHead(status: response.status, reasonPhrase: ReasonPhrase.standard(for: response.status),
                                                 version: .http1_1, headerFields: response.fields)
         bytes += response.body
         return bytes
@@ -39,25 +39,5 @@ enum ErrorResponse {
         }
         fields[.via] = ViaHeaderAdapter.value
         return (status, fields, body)
-    }
-
-    static func reasonPhrase(for status: Int) -> String {
-        switch status {
-        case 200: return "OK"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 405: return "Method Not Allowed"
-        case 407: return "Proxy Authentication Required"
-        case 408: return "Request Timeout"
-        case 413: return "Content Too Large"
-        case 414: return "URI Too Long"
-        case 431: return "Request Header Fields Too Large"
-        case 501: return "Not Implemented"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        case 504: return "Gateway Timeout"
-        default: return "Error"
-        }
     }
 }

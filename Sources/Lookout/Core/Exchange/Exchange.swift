@@ -98,14 +98,25 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                                        url: url, httpVersion: head.version.description, start: .now())
         summary.clientStreamID = clientStreamID
         self.upgradeProtocol = Self.relayedUpgrade(head)
-        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, head: [], bodyIsChunked: false,
-                                       hasBody: head.framing != .none, asksForUpgrade: false)
+        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, head: [], target: path,
+                                       fields: [:], bodyIsChunked: false, hasBody: head.framing != .none,
+                                       asksForUpgrade: false, acceptsTrailers: false)
         self.upstreamPath = path
         self.firstHost = origin.host
     }
 
     /// The first hop's origin-form target.
     private let upstreamPath: String
+
+    /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
+    private var acceptsTrailers: Bool {
+        guard let te = head.headerFields[.te] else { return false }
+        var found = false
+        FieldList.forEachElement(of: te) { element in
+            if element.equalsLowercase("trailers") { found = true }
+        }
+        return found
+    }
     /// The host the client addressed: only it gets the client's credentials.
     private let firstHost: String
 
@@ -288,8 +299,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                                                             rule: ruleName, changes: changes))
         let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
                                                headerFields: upstream.headerFields)
-        return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, bodyIsChunked: chunked,
-                               hasBody: withBody, asksForUpgrade: upgradeProtocol != nil)
+        return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, target: upstream.target,
+                               fields: upstream.headerFields, bodyIsChunked: chunked, hasBody: withBody,
+                               asksForUpgrade: upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
     }
 
     private func startAttempt() {
@@ -595,7 +607,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         case .none:
             clientFraming = .none
         case .contentLength(let length):
-            clientFraming = .contentLength
+            // An empty body is no body: an HTTP/2 client gets END_STREAM on the HEADERS frame,
+            // which is how a gRPC "Trailers-Only" answer must arrive.
+            clientFraming = length == 0 ? .none : .contentLength
             if response.contentLengthIsList { fields[.contentLength] = String(length) }
         case .chunked where head.version != .http1_0:
             clientFraming = .chunked

@@ -31,7 +31,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Judges every upstream certificate chain by the host's rule.
     let trustManager: ServerTrustManager
     /// Originates TLS to https origins (sessions cached per origin for resumption).
+    /// Toward https origins: offers `h2` then `http/1.1` with `http2.upstream`, else `http/1.1`.
     let upstreamTLS: TLSEngine
+    /// Offers only `http/1.1`: for requests that ask for a protocol switch (`Upgrade`), which
+    /// HTTP/2 does not have (RFC 9113 §8.6). The same engine as `upstreamTLS` without `http2.upstream`.
+    let upstreamTLSHTTP1: TLSEngine
     /// Terminates intercepted clients' TLS with leaves from the local CA; nil without interception.
     let interceptionTLS: TLSEngine?
 
@@ -71,9 +75,14 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 logger: Logger = Logger(label: "lookout")) throws {
         self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
-        // HTTP/1.1 is what Lookout speaks on both sides, so that is the one protocol it negotiates.
-        self.upstreamTLS = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
-                                                                applicationProtocols: ["http/1.1"]))
+        // RFC 7301 §3.1: in preference order; the origin picks.
+        let http1Only = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
+                                                             applicationProtocols: ["http/1.1"]))
+        self.upstreamTLSHTTP1 = http1Only
+        self.upstreamTLS = configuration.http2.upstream
+            ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
+                                                   applicationProtocols: ["h2", "http/1.1"]))
+            : http1Only
         if !configuration.tls.interceptedHosts.isEmpty {
             guard let authority = configuration.tls.certificateAuthority else {
                 throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
@@ -234,7 +243,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         for context in contexts {
             context.loop.execute {
                 for client in Array(context.clients.values) { client.beginShutdown() }
-                context.pool.closeAll()
+                context.pool.closeAll(graceful: true)
             }
         }
         let deadline = Instant.now().nanoseconds + UInt64(configuration.timeouts.shutdownGrace * 1e9)
@@ -246,7 +255,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         for context in contexts {
             context.loop.execute {
                 for client in Array(context.clients.values) { client.forceClose() }
-                context.pool.closeAll()
+                context.pool.closeAll(graceful: false)
             }
         }
     }

@@ -24,6 +24,9 @@ public struct SessionConfiguration: Sendable {
         public var client = true
         /// Offer `h2` to https origins (`http2.upstream`).
         public var upstream = true
+        /// Plain-http origins spoken to in HTTP/2 with prior knowledge (`http2.upstream_h2c_hosts`,
+        /// RFC 9113 §3.3): gRPC backends without TLS.
+        public var upstreamH2CHosts: [HostPattern] = []
         /// Streams a client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
         public var maxConcurrentStreams = 128
         /// A request header section larger than this (RFC 9113 §6.5.2 count) is answered 431.

@@ -3,6 +3,10 @@ import LookoutIO
 /// Idle upstream connections of one event loop, by origin. Bounded per origin; each idle
 /// connection expires after `idleTimeout`. Per loop, so taking and returning need no locks.
 ///
+/// HTTP/2 connections are kept here too, but shared rather than taken: a task opens a stream on
+/// one with room (RFC 9113 §9.1). While a connection to an origin that may speak HTTP/2 is being
+/// opened, other tasks for that origin wait to see what it negotiates instead of opening their own.
+///
 /// Expiry is one sweeping timer per pool, not a timer per release: re-arming a Dispatch timer on
 /// every returned connection costs a wake-up of Dispatch's manager thread per request.
 final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.queue`
@@ -18,6 +22,14 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     /// Emptied lists stay until the next sweep, so an origin in steady use keeps its storage.
     private var idle: [Origin: IdleList] = [:]
     private let sweeper: LoopTimer
+    /// HTTP/2 connections that take new streams, by origin.
+    private var multiplexed: [Origin: [HTTP2UpstreamConnection]] = [:]
+    /// Origins with a connection being opened that may turn out to speak HTTP/2, and the tasks
+    /// waiting to see whether it does.
+    private var opening: [Origin: [@Sendable () -> Void]] = [:]
+    /// https origins that chose HTTP/1.1 in ALPN: their tasks do not wait for each other.
+    private var http1Origins: Set<Origin> = []
+    private static let maxRememberedOrigins = 4096
 
     init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
         self.loop = loop
@@ -97,9 +109,67 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
         connection.pool = nil
     }
 
-    func closeAll() {
+    /// Closes the idle connections. HTTP/2 connections may be carrying streams of exchanges
+    /// still finishing: `graceful` retires them, closing each (with GOAWAY) once its streams are done.
+    func closeAll(graceful: Bool) {
         for list in idle.values { list.connections.forEach { $0.close() } }
         idle.removeAll()
         sweeper.cancel()
+        let shared = Array(multiplexed.values.joined())
+        multiplexed.removeAll()
+        for connection in shared {
+            connection.pool = nil
+            if graceful { connection.retire() } else { connection.close(reason: "shutdown") }
+        }
+    }
+
+    // MARK: - HTTP/2
+
+    /// An HTTP/2 connection to `origin` that can take another stream now.
+    func multiplexedConnection(for origin: Origin) -> HTTP2UpstreamConnection? {
+        multiplexed[origin]?.first { $0.hasRoom }
+    }
+
+    func add(_ connection: HTTP2UpstreamConnection) {
+        connection.pool = self
+        multiplexed[connection.origin, default: []].append(connection)
+    }
+
+    /// Takes the connection out once it goes away or fails.
+    func remove(_ connection: HTTP2UpstreamConnection) {
+        guard var list = multiplexed[connection.origin],
+              let index = list.firstIndex(where: { $0 === connection }) else { return }
+        list.remove(at: index)
+        multiplexed[connection.origin] = list.isEmpty ? nil : list
+        connection.pool = nil
+    }
+
+    /// Whether `origin` answered a TLS handshake with HTTP/1.1 before.
+    func speaksOnlyHTTP1(_ origin: Origin) -> Bool { http1Origins.contains(origin) }
+
+    /// Whether a connection to `origin` that may speak HTTP/2 is being opened.
+    func isOpening(_ origin: Origin) -> Bool { opening[origin] != nil }
+
+    /// The caller opens a connection to `origin`; tasks coming meanwhile wait for it.
+    func beginOpening(_ origin: Origin) {
+        if opening[origin] == nil { opening[origin] = [] }
+    }
+
+    /// `resume` runs (on a later turn of the loop) once the opening connection has negotiated or failed.
+    func waitForOpening(_ origin: Origin, resume: @escaping @Sendable () -> Void) {
+        opening[origin, default: []].append(resume)
+    }
+
+    /// The connection being opened to `origin` is ready (or failed, `speaksHTTP2` nil): waiting
+    /// tasks go on, finding the HTTP/2 connection in the pool or opening their own.
+    func finishOpening(_ origin: Origin, speaksHTTP2: Bool?) {
+        if speaksHTTP2 == false {
+            if http1Origins.count >= Self.maxRememberedOrigins { http1Origins.removeAll() }
+            http1Origins.insert(origin)
+        } else if speaksHTTP2 == true {
+            http1Origins.remove(origin)
+        }
+        guard let waiting = opening.removeValue(forKey: origin), !waiting.isEmpty else { return }
+        loop.execute { for resume in waiting { resume() } }
     }
 }

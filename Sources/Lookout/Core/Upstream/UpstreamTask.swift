@@ -17,10 +17,21 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     let requestID: UInt64
     let connectionID: UInt64
     let context: LoopContext
-    private let delegate: SessionDelegate
+    let delegate: SessionDelegate
     private var loop: EventLoop { context.loop }
 
     private var upstream: UpstreamConnection?
+    /// The origin's HTTP/2 connection this attempt has a stream on (instead of `upstream`).
+    var multiplexed: HTTP2UpstreamConnection?
+    var streamID: Int32 = 0
+    /// Response body bytes passed to the exchange while it could not keep up: the stream's
+    /// window reopens by them once it can (`resumeReading`).
+    var unconsumedBytes = 0
+    /// This task opens the connection other tasks for the origin wait for (see the pool).
+    private var opensForOthers = false
+    /// Waiting for another task's connection to the origin to show whether it speaks HTTP/2.
+    private var waitsForOpening = false
+    private var mayWaitForOpening = true
     private var opening: OpenHandle?
     /// The upstream TLS handshake in progress.
     private var securing: TLSStream?
@@ -28,13 +39,13 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     /// This attempt's transaction; the opener records DNS and connect timings into it.
     var metrics: TransactionMetrics
     private(set) var receivedResponseBytes = false
-    private var responseHeadReceived = false
-    private var requestBodySent = false
-    private var responseComplete = false
-    private var readingPaused = false
-    private var lastRead = Instant(nanoseconds: 0)
-    private var isDone = false
-    private var bodyBytesReceived: UInt64 = 0
+    var responseHeadReceived = false
+    var requestBodySent = false
+    var responseComplete = false
+    var readingPaused = false
+    var lastRead = Instant(nanoseconds: 0)
+    private(set) var isDone = false
+    var bodyBytesReceived: UInt64 = 0
 
     init(id: UInt64, attempt: Int, request: UpstreamRequest, requestID: UInt64, connectionID: UInt64,
          session: Session, context: LoopContext) {
@@ -68,13 +79,69 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     func start() {
         let pool = context.pool
         metrics.proxy = origin.parent?.description
+        let multiplexing = mayUseHTTP2
+        if multiplexing, let shared = pool.multiplexedConnection(for: origin) {
+            useStream(on: shared)
+            return
+        }
         if let pooled = pool.take(poolKey) {
             metrics.isReusedConnection = true
             delegate.upstream(eventContext, didReuse: pooled.connection)
             use(pooled)
             return
         }
+        if multiplexing {
+            if pool.isOpening(origin) {
+                if mayWaitForOpening {
+                    // The connection being opened may carry this request too (RFC 9113 §9.1).
+                    waitsForOpening = true
+                    pool.waitForOpening(origin) { [weak self] in self?.resumeAfterOpening() }
+                    return
+                }
+            } else {
+                pool.beginOpening(origin)
+                opensForOthers = true
+            }
+        }
         opening = UpstreamOpener(session: session, loop: loop).open(origin, tunnel: origin.isSecure, for: self)
+    }
+
+    /// Whether this attempt may go over HTTP/2: https origins offered `h2` in ALPN (unless known
+    /// to pick HTTP/1.1), cleartext origins in `http2.upstream_h2c_hosts` (prior knowledge, RFC
+    /// 9113 §3.3, never through a parent). A protocol switch (`Upgrade`) needs HTTP/1.1 (§8.6).
+    private var mayUseHTTP2: Bool {
+        let http2 = session.configuration.http2
+        if request.asksForUpgrade { return false }
+        if origin.isSecure { return http2.upstream && !context.pool.speaksOnlyHTTP1(origin) }
+        return usesPriorKnowledge
+    }
+
+    private var usesPriorKnowledge: Bool {
+        let hosts = session.configuration.http2.upstreamH2CHosts
+        return !hosts.isEmpty && !origin.isSecure && origin.parent == nil && !request.asksForUpgrade
+            && hosts.contains { $0.matches(origin.host) }
+    }
+
+    /// The connection another task was opening negotiated (or failed): try again, without waiting.
+    private func resumeAfterOpening() {
+        guard !isDone, waitsForOpening else { return }
+        waitsForOpening = false
+        mayWaitForOpening = false
+        start()
+    }
+
+    /// Leaves telling the waiting tasks to someone else (the new HTTP/2 connection); true if
+    /// there was anything to tell.
+    func handOverOpening() -> Bool {
+        defer { opensForOthers = false }
+        return opensForOthers
+    }
+
+    /// Tells the tasks waiting on this one's connection what it turned out to be.
+    func finishOpeningForOthers(speaksHTTP2: Bool?) {
+        guard opensForOthers else { return }
+        opensForOthers = false
+        context.pool.finishOpening(origin, speaksHTTP2: speaksHTTP2)
     }
 
     func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {
@@ -87,6 +154,8 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         }
         if origin.isSecure {
             secure(connection)
+        } else if usesPriorKnowledge {
+            startHTTP2(on: connection, tls: nil)
         } else {
             use(UpstreamConnection(connection: connection, origin: poolKey))
         }
@@ -104,7 +173,10 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         let serverName = SocketAddress(ip: origin.host, port: 0) == nil ? origin.host : nil
         let tls: TLSConnection
         do {
-            tls = try session.upstreamTLS.makeClientConnection(serverName: origin.host, sessionCacheKey: origin.authority)
+            // One engine (and session cache) for every ordinary request; a protocol switch
+            // cannot go over HTTP/2, so its handshake does not offer it.
+            let engine = request.asksForUpgrade ? session.upstreamTLSHTTP1 : session.upstreamTLS
+            tls = try engine.makeClientConnection(serverName: origin.host, sessionCacheKey: origin.authority)
             tls.clientIdentity = session.trustManager.rule(for: origin.host).rule.clientIdentity
         } catch {
             connection.close()
@@ -155,6 +227,11 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
             complete(.serverTrustEvaluationFailed(reason: error))
             return
         }
+        if details.applicationProtocol == "h2" {
+            startHTTP2(on: stream, tls: details)
+            return
+        }
+        finishOpeningForOthers(speaksHTTP2: false)
         use(UpstreamConnection(connection: stream, origin: origin, tls: details))
     }
 
@@ -178,6 +255,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     /// Sends body bytes; false when the upstream is backed up (wait for `upstreamDidDrain`).
     func sendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if multiplexed != nil { return sendBodyOnStream(bytes) }
         guard let connection = upstream?.connection, !isDone else { return true }
         metrics.requestBodyBytes += UInt64(bytes.count)
         let accepted: Bool
@@ -193,6 +271,10 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     }
 
     func finishBody(trailers: HTTPFields?) {
+        if multiplexed != nil {
+            finishBodyOnStream(trailers: trailers)
+            return
+        }
         guard let connection = upstream?.connection, !isDone, !requestBodySent else { return }
         if request.bodyIsChunked {
             connection.write(HTTPSerializer.lastChunk(trailers: trailers))
@@ -208,14 +290,18 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     // MARK: - Response
 
+    /// The first response bytes start the response phase (and, on HTTP/1.1, the idle timer).
+    func noteResponseBytes() {
+        lastRead = .now()
+        guard !receivedResponseBytes else { return }
+        receivedResponseBytes = true
+        metrics.responseStart = lastRead
+        if upstream != nil { armIdleTimer() }
+    }
+
     func upstreamDidRead(_ bytes: UnsafeRawBufferPointer) {
         guard !isDone else { return }
-        lastRead = .now()
-        if !receivedResponseBytes {
-            receivedResponseBytes = true
-            metrics.responseStart = lastRead
-            armIdleTimer()
-        }
+        noteResponseBytes()
         var offset = 0
         while !isDone && !responseComplete {
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
@@ -329,7 +415,12 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     func resumeReading() {
         guard readingPaused, !isDone else { return }
         readingPaused = false
-        upstream?.connection.resumeReading()
+        if let multiplexed {
+            multiplexed.consume(stream: streamID, count: unconsumedBytes)
+            unconsumedBytes = 0
+        } else {
+            upstream?.connection.resumeReading()
+        }
         delegate.taskDidResume(self)
     }
 
@@ -406,7 +497,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     // MARK: - Completion
 
-    private func finishSuccessfully() {
+    func finishSuccessfully() {
         guard !isDone else { return }
         if let upstream {
             self.upstream = nil
@@ -440,13 +531,20 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         complete(nil, reported: false)
     }
 
-    private func complete(_ error: ProxyError?, reported: Bool = true) {
+    func complete(_ error: ProxyError?, reported: Bool = true) {
         guard !isDone else { return }
         isDone = true
         opening?.cancel()
         opening = nil
         securing?.close()
         securing = nil
+        finishOpeningForOthers(speaksHTTP2: nil)
+        if let multiplexed {
+            // The stream is still open (an error, a cancel, a held-back response, or a response
+            // that ended before the request body): the origin is told to stop (RFC 9113 §8.1).
+            self.multiplexed = nil
+            multiplexed.cancel(stream: streamID)
+        }
         if error != nil, let upstream {
             self.upstream = nil
             upstream.close(abortive: true)

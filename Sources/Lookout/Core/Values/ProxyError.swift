@@ -90,6 +90,11 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The parent refused credentials the client itself sent for it: its 407 goes back, with
         /// its `Proxy-Authenticate` challenges.
         case parentProxyAuthenticationRequired(proxy: String, challenges: [String])
+        /// The origin reset the HTTP/2 stream (RST_STREAM, RFC 9113 §6.4) with `code`, its §7 name.
+        case streamReset(stream: Int32, code: String)
+        /// The origin did not process the request (REFUSED_STREAM, or a stream above a GOAWAY's
+        /// last stream id): RFC 9113 §8.7 lets it be sent again, whatever its method.
+        case streamRefused(String)
     }
 
     /// Why the client side failed.
@@ -152,6 +157,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .tlsHandshakeTimedOut: return "upstream_tls_handshake_timed_out"
             case .parentProxyFailed: return "parent_proxy_failed"
             case .parentProxyAuthenticationRequired: return "parent_proxy_authentication_required"
+            case .streamReset: return "upstream_stream_reset"
+            case .streamRefused: return "upstream_stream_refused"
             }
         case .clientFailed(let reason):
             switch reason {
@@ -276,6 +283,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .parentProxyFailed(let proxy, let detail): return "parent proxy \(proxy): \(detail)"
             case .parentProxyAuthenticationRequired(let proxy, _):
                 return "parent proxy \(proxy) refused the credentials the client sent for it (407)"
+            case .streamReset(let stream, let code): return "the origin reset HTTP/2 stream \(stream) (\(code))"
+            case .streamRefused(let detail): return "the origin did not process the request: \(detail)"
             }
         case .clientFailed(let reason):
             switch reason {

@@ -18,6 +18,7 @@ public struct TransactionMetrics: Sendable {
     /// The error that ended the attempt, if one did.
     public var errorCode: String?
 
+    /// The ALPN name of what the attempt spoke upstream: "http/1.1", "h2", or "tunnel".
     public var networkProtocolName: String = "http/1.1"
     public var isReusedConnection = false
     /// The parent proxy the connection went through ("http://host:port", no credentials).
@@ -25,6 +26,8 @@ public struct TransactionMetrics: Sendable {
     public var remoteAddress: String?
     public var localAddress: String?
     public var upstreamConnectionID: UInt64?
+    /// The HTTP/2 stream that carried the attempt (`networkProtocolName` "h2").
+    public var upstreamStreamID: Int32?
     public var statusCode: Int?
     /// Set for https origins, also on reused connections (whose handshake timings stay nil).
     public var tls: UpstreamTLSDetails?

@@ -1,0 +1,354 @@
+import CLookoutNGHTTP2
+import HTTPTypes
+
+/// Limits and windows of the client side of an HTTP/2 connection (Lookout toward an origin).
+public struct HTTP2ClientSettings: Sendable {
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: a response whose fields add up to more (§6.5.2) fails.
+    public var maxHeaderListBytes: Int = 65536
+    /// How much response body a stream may send before Lookout has passed it on (§6.9.2): the
+    /// most a slow client makes Lookout hold per stream.
+    public var initialStreamWindow: Int32 = 256 * 1024
+    /// The connection's receive window: bytes are taken off it as they arrive; the per-stream
+    /// windows are the backpressure.
+    public var connectionWindow: Int32 = 4 << 20
+    /// Request body bytes queued per stream before `enqueueBody` asks the producer to wait.
+    public var streamBufferBytes = 64 * 1024
+    /// CONTINUATION frames allowed after one HEADERS.
+    public var maxContinuations = 8
+    /// Streams assumed allowed until the origin's SETTINGS says (RFC 9113 §6.5.2 recommends no
+    /// fewer than 100).
+    public var assumedMaxConcurrentStreams: UInt32 = 100
+
+    public init() {}
+}
+
+/// What the client side of an HTTP/2 connection tells its owner. Every call happens on the
+/// owner's queue, from inside `receive` or `writeOutput`; the owner may submit frames from them
+/// but not call `receive` or `writeOutput`.
+public protocol HTTP2ClientSessionDelegate: AnyObject {
+    /// A response header section: an interim (1xx) or the final one (RFC 9113 §8.1), validated
+    /// by nghttp2 (§8.1.1, §8.3.2). `endStream`: no body follows.
+    func http2Session(_ session: HTTP2ClientSession, didReceiveResponse headers: [HTTP2Header], stream: Int32,
+                      endStream: Bool, fieldBytes: Int)
+    func http2Session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, stream: Int32)
+    /// The response is complete (END_STREAM), with its trailer section if it had one.
+    func http2Session(_ session: HTTP2ClientSession, didFinishResponse stream: Int32, trailers: [HTTP2Header]?)
+    /// The stream is closed. `code` is NO_ERROR after a complete exchange; `problem` says why
+    /// it ended otherwise (the origin reset it, nghttp2 refused a malformed response, the
+    /// response's header list was too large, the connection ended).
+    func http2Session(_ session: HTTP2ClientSession, didCloseStream stream: Int32, code: HTTP2ErrorCode,
+                      problem: HTTP2StreamProblem?)
+    /// The stream's queued request body fell below half of `streamBufferBytes`: send more.
+    func http2Session(_ session: HTTP2ClientSession, canSendMoreOn stream: Int32)
+    /// The origin is going away (GOAWAY, §6.8): streams above `lastStreamID` were not processed.
+    func http2Session(_ session: HTTP2ClientSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32,
+                      debugData: String)
+    /// The origin's SETTINGS arrived (or changed): `maxConcurrentStreams` may have moved.
+    func http2SessionDidReceiveSettings(_ session: HTTP2ClientSession)
+    /// The origin answered a PING (§6.7).
+    func http2SessionDidReceivePingAck(_ session: HTTP2ClientSession)
+}
+
+/// Why a stream closed without a complete exchange.
+public enum HTTP2StreamProblem: Equatable, Sendable {
+    /// RST_STREAM from the peer.
+    case resetByPeer
+    /// nghttp2 refused a frame of the response as malformed (§8.1.1) and reset the stream.
+    case malformed(String)
+    /// The response's header section was over `maxHeaderListBytes`; the stream was reset.
+    case headerListTooLarge(Int)
+}
+
+/// The client side of one HTTP/2 connection over nghttp2's session API (RFC 9113), used toward
+/// origins. Like `HTTP2ServerSession`: no I/O and no threads; bytes in through `receive`, frames
+/// out through `writeOutput`; response windows reopen only through `consume`.
+public final class HTTP2ClientSession {  // confined to the owning connection's loop queue
+    public unowned(unsafe) var delegate: HTTP2ClientSessionDelegate?
+    public let settings: HTTP2ClientSettings
+    private var session: OpaquePointer?
+
+    private struct IncomingFields {
+        var headers: [HTTP2Header] = []
+        var bytes = 0
+        var oversized = false
+    }
+
+    private var bodies: [Int32: HTTP2OutboundBody] = [:]
+    private var incoming: [Int32: IncomingFields] = [:]
+    /// Streams whose final (non-1xx) response head arrived: a later HEADERS is the trailer section.
+    private var answered: Set<Int32> = []
+    /// Why streams ended early, until their close is reported.
+    private var problems: [Int32: HTTP2StreamProblem] = [:]
+    private var drained: [Int32] = []
+
+    public init(settings: HTTP2ClientSettings) throws {
+        self.settings = settings
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        Self.install(callbacks)
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        nghttp2_option_set_peer_max_concurrent_streams(option, settings.assumedMaxConcurrentStreams)
+        var created: OpaquePointer?
+        let result = nghttp2_session_client_new2(&created, callbacks, nil, option)
+        guard result == 0, let created else { throw HTTP2SessionError(code: result) }
+        session = created
+        nghttp2_session_set_user_data(created, Unmanaged.passUnretained(self).toOpaque())
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                                   value: UInt32(settings.maxHeaderListBytes)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                                   value: UInt32(settings.initialStreamWindow)),
+        ]
+        let submitted = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        guard submitted == 0 else { throw HTTP2SessionError(code: submitted) }
+        nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    // MARK: - Bytes in and out
+
+    /// Feeds what the origin sent. A thrown error means the connection is unusable.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let session, bytes.count > 0 else { return }
+        let result = nghttp2_session_mem_recv(session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            let error = HTTP2SessionError(code: Int32(result))
+            nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError.rawValue)
+            throw error
+        }
+    }
+
+    /// Hands queued frames (the connection preface first) to `write` until there are none
+    /// (returns true) or `write` returns false; then tells producers of drained streams to go on.
+    public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
+        guard let session else { return true }
+        var keptUp = true
+        while keptUp {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
+            guard count > 0, let data else { break }
+            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
+        }
+        while !drained.isEmpty {
+            let streams = drained
+            drained = []
+            for stream in streams { delegate?.http2Session(self, canSendMoreOn: stream) }
+        }
+        return keptUp
+    }
+
+    /// False once both sides are done (after a GOAWAY, nothing left to send or receive).
+    public var isActive: Bool {
+        guard let session else { return false }
+        return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+    }
+
+    /// Whether a new stream may be opened: no GOAWAY either way (§6.8).
+    public var acceptsNewStreams: Bool {
+        guard let session else { return false }
+        return nghttp2_session_check_request_allowed(session) != 0
+    }
+
+    /// The origin's SETTINGS_MAX_CONCURRENT_STREAMS (until it says, `assumedMaxConcurrentStreams`).
+    public var maxConcurrentStreams: Int {
+        guard let session else { return 0 }
+        return Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+    }
+
+    // MARK: - Requests
+
+    /// Opens a stream with the request's header section (pseudo-fields first). With `hasBody`
+    /// the body follows through `enqueueBody` and `finishBody`; without, the HEADERS frame ends
+    /// the stream. Returns the stream id.
+    public func submitRequest(_ headers: [HTTP2Header], hasBody: Bool) throws -> Int32 {
+        guard let session else { throw HTTP2SessionError("the session is closed") }
+        let stream: Int32 = HTTP2NameValues.with(headers) { nva, count in
+            guard hasBody else { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+            return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+        }
+        guard stream > 0 else { throw HTTP2SessionError(code: stream) }
+        if hasBody { bodies[stream] = HTTP2OutboundBody(limit: settings.streamBufferBytes) }
+        return stream
+    }
+
+    /// Queues request body bytes. False when the stream holds `streamBufferBytes` or more: the
+    /// producer waits for `canSendMoreOn` (the bytes were queued all the same).
+    @discardableResult
+    public func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let session, let body = bodies[stream], !body.ended else { return true }
+        let belowLimit = body.append(bytes)
+        body.resumeIfDeferred(session, stream: stream)
+        return belowLimit
+    }
+
+    /// Ends the request body, with a trailer section if there is one (gRPC clients send none,
+    /// but HTTP/1.1 chunked requests may).
+    public func finishBody(stream: Int32, trailers: [HTTP2Header]?) {
+        guard let session, let body = bodies[stream], !body.ended else { return }
+        body.ended = true
+        body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
+        body.resumeIfDeferred(session, stream: stream)
+    }
+
+    /// Resets the stream (RST_STREAM, §6.4): the exchange no longer wants it.
+    public func resetStream(_ stream: Int32, code: HTTP2ErrorCode) {
+        guard let session else { return }
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+    }
+
+    /// Reopens the stream's window by `count` bytes of response body the owner has passed on.
+    public func consume(stream: Int32, count: Int) {
+        guard let session, count > 0 else { return }
+        nghttp2_session_consume_stream(session, stream, count)
+    }
+
+    /// Asks the origin for a PING ACK (§6.7): is the connection still alive?
+    public func ping() {
+        guard let session else { return }
+        nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    }
+
+    /// Graceful close (§6.8): no new streams; those open may finish.
+    public func goAway(code: HTTP2ErrorCode = .noError) {
+        guard let session else { return }
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                              code.rawValue, nil, 0)
+    }
+
+    // MARK: - nghttp2 callbacks
+
+    private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2ClientSession {
+        Unmanaged<HTTP2ClientSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    private static func install(_ callbacks: OpaquePointer) {
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            guard let frame else { return 0 }
+            HTTP2ClientSession.this(userData).incoming[frame.pointee.hd.stream_id] = IncomingFields()
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, userData in
+            guard let frame, let name, let value else { return 0 }
+            let this = HTTP2ClientSession.this(userData)
+            let stream = frame.pointee.hd.stream_id
+            guard var fields = this.incoming[stream] else { return 0 }
+            fields.bytes += nameLength + valueLength + 32
+            if fields.bytes > this.settings.maxHeaderListBytes {
+                // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: nothing more is stored, the stream ends.
+                if !fields.oversized {
+                    this.problems[stream] = .headerListTooLarge(this.settings.maxHeaderListBytes)
+                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                              HTTP2ErrorCode.internalError.rawValue)
+                }
+                fields.oversized = true
+                fields.headers = []
+            } else if !fields.oversized {
+                fields.headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value,
+                                                             valueLength: valueLength))
+            }
+            this.incoming[stream] = fields
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+            guard let frame else { return 0 }
+            HTTP2ClientSession.this(userData).received(frame.pointee)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
+            guard let data else { return 0 }
+            nghttp2_session_consume_connection(session, length)
+            let this = HTTP2ClientSession.this(userData)
+            this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, code, userData in
+            guard let frame else { return 0 }
+            let this = HTTP2ClientSession.this(userData)
+            let stream = frame.pointee.hd.stream_id
+            this.incoming[stream] = nil
+            if stream != 0, this.problems[stream] == nil {
+                this.problems[stream] = .malformed(String(cString: nghttp2_strerror(code)))
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
+            let this = HTTP2ClientSession.this(userData)
+            this.incoming[stream] = nil
+            this.bodies[stream] = nil
+            this.answered.remove(stream)
+            let problem = this.problems.removeValue(forKey: stream)
+            this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), problem: problem)
+            return 0
+        }
+    }
+
+    private func received(_ frame: nghttp2_frame) {
+        let stream = frame.hd.stream_id
+        let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(frame.hd.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            guard let fields = incoming.removeValue(forKey: stream), !fields.oversized else { return }
+            if answered.contains(stream) {
+                // A trailer section (§8.1): nghttp2 has checked that it ends the stream.
+                delegate?.http2Session(self, didFinishResponse: stream, trailers: fields.headers)
+                return
+            }
+            let status = fields.headers.first { $0.name == ":status" }?.value ?? ""
+            if !status.hasPrefix("1") { answered.insert(stream) }
+            delegate?.http2Session(self, didReceiveResponse: fields.headers, stream: stream, endStream: endStream,
+                                   fieldBytes: fields.bytes)
+            if endStream { delegate?.http2Session(self, didFinishResponse: stream, trailers: nil) }
+        case NGHTTP2_DATA.rawValue:
+            if endStream { delegate?.http2Session(self, didFinishResponse: stream, trailers: nil) }
+        case NGHTTP2_RST_STREAM.rawValue:
+            if problems[stream] == nil { problems[stream] = .resetByPeer }
+        case NGHTTP2_SETTINGS.rawValue:
+            if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { delegate?.http2SessionDidReceiveSettings(self) }
+        case NGHTTP2_PING.rawValue:
+            if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { delegate?.http2SessionDidReceivePingAck(self) }
+        case NGHTTP2_GOAWAY.rawValue:
+            let goaway = frame.goaway
+            let debugData = goaway.opaque_data.map {
+                String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
+            } ?? ""
+            delegate?.http2Session(self, didReceiveGoAway: HTTP2ErrorCode(rawValue: goaway.error_code),
+                                   lastStreamID: goaway.last_stream_id, debugData: debugData)
+        default:
+            break
+        }
+    }
+
+    /// nghttp2 asks for up to `length` bytes of the stream's request body.
+    private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
+        let this = HTTP2ClientSession.this(userData)
+        guard let session, let body = this.bodies[stream], let buffer, let flags else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let (count, producerMayContinue) = body.take(into: buffer, length: length)
+        if producerMayContinue { this.drained.append(stream) }
+        if body.pending == 0 {
+            if !body.ended {
+                if count > 0 { return count }
+                body.deferSending()
+                return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+            }
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            if let trailers = body.trailers {
+                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+            }
+        }
+        return count
+    }
+}

@@ -1,0 +1,150 @@
+import HTTPTypes
+import LookoutHTTP2
+import Testing
+
+/// Lookout's client session against its server session, in memory: what one side submits the
+/// other reports, in order, with flow control and ends.
+@Suite struct HTTP2SessionPairTests {
+    final class ServerRecorder: HTTP2ServerSessionDelegate {
+        var events: [String] = []
+        var body: [UInt8] = []
+        func http2Session(_ session: HTTP2ServerSession, didReceiveRequest headers: [HTTP2Header], stream: Int32,
+                          endStream: Bool, fieldBytes: Int) {
+            events.append("request \(stream) " + headers.map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+        }
+        func http2Session(_ session: HTTP2ServerSession, didReceiveOversizedRequest stream: Int32, fieldBytes: Int) {}
+        func http2Session(_ session: HTTP2ServerSession, didReceiveData bytes: UnsafeRawBufferPointer, stream: Int32) {
+            body += bytes
+        }
+        func http2Session(_ session: HTTP2ServerSession, didFinishRequest stream: Int32, trailers: [HTTP2Header]?) {
+            events.append("finish \(stream) " + (trailers ?? []).map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+        }
+        func http2Session(_ session: HTTP2ServerSession, didRejectMalformed stream: Int32, reason: String) {}
+        func http2Session(_ session: HTTP2ServerSession, didCloseStream stream: Int32, code: HTTP2ErrorCode, byPeer: Bool) {
+            events.append("close \(stream) \(code.registeredName)")
+        }
+        func http2Session(_ session: HTTP2ServerSession, canSendMoreOn stream: Int32) {}
+        func http2Session(_ session: HTTP2ServerSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32) {}
+        func http2Session(_ session: HTTP2ServerSession, didEndWith code: HTTP2ErrorCode, reason: String) {}
+    }
+
+    final class ClientRecorder: HTTP2ClientSessionDelegate {
+        var events: [String] = []
+        var body: [UInt8] = []
+        var consumeAtOnce = true
+        func http2Session(_ session: HTTP2ClientSession, didReceiveResponse headers: [HTTP2Header], stream: Int32,
+                          endStream: Bool, fieldBytes: Int) {
+            events.append("response \(stream) " + headers.map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+        }
+        func http2Session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, stream: Int32) {
+            body += bytes
+            if consumeAtOnce { session.consume(stream: stream, count: bytes.count) }
+        }
+        func http2Session(_ session: HTTP2ClientSession, didFinishResponse stream: Int32, trailers: [HTTP2Header]?) {
+            events.append("finish \(stream) " + (trailers ?? []).map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+        }
+        func http2Session(_ session: HTTP2ClientSession, didCloseStream stream: Int32, code: HTTP2ErrorCode,
+                          problem: HTTP2StreamProblem?) {
+            events.append("close \(stream) \(code.registeredName) \(problem.map { "\($0)" } ?? "-")")
+        }
+        func http2Session(_ session: HTTP2ClientSession, canSendMoreOn stream: Int32) {}
+        func http2Session(_ session: HTTP2ClientSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32,
+                          debugData: String) {
+            events.append("goaway \(code.registeredName) \(lastStreamID)")
+        }
+        func http2SessionDidReceiveSettings(_ session: HTTP2ClientSession) { events.append("settings") }
+        func http2SessionDidReceivePingAck(_ session: HTTP2ClientSession) { events.append("pong") }
+    }
+
+    let client: HTTP2ClientSession
+    let server: HTTP2ServerSession
+    let clientEvents = ClientRecorder()
+    let serverEvents = ServerRecorder()
+
+    init() throws {
+        client = try HTTP2ClientSession(settings: HTTP2ClientSettings())
+        var settings = HTTP2ServerSettings()
+        settings.maxConcurrentStreams = 7
+        server = try HTTP2ServerSession(settings: settings)
+        client.delegate = clientEvents
+        server.delegate = serverEvents
+    }
+
+    /// Moves bytes both ways until neither side has anything to send.
+    func exchangeFrames() throws {
+        for _ in 0..<100 {
+            var moved = false
+            _ = try client.writeOutput { bytes in
+                moved = true
+                try? server.receive(bytes)
+                return true
+            }
+            _ = try server.writeOutput { bytes in
+                moved = true
+                try? client.receive(bytes)
+                return true
+            }
+            if !moved { return }
+        }
+    }
+
+    private let request = [HTTP2Header(":method", "POST"), HTTP2Header(":scheme", "https"),
+                           HTTP2Header(":authority", "a.test"), HTTP2Header(":path", "/up"), HTTP2Header("te", "trailers")]
+
+    @Test func requestWithBodyAndTrailersThenResponseWithTrailers() throws {
+        let stream = try client.submitRequest(request, hasBody: true)
+        #expect(stream == 1)
+        [UInt8](repeating: 7, count: 100_000).withUnsafeBytes { _ = client.enqueueBody(stream: stream, $0) }
+        client.finishBody(stream: stream, trailers: [HTTP2Header("x-sum", "700000")])
+        try exchangeFrames()
+        // The server's window reopens only as the body is passed on, as Lookout's client side does.
+        for _ in 0..<10 {
+            server.consume(stream: stream, count: 16_384)
+            try exchangeFrames()
+        }
+        #expect(serverEvents.body.count == 100_000)
+        #expect(serverEvents.events.prefix(2) == ["request 1 :method=POST :scheme=https :authority=a.test :path=/up te=trailers",
+                                                  "finish 1 x-sum=700000"])
+        #expect(clientEvents.events.first == "settings")
+        #expect(client.maxConcurrentStreams == 7)
+
+        server.sendResponse(stream: stream, status: 200, headers: [HTTP2Header("content-type", "application/grpc")],
+                            endStream: false)
+        [UInt8]("hello".utf8).withUnsafeBytes { _ = server.enqueueBody(stream: stream, $0) }
+        server.finishBody(stream: stream, trailers: [HTTP2Header("grpc-status", "0")])
+        try exchangeFrames()
+        #expect(clientEvents.body == Array("hello".utf8))
+        #expect(clientEvents.events.dropFirst() == ["response 1 :status=200 content-type=application/grpc",
+                                                    "finish 1 grpc-status=0", "close 1 NO_ERROR -"])
+    }
+
+    @Test func unconsumedResponseBytesHoldTheStreamWindowShut() throws {
+        clientEvents.consumeAtOnce = false
+        let stream = try client.submitRequest(request, hasBody: false)
+        try exchangeFrames()
+        server.sendResponse(stream: stream, status: 200, headers: [], endStream: false)
+        [UInt8](repeating: 1, count: 1 << 20).withUnsafeBytes { _ = server.enqueueBody(stream: stream, $0) }
+        try exchangeFrames()
+        // No more than the client's initial stream window (256 KiB) crossed.
+        #expect(clientEvents.body.count == 256 * 1024)
+        client.consume(stream: stream, count: clientEvents.body.count)
+        try exchangeFrames()
+        #expect(clientEvents.body.count > 256 * 1024)
+    }
+
+    @Test func resetsGoAwayAndPing() throws {
+        let first = try client.submitRequest(request, hasBody: false)
+        let second = try client.submitRequest(request, hasBody: false)
+        try exchangeFrames()
+        server.resetStream(first, code: .refusedStream, afterQueuedBody: false)
+        try exchangeFrames()
+        #expect(clientEvents.events.contains("close 1 REFUSED_STREAM resetByPeer"))
+        client.ping()
+        try exchangeFrames()
+        #expect(clientEvents.events.contains("pong"))
+        server.goAway()
+        try exchangeFrames()
+        #expect(clientEvents.events.contains("goaway NO_ERROR \(second)"))
+        #expect(!client.acceptsNewStreams)
+    }
+}
