@@ -127,9 +127,10 @@ def first_line(cmd):
 
 # --------------------------------------------------------------------------- servers
 
-def start_nginx(work, big_mib, server_extra="", name="nginx"):
+def start_nginx(work, big_mib, server_extra="", name="nginx", http2=False):
     """nginx on two free ports (HTTP, HTTPS) serving /1k, /1m and a sparse /big; ``server_extra``
-    goes into both server blocks (e.g. locations with caching headers)."""
+    goes into both server blocks (e.g. locations with caching headers); ``http2`` offers h2 on
+    the HTTPS port (ALPN)."""
     d = os.path.join(work, name)
     www = os.path.join(d, "www")
     os.makedirs(www)
@@ -180,7 +181,7 @@ http {{
         {server_extra}
     }}
     server {{
-        listen {LOOPBACK}:{https_port} ssl backlog=4096;
+        listen {LOOPBACK}:{https_port} ssl{' http2' if http2 else ''} backlog=4096;
         ssl_certificate {cert};
         ssl_certificate_key {key};
         ssl_protocols TLSv1.2 TLSv1.3;

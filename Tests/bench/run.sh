@@ -8,7 +8,9 @@
 # (tls_bench.py): intercepted HTTPS keep-alive and bulk, a new TLS connection per request,
 # and new upstream TLS handshakes, each against direct TLS to the same nginx. Then the cache
 # rows (cache_bench.py): hits against nginx and a caching Squid, the cost of a miss, and the
-# store at 100,000 objects (start-up time and index memory).
+# store at 100,000 objects (start-up time and index memory). Then the HTTP/2 rows
+# (h2_bench.py): h2load at 1 and 100 streams and 1 MiB responses through interception toward
+# an h2 nginx, against direct, the floor relay and mitmproxy.
 #
 # Environment:
 #   LOOKOUT_BIN      use this binary instead of `swift build -c release --product lookout`
@@ -40,6 +42,7 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)          # the TLS rows' load client
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)   # the HTTP/2 rows' load client
 pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
@@ -53,6 +56,9 @@ if ((${#missing[@]})); then
   fi
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
+# mitmproxy (PyPI) is the HTTP/2 rows' peer; without it those rows say so and go on.
+command -v mitmdump >/dev/null 2>&1 || python3 -m pip install -q mitmproxy >/dev/null 2>&1 \
+  || say "mitmproxy not installed (pip install mitmproxy): the HTTP/2 rows go without it"
 # The Debian packages start system daemons on install where an init system exists;
 # we never use those: every server below is our own instance on a free port.
 
@@ -142,7 +148,8 @@ wait "$BENCH_PID"
 BENCH_PID=""
 if [[ -n "$LOOKOUT" ]]; then
   for rows in "tls_bench.py:TLS rows (interception, new TLS connections, upstream handshakes)" \
-              "cache_bench.py:cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)"; do
+              "cache_bench.py:cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)" \
+              "h2_bench.py:HTTP/2 rows (h2load through interception to an h2 nginx, vs direct, the floor and mitmproxy)"; do
     say "${rows#*:}"
     timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
       python3 "$HERE/${rows%%:*}" --work "$WORK" --out "$RESULTS" --duration "$DURATION" --lookout "$LOOKOUT" &

@@ -262,15 +262,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     func http2Session(_ protocolSession: HTTP2ServerSession, didFinishRequest id: Int32, trailers: [HTTP2Header]?) {
         guard let clientStream = streams[id] else { return }
         clientStream.requestComplete = true
-        var fields: HTTPFields?
-        if let trailers {
-            var trailerFields = HTTPFields()
-            for trailer in trailers {
-                if let name = HTTPField.Name(trailer.name) { trailerFields.append(HTTPField(name: name, value: trailer.value)) }
-            }
-            fields = trailerFields
-        }
-        clientStream.exchange?.clientFinishedBody(trailers: fields)
+        clientStream.exchange?.clientFinishedBody(trailers: trailers.map(HTTP2MessageTranslation.fields))
     }
 
     func http2Session(_ protocolSession: HTTP2ServerSession, didRejectMalformed id: Int32, reason: String) {

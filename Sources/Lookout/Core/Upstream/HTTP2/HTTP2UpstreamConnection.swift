@@ -68,6 +68,10 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         timer.setStandingHandler { [unowned self] in timerFired() }
     }
 
+    deinit {
+        timer.invalidate()
+    }
+
     /// Sends the connection preface (§3.4) and starts reading.
     func start() {
         flush()
@@ -198,12 +202,17 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         for stream in open.values { stream.delegate.streamDidFail(error) }
     }
 
-    /// Closes gracefully (GOAWAY NO_ERROR, §6.8) once no stream is open.
+    /// A stream ended. The last one of a connection going away closes it (GOAWAY NO_ERROR,
+    /// §6.8) on the next turn of the loop: this may run inside one of nghttp2's callbacks,
+    /// where its output must not be taken.
     private func streamsChanged() {
         guard streams.isEmpty, !isClosed else { return }
         idleSince = .now()
         lastPing = idleSince
-        if goingAway || session.isShuttingDown {
+        guard goingAway || session.isShuttingDown else { return }
+        // Held until then: no task may be left to keep the connection alive.
+        connection.loop.execute { [self] in
+            guard streams.isEmpty, !isClosed else { return }
             protocolSession.goAway()
             flush()
             close(reason: "going away")
@@ -357,7 +366,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
             origin: origin.url(path: ""), upstreamConnectionID: connection.id, code: code.registeredName,
             lastStreamID: lastStreamID, openStreams: streams.count, debugData: debugData))
         // The streams above `lastStreamID` close next (REFUSED_STREAM); the others may finish.
-        connection.loop.execute { [weak self] in self?.streamsChanged() }
+        streamsChanged()
     }
 
     func http2SessionDidReceiveSettings(_ protocolSession: HTTP2ClientSession) {
