@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -24,6 +24,7 @@ deps:
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	[ -x /usr/sbin/nghttpd ] || command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
+	[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$$missing nginx-light"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

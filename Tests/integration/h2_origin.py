@@ -15,6 +15,7 @@ Routes (by ``:path``):
 * ``/refuse-once/T`` RST_STREAM REFUSED_STREAM the first time T is asked for, then 200
 * ``/reset``         a response head, 10 bytes, then RST_STREAM INTERNAL_ERROR
 * ``/goaway``        200, then GOAWAY NO_ERROR naming this stream as the last
+* ``/badlength``     ``content-length: 10`` and 5 bytes of body (malformed, RFC 9113 §8.1.1)
 * ``/slow/S``        the response head after S seconds
 * ``/drip/N``        N bytes of body, 1 KiB every 20 ms
 """
@@ -299,6 +300,10 @@ class H2Origin:
             conn.send_data(sid, b"gone", end_stream=True)
             streams.pop(sid, None)
             conn.close_connection(error_code=h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid)
+        elif path == "/badlength":
+            conn.send_headers(sid, [(":status", "200"), ("content-length", "10")])
+            conn.send_data(sid, b"short", end_stream=True)
+            streams.pop(sid, None)
         elif path.startswith("/slow/"):
             conn.send_headers(sid, [(":status", "200"), ("content-length", "4")])
             stream.pending += b"late"

@@ -7,6 +7,8 @@ records what arrived and misbehaves on purpose), nghttpd, nginx, and curl/httpx 
 import asyncio
 import hashlib
 import json
+import os
+import shutil
 import signal
 import socket
 import ssl
@@ -228,6 +230,23 @@ def test_refused_post_goes_again_only_with_its_body_kept(make_proxy, pki, h2_ori
     assert [r["body_len"] for r in served] == [3, 3], served
 
 
+def test_malformed_response_is_a_stream_error(make_proxy, pki, h2_origin):
+    # RFC 9113 §8.1.1: content-length that disagrees with the DATA frames. nghttp2 resets the
+    # stream (PROTOCOL_ERROR); the client sees the response break off, the record says why, and
+    # the connection goes on serving other streams.
+    proxy = make_proxy(trusting(pki, event_loops=1))
+    sock = connect(proxy.port)
+    sock.sendall(request_bytes("GET", h2_origin.url("/badlength"), headers=[("Connection", "close")]))
+    data = Reader(sock).read_to_eof()
+    # What arrived went on; the body stops short of its length (the client sees the truncation).
+    assert data.startswith(b"HTTP/1.1 200") and b"content-length: 10" in data.lower() and data.endswith(b"\r\n\r\nshort"), data
+    rec = proxy.only_summary(url=h2_origin.url("/badlength"))
+    assert rec["error"]["code"] == "upstream_malformed_response", rec
+    assert "HTTP/2 stream 1" in rec["error"]["message"], rec
+    assert get(proxy, h2_origin.url("/fixed/3")).status == 200
+    assert proxy.only_summary(url=h2_origin.url("/fixed/3"))["upstream"]["reused"] is True
+
+
 def test_goaway_drains_and_the_next_request_opens_a_new_connection(make_proxy, pki, fresh_h2_origin):
     origin = fresh_h2_origin()
     proxy = make_proxy(trusting(pki), verbose_events=False)
@@ -362,6 +381,72 @@ def test_nghttpd_origin_through_interception_and_absolute_form(make_proxy, pki, 
     finally:
         nghttpd.terminate()
         nghttpd.wait(5)
+
+
+def start_nginx_h2(tmp_path, cert, key) -> tuple[subprocess.Popen, int]:
+    """nginx with TLS and http2 on 127.0.0.1, serving tmp_path/www."""
+    port = free_port()
+    for sub in ("www", "tmp"):
+        (tmp_path / sub).mkdir(exist_ok=True)
+    user = ""
+    if os.geteuid() == 0:
+        user = "user root root;"
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(f"""
+{user}
+daemon off;
+master_process off;
+worker_processes 1;
+pid {tmp_path}/nginx.pid;
+error_log {tmp_path}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp_path}/tmp;
+    proxy_temp_path {tmp_path}/tmp;
+    fastcgi_temp_path {tmp_path}/tmp;
+    uwsgi_temp_path {tmp_path}/tmp;
+    scgi_temp_path {tmp_path}/tmp;
+    server {{
+        listen {HOST}:{port} ssl http2;
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        root {tmp_path}/www;
+    }}
+}}
+""")
+    proc = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", str(tmp_path), "-e", str(tmp_path / "error.log"),
+                             "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_until(lambda: socket.socket().connect_ex((HOST, port)) == 0, message="nginx listens")
+    return proc, port
+
+
+def test_nginx_http2_origin(make_proxy, pki, tmp_path):
+    cert, key = pki.good.tls
+    nginx, port = start_nginx_h2(tmp_path, cert, key)
+    try:
+        (tmp_path / "www" / "1m").write_bytes(origins.pattern(1 << 20))
+        proxy = make_proxy(intercepting(pki, SimpleNamespace(port=port), event_loops=1))
+        url = f"https://localhost:{port}/1m"
+
+        async def fetch_all():
+            context = ssl.create_default_context(cafile=ca_file(proxy))
+            async with httpx.AsyncClient(http2=True, proxy=proxy.url, verify=context, timeout=30) as client:
+                first = await client.get(url)
+                rest = await asyncio.gather(*(client.get(url) for _ in range(9)))
+                missing = await client.get(f"https://localhost:{port}/nothing")
+                return [first, *rest], missing
+
+        responses, missing = asyncio.run(fetch_all())
+        assert all(r.status_code == 200 and r.content == origins.pattern(1 << 20) for r in responses)
+        assert missing.status_code == 404
+        recs = proxy.summaries(11, kind="intercepted")
+        assert all(r["upstream"]["protocol"] == "h2" for r in recs), recs
+        assert len({r["upstream"]["stream_id"] for r in recs}) == 11, "one upstream connection, a stream each"
+        assert sum(r["upstream"]["reused"] for r in recs) == 10
+    finally:
+        nginx.terminate()
+        nginx.wait(5)
 
 
 def test_shutdown_lets_upstream_streams_finish_then_goes_away(make_proxy, pki, fresh_h2_origin):

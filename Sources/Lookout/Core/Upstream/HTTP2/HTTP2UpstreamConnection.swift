@@ -343,6 +343,11 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
             error = .upstreamFailed(reason: .streamRefused("REFUSED_STREAM on HTTP/2 stream \(id)"))
         case .resetByPeer:
             error = .upstreamFailed(reason: .streamReset(stream: id, code: code.registeredName))
+        case nil where code == .protocolError:
+            // nghttp2 reset the stream for a malformed response it found without a callback of
+            // its own, e.g. a content-length the DATA frames did not match (§8.1.1).
+            error = .upstreamFailed(reason: .malformedResponse(
+                "HTTP/2 stream \(id): malformed response (PROTOCOL_ERROR, RFC 9113 §8.1.1)"))
         case nil where code == .refusedStream:
             // nghttp2 closes the streams above a GOAWAY's last stream id this way (§6.8).
             error = .upstreamFailed(reason: .streamRefused("HTTP/2 stream \(id) was above the origin's GOAWAY"))
