@@ -63,9 +63,12 @@ class _Stream:
 
 
 class H2Origin:
-    def __init__(self, tls: tuple | None = None, max_concurrent_streams: int = 100, http1: bool = False):
+    def __init__(self, tls: tuple | None = None, max_concurrent_streams: int = 100, http1: bool = False,
+                 silent: bool = False):
         """``http1``: also take HTTP/1.1 (ALPN ``http/1.1`` or none), where it answers
-        ``Upgrade: websocket`` with 101 and then echoes bytes, and anything else with ``http1``."""
+        ``Upgrade: websocket`` with 101 and then echoes bytes, and anything else with ``http1``.
+        ``silent``: negotiate h2, then send nothing at all (no SETTINGS, RFC 9113 §3.4)."""
+        self.silent = silent
         self.tls_context = None
         self.http1 = http1
         if tls is not None:
@@ -131,6 +134,10 @@ class H2Origin:
                         self._serve_http1(sock)
                     sock.close()
                     return
+            if self.silent:
+                while sock.recv(65536):
+                    pass
+                return
             config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8", validate_inbound_headers=True)
             conn = h2.connection.H2Connection(config=config)
             conn.local_settings = h2.settings.Settings(client=False, initial_values={

@@ -260,6 +260,18 @@ def test_goaway_drains_and_the_next_request_opens_a_new_connection(make_proxy, p
     assert event["origin"] == f"https://localhost:{origin.port}", event
 
 
+def test_origin_without_settings_is_given_up(make_proxy, pki, fresh_h2_origin):
+    origin = fresh_h2_origin(silent=True)
+    proxy = make_proxy(trusting(pki, timeouts={"tls_handshake": 1}))
+    started = time.monotonic()
+    resp = get(proxy, origin.url("/fixed/1"))
+    assert resp.status == 502 and resp.header("X-Lookout-Error") == "upstream_closed", resp.headers
+    assert time.monotonic() - started < 5
+    events = wait_until(lambda: [r for r in proxy.read_log() if r.get("event") == "upstream.didEndHTTP2"],
+                        message="the connection's end is in the log")
+    assert "no SETTINGS" in events[0]["reason"] and events[0]["open_streams"] == 1, events
+
+
 def test_idle_connection_is_pinged_then_closed(make_proxy, pki, fresh_h2_origin):
     origin = fresh_h2_origin()
     proxy = make_proxy(trusting(pki, pool={"idle_timeout": 1.5}))

@@ -41,6 +41,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     private let timer: LoopTimer
     private var idleSince = Instant.now()
     private var lastPing = Instant.now()
+    private let openedAt = Instant.now()
     private var pingOutstanding = false
     /// The origin's SETTINGS arrived: until then only the first stream is open, since its
     /// SETTINGS_MAX_CONCURRENT_STREAMS may be lower than any guess (RFC 9113 §6.5.2).
@@ -225,7 +226,8 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
 
     private func armTimer() {
         let timeouts = session.configuration.timeouts
-        let tick = streams.isEmpty ? pingInterval / 2 : min(timeouts.upstreamFirstByte, timeouts.upstreamIdle) / 4
+        var tick = streams.isEmpty ? pingInterval / 2 : min(timeouts.upstreamFirstByte, timeouts.upstreamIdle) / 4
+        if !settingsReceived { tick = min(tick, timeouts.tlsHandshake / 4) }
         timer.schedule(after: max(0.05, min(1, tick)))
     }
 
@@ -235,6 +237,13 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     private func timerFired() {
         guard !isClosed else { return }
         let now = Instant.now()
+        let handshakeLimit = session.configuration.timeouts.tlsHandshake
+        if !settingsReceived && now.milliseconds(since: openedAt) / 1000 >= handshakeLimit {
+            // RFC 9113 §3.4: the server's preface is its SETTINGS; tasks wait for it.
+            end(reason: "the origin sent no SETTINGS within \(Int(handshakeLimit)) s (timeouts.tls_handshake)",
+                error: .upstreamFailed(reason: .closed("the origin sent no HTTP/2 SETTINGS")))
+            return
+        }
         if !streams.isEmpty {
             for stream in Array(streams.values) { stream.delegate.streamTimerTick(at: now) }
         } else {
