@@ -22,6 +22,8 @@ extension LogFilter.Term {
         case .code: return record.string("error", "code").map { text($0, caseInsensitive: false) } ?? false
         case .cache: return record.string("cache", "status").map { text($0, caseInsensitive: false) } ?? false
         case .trust: return record.string("upstream", "tls", "trust", "result").map { text($0, caseInsensitive: false) } ?? false
+        case .version: return record.string("http_version").map { text($0, caseInsensitive: true) } ?? false
+        case .upstreamProtocol: return record.string("upstream", "protocol").map { text($0, caseInsensitive: true) } ?? false
         case .header(let name):
             for map in ["request_headers", "response_headers"] {
                 for (key, value) in record.stringMembers(map) where key == name {

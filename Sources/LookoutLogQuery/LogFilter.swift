@@ -15,6 +15,10 @@ public indirect enum LogFilter: Sendable, Equatable {
 
     public enum Field: Sendable, Equatable {
         case host, status, method, code, kind, url, client, trust, cache, id, conn
+        /// The client's `http_version` ("HTTP/1.1", "HTTP/2").
+        case version
+        /// What was spoken upstream: `upstream.protocol` ("http/1.1", "h2", "tunnel").
+        case upstreamProtocol
         case header(String)
         /// A `timings_ms` member: blocked, dns, connect, tls, send, wait, receive, total.
         case phase(String)
@@ -33,8 +37,8 @@ public indirect enum LogFilter: Sendable, Equatable {
     }
 
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
-    static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "id", "conn",
-                             "header:NAME"] + phases
+    static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
+                             "protocol", "id", "conn", "header:NAME"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -143,6 +147,8 @@ extension LogFilter {
         case "client": field = .client
         case "trust": field = .trust
         case "cache": field = .cache
+        case "version": field = .version
+        case "protocol": field = .upstreamProtocol
         case "id": field = .id
         case "conn": field = .conn
         case _ where name.hasPrefix("header:"): field = .header(String(name.dropFirst("header:".count)))

@@ -6,7 +6,7 @@ func withRecord<T>(_ json: String, _ body: (LogRecord) -> T) -> T {
     return text.withUTF8 { body(LogRecord($0)!) }
 }
 
-let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id":7,"conn":2,"client":"127.0.0.1:5","kind":"intercepted","method":"POST","url":"https://u:p@API.Example.com:8443/v1/items?q=\"x\"","status":503,"upstream":{"address":"127.0.0.1:8443","tls":{"trust":{"result":"failed","presented_pins":["a"]}}},"timings_ms":{"blocked":0,"dns":-1,"connect":2.5,"tls":3,"send":0.01,"wait":120.5,"receive":1,"total":650},"bytes":{"request_body":10,"response_body":20},"cache":{"status":"miss","stored":false},"error":{"code":"upstream_closed","message":"x"},"request_headers":{"content-type":"application/json; charset=utf-8","x-esc":"a\"b\\c\u00e9"}}"#
+let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id":7,"conn":2,"client":"127.0.0.1:5","kind":"intercepted","method":"POST","url":"https://u:p@API.Example.com:8443/v1/items?q=\"x\"","http_version":"HTTP/2","stream_id":3,"status":503,"upstream":{"address":"127.0.0.1:8443","protocol":"h2","tls":{"trust":{"result":"failed","presented_pins":["a"]}}},"timings_ms":{"blocked":0,"dns":-1,"connect":2.5,"tls":3,"send":0.01,"wait":120.5,"receive":1,"total":650},"bytes":{"request_body":10,"response_body":20},"cache":{"status":"miss","stored":false},"error":{"code":"upstream_closed","message":"x"},"request_headers":{"content-type":"application/json; charset=utf-8","x-esc":"a\"b\\c\u00e9"}}"#
 
 @Suite struct JSONScanTests {
     @Test func locatesMembersAndDecodesOnDemand() {
@@ -48,6 +48,7 @@ let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id"
             ("dns>0", false), ("dns<1", false),  // -1: the phase did not happen
             ("connect>2000us", true), ("trust:failed", true), ("trust:passed", false),
             ("cache:miss", true), ("cache:hit", false), ("client:127.0.0.1:*", true), ("id:7", true), ("conn>2", false),
+            ("version:HTTP/2", true), ("version:http/1.1", false), ("protocol:h2", true), ("protocol:http/1.1", false),
         ] {
             #expect(try matches(expression) == expected, "\(expression)")
         }

@@ -347,6 +347,22 @@ def test_upgrade_requests_stay_http1_and_fallback_is_remembered(make_proxy, pki,
     assert {r["upstream"]["protocol"] for r in rec} == {"http/1.1", "h2"}, rec
 
 
+def test_log_filter_selects_by_protocol(make_proxy, pki, fresh_h2_origin):
+    origin = fresh_h2_origin(http1=True)
+    proxy = make_proxy(trusting(pki))
+    assert get(proxy, origin.url("/fixed/10")).status == 200
+    assert get(proxy, origin.url("/plain"), headers=[("Connection", "Upgrade"), ("Upgrade", "other")]).status == 200
+    proxy.summaries(2)
+    found = {}
+    for expression in ("protocol:h2", "protocol:http/1.1", "version:HTTP/1.1 and protocol:h2"):
+        p = subprocess.run([str(proxy.binary), "log", str(proxy.log_path), "--filter", expression, "--format", "jsonl"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        found[expression] = [json.loads(line)["url"] for line in p.stdout.splitlines()]
+    assert found == {"protocol:h2": [origin.url("/fixed/10")], "protocol:http/1.1": [origin.url("/plain")],
+                     "version:HTTP/1.1 and protocol:h2": [origin.url("/fixed/10")]}, found
+
+
 def test_origins_that_pick_http1_are_served_over_http1(make_proxy, pki):
     origin = origins.HTTPOrigin(tls=pki.good.tls).start()  # no ALPN at all
     try:
