@@ -65,60 +65,34 @@ public enum HTTP2StreamProblem: Equatable, Sendable {
 public final class HTTP2ClientSession {  // confined to the owning connection's loop queue
     public unowned(unsafe) var delegate: HTTP2ClientSessionDelegate?
     public let settings: HTTP2ClientSettings
-    private var session: OpaquePointer?
-
-    private struct IncomingFields {
-        var headers: [HTTP2Header] = []
-        var bytes = 0
-        var oversized = false
-    }
-
-    private var bodies: [Int32: HTTP2OutboundBody] = [:]
-    private var incoming: [Int32: IncomingFields] = [:]
+    private let core: HTTP2SessionCore
+    private var session: OpaquePointer { core.session }
+    private var incoming: [Int32: HTTP2IncomingFields] = [:]
     /// Streams whose final (non-1xx) response head arrived: a later HEADERS is the trailer section.
     private var answered: Set<Int32> = []
     /// Why streams ended early, until their close is reported.
     private var problems: [Int32: HTTP2StreamProblem] = [:]
-    private var drained: [Int32] = []
 
     public init(settings: HTTP2ClientSettings) throws {
         self.settings = settings
-        var callbacks: OpaquePointer?
-        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2SessionError("out of memory") }
-        defer { nghttp2_session_callbacks_del(callbacks) }
-        Self.install(callbacks)
-        var option: OpaquePointer?
-        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2SessionError("out of memory") }
-        defer { nghttp2_option_del(option) }
-        nghttp2_option_set_no_auto_window_update(option, 1)
-        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
-        nghttp2_option_set_peer_max_concurrent_streams(option, settings.assumedMaxConcurrentStreams)
-        var created: OpaquePointer?
-        let result = nghttp2_session_client_new2(&created, callbacks, nil, option)
-        guard result == 0, let created else { throw HTTP2SessionError(code: result) }
-        session = created
-        nghttp2_session_set_user_data(created, Unmanaged.passUnretained(self).toOpaque())
-        var entries = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
-                                   value: UInt32(settings.maxHeaderListBytes)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
-                                   value: UInt32(settings.initialStreamWindow)),
-        ]
-        let submitted = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
-        guard submitted == 0 else { throw HTTP2SessionError(code: submitted) }
-        nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
-    }
-
-    deinit {
-        if let session { nghttp2_session_del(session) }
+        self.core = try HTTP2SessionCore(server: false, maxContinuations: settings.maxContinuations,
+                                         streamBufferBytes: settings.streamBufferBytes, install: Self.install) { option in
+            nghttp2_option_set_peer_max_concurrent_streams(option, settings.assumedMaxConcurrentStreams)
+        }
+        core.setUserData(self)
+        try core.submitSettings([
+            (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
+            (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(settings.maxHeaderListBytes)),
+            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(settings.initialStreamWindow)),
+        ])
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
     }
 
     // MARK: - Bytes in and out
 
     /// Feeds what the origin sent. A thrown error means the connection is unusable.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let session, bytes.count > 0 else { return }
+        guard bytes.count > 0 else { return }
         let result = nghttp2_session_mem_recv(session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             let error = HTTP2SessionError(code: Int32(result))
@@ -130,39 +104,18 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     /// Hands queued frames (the connection preface first) to `write` until there are none
     /// (returns true) or `write` returns false; then tells producers of drained streams to go on.
     public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
-        guard let session else { return true }
-        var keptUp = true
-        while keptUp {
-            var data: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(session, &data)
-            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
-            guard count > 0, let data else { break }
-            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
-        }
-        while !drained.isEmpty {
-            let streams = drained
-            drained = []
-            for stream in streams { delegate?.http2Session(self, canSendMoreOn: stream) }
-        }
-        return keptUp
+        try core.writeOutput(write) { stream in delegate?.http2Session(self, canSendMoreOn: stream) }
     }
 
     /// False once both sides are done (after a GOAWAY, nothing left to send or receive).
-    public var isActive: Bool {
-        guard let session else { return false }
-        return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
-    }
+    public var isActive: Bool { core.isActive }
 
     /// Whether a new stream may be opened: no GOAWAY either way (§6.8).
-    public var acceptsNewStreams: Bool {
-        guard let session else { return false }
-        return nghttp2_session_check_request_allowed(session) != 0
-    }
+    public var acceptsNewStreams: Bool { nghttp2_session_check_request_allowed(session) != 0 }
 
     /// The origin's SETTINGS_MAX_CONCURRENT_STREAMS (until it says, `assumedMaxConcurrentStreams`).
     public var maxConcurrentStreams: Int {
-        guard let session else { return 0 }
-        return Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
     }
 
     // MARK: - Requests
@@ -171,14 +124,13 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     /// the body follows through `enqueueBody` and `finishBody`; without, the HEADERS frame ends
     /// the stream. Returns the stream id.
     public func submitRequest(_ headers: [HTTP2Header], hasBody: Bool) throws -> Int32 {
-        guard let session else { throw HTTP2SessionError("the session is closed") }
         let stream: Int32 = HTTP2NameValues.with(headers) { nva, count in
             guard hasBody else { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
             return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
         }
         guard stream > 0 else { throw HTTP2SessionError(code: stream) }
-        if hasBody { bodies[stream] = HTTP2OutboundBody(limit: settings.streamBufferBytes) }
+        if hasBody { core.expectBody(on: stream) }
         return stream
     }
 
@@ -186,44 +138,34 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     /// producer waits for `canSendMoreOn` (the bytes were queued all the same).
     @discardableResult
     public func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let session, let body = bodies[stream], !body.ended else { return true }
-        let belowLimit = body.append(bytes)
-        body.resumeIfDeferred(session, stream: stream)
-        return belowLimit
+        core.enqueueBody(stream: stream, bytes)
     }
 
     /// Ends the request body, with a trailer section if there is one (gRPC clients send none,
     /// but HTTP/1.1 chunked requests may).
     public func finishBody(stream: Int32, trailers: [HTTP2Header]?) {
-        guard let session, let body = bodies[stream], !body.ended else { return }
-        body.ended = true
-        body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
-        body.resumeIfDeferred(session, stream: stream)
+        core.finishBody(stream: stream, trailers: trailers)
     }
 
     /// Resets the stream (RST_STREAM, §6.4): the exchange no longer wants it.
     public func resetStream(_ stream: Int32, code: HTTP2ErrorCode) {
-        guard let session else { return }
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }
 
     /// Reopens the stream's window by `count` bytes of response body the owner has passed on.
     public func consume(stream: Int32, count: Int) {
-        guard let session, count > 0 else { return }
-        nghttp2_session_consume_stream(session, stream, count)
+        core.consume(stream: stream, count: count)
     }
 
     /// Asks the origin for a PING ACK (§6.7): is the connection still alive?
     public func ping() {
-        guard let session else { return }
         nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
     }
 
     /// Graceful close (§6.8): no new streams; those open may finish.
-    public func goAway(code: HTTP2ErrorCode = .noError) {
-        guard let session else { return }
+    public func goAway() {
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                              code.rawValue, nil, 0)
+                              HTTP2ErrorCode.noError.rawValue, nil, 0)
     }
 
     // MARK: - nghttp2 callbacks
@@ -235,7 +177,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     private static func install(_ callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            HTTP2ClientSession.this(userData).incoming[frame.pointee.hd.stream_id] = IncomingFields()
+            HTTP2ClientSession.this(userData).incoming[frame.pointee.hd.stream_id] = HTTP2IncomingFields()
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, userData in
@@ -243,19 +185,12 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
             let this = HTTP2ClientSession.this(userData)
             let stream = frame.pointee.hd.stream_id
             guard var fields = this.incoming[stream] else { return 0 }
-            fields.bytes += nameLength + valueLength + 32
-            if fields.bytes > this.settings.maxHeaderListBytes {
-                // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: nothing more is stored, the stream ends.
-                if !fields.oversized {
-                    this.problems[stream] = .headerListTooLarge(this.settings.maxHeaderListBytes)
-                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
-                                              HTTP2ErrorCode.internalError.rawValue)
-                }
-                fields.oversized = true
-                fields.headers = []
-            } else if !fields.oversized {
-                fields.headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value,
-                                                             valueLength: valueLength))
+            let limit = this.settings.maxHeaderListBytes
+            if fields.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit) {
+                // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: the stream ends.
+                this.problems[stream] = .headerListTooLarge(limit)
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                          HTTP2ErrorCode.internalError.rawValue)
             }
             this.incoming[stream] = fields
             return 0
@@ -285,7 +220,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             let this = HTTP2ClientSession.this(userData)
             this.incoming[stream] = nil
-            this.bodies[stream] = nil
+            this.core.forgetBody(of: stream)
             this.answered.remove(stream)
             let problem = this.problems.removeValue(forKey: stream)
             this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), problem: problem)
@@ -332,23 +267,18 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     /// nghttp2 asks for up to `length` bytes of the stream's request body.
     private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
         let this = HTTP2ClientSession.this(userData)
-        guard let session, let body = this.bodies[stream], let buffer, let flags else {
-            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-        }
-        let (count, producerMayContinue) = body.take(into: buffer, length: length)
-        if producerMayContinue { this.drained.append(stream) }
-        if body.pending == 0 {
-            if !body.ended {
-                if count > 0 { return count }
-                body.deferSending()
-                return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-            }
+        guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        switch this.core.readBody(stream: stream, into: buffer, length: length) {
+        case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .data(let count): return count
+        case .end(let count, let body):
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             if let trailers = body.trailers {
                 flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
                 _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
             }
+            return count
         }
-        return count
     }
 }

@@ -66,21 +66,12 @@ public protocol HTTP2ServerSessionDelegate: AnyObject {
 public final class HTTP2ServerSession {  // confined to the owning connection's loop queue
     public unowned(unsafe) var delegate: HTTP2ServerSessionDelegate?
     public let settings: HTTP2ServerSettings
-    private var session: OpaquePointer?
+    private let core: HTTP2SessionCore
+    private var session: OpaquePointer { core.session }
 
-    /// A request header section being received.
-    private struct IncomingFields {
-        var headers: [HTTP2Header] = []
-        var bytes = 0
-        var oversized = false
-    }
-
-    private var bodies: [Int32: HTTP2OutboundBody] = [:]
-    private var incoming: [Int32: IncomingFields] = [:]
+    private var incoming: [Int32: HTTP2IncomingFields] = [:]
     /// Streams the peer reset (RST_STREAM received), until their close is reported.
     private var resetByPeer: Set<Int32> = []
-    /// Streams whose producer may continue, told after the output loop.
-    private var drained: [Int32] = []
     private var resets: FrameRateLimit
     private var controlFrames: FrameRateLimit
     /// Set once the connection is being cut off for abuse.
@@ -102,37 +93,19 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         self.settings = settings
         self.resets = FrameRateLimit(burst: settings.resetBurst, perSecond: settings.resetsPerSecond)
         self.controlFrames = FrameRateLimit(burst: settings.controlFrameBurst, perSecond: settings.controlFramesPerSecond)
-        var callbacks: OpaquePointer?
-        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2SessionError("out of memory") }
-        defer { nghttp2_session_callbacks_del(callbacks) }
-        Self.install(callbacks)
-        var option: OpaquePointer?
-        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2SessionError("out of memory") }
-        defer { nghttp2_option_del(option) }
-        nghttp2_option_set_no_auto_window_update(option, 1)
-        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
-        // nghttp2's own rapid-reset limit stays above Lookout's, which answers ENHANCE_YOUR_CALM.
-        nghttp2_option_set_stream_reset_rate_limit(option, UInt64(settings.resetBurst) * 4, UInt64(settings.resetsPerSecond) * 4)
-        var created: OpaquePointer?
-        let result = nghttp2_session_server_new2(&created, callbacks, nil, option)
-        guard result == 0, let created else { throw HTTP2SessionError(code: result) }
-        session = created
-        nghttp2_session_set_user_data(created, Unmanaged.passUnretained(self).toOpaque())
-        var entries = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                   value: settings.maxConcurrentStreams),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
-                                   value: UInt32(settings.maxHeaderListBytes)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
-                                   value: UInt32(settings.initialStreamWindow)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
-        ]
-        let submitted = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
-        guard submitted == 0 else { throw HTTP2SessionError(code: submitted) }
-    }
-
-    deinit {
-        if let session { nghttp2_session_del(session) }
+        self.core = try HTTP2SessionCore(server: true, maxContinuations: settings.maxContinuations,
+                                         streamBufferBytes: settings.streamBufferBytes, install: Self.install) { option in
+            // nghttp2's own rapid-reset limit stays above Lookout's, which answers ENHANCE_YOUR_CALM.
+            nghttp2_option_set_stream_reset_rate_limit(option, UInt64(settings.resetBurst) * 4,
+                                                       UInt64(settings.resetsPerSecond) * 4)
+        }
+        core.setUserData(self)
+        try core.submitSettings([
+            (NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings.maxConcurrentStreams),
+            (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(settings.maxHeaderListBytes)),
+            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(settings.initialStreamWindow)),
+            (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
+        ])
     }
 
     // MARK: - Bytes in and out
@@ -140,7 +113,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// Feeds what the client sent. A thrown error means the connection is unusable (nghttp2 has
     /// queued a GOAWAY where it could): write out what is left, then close.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let session, bytes.count > 0 else { return }
+        guard bytes.count > 0 else { return }
         let result = nghttp2_session_mem_recv(session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             // nghttp2 sends no GOAWAY for a fatal error (a bad preface among them): one says
@@ -155,48 +128,29 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// false: the connection is backed up, and this returns false so the owner calls again when
     /// it drains. Then tells producers of streams that drained to go on.
     public func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
-        guard let session else { return true }
-        var keptUp = true
-        while keptUp {
-            var data: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(session, &data)
-            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
-            guard count > 0, let data else { break }
-            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
-        }
-        while !drained.isEmpty {
-            let streams = drained
-            drained = []
-            for stream in streams { delegate?.http2Session(self, canSendMoreOn: stream) }
-        }
-        return keptUp
+        try core.writeOutput(write) { stream in delegate?.http2Session(self, canSendMoreOn: stream) }
     }
 
     /// False once both sides are done: after a GOAWAY, with nothing left to send or receive.
-    public var isActive: Bool {
-        guard let session else { return false }
-        return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
-    }
+    public var isActive: Bool { core.isActive }
 
     // MARK: - Responses
 
     /// Submits a response head; without `endStream` a body follows through `enqueueBody`.
     public func sendResponse(stream: Int32, status: Int, headers: [HTTP2Header], endStream: Bool) {
-        guard let session else { return }
         var fields = [HTTP2Header(":status", String(status))]
         fields += headers
         let result: Int32 = HTTP2NameValues.with(fields) { nva, count in
             if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
-            bodies[stream] = HTTP2OutboundBody(limit: settings.streamBufferBytes)
+            core.expectBody(on: stream)
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
             return nghttp2_submit_response(session, stream, nva, count, &provider)
         }
-        if result != 0 { bodies[stream] = nil }
+        if result != 0 { core.forgetBody(of: stream) }
     }
 
     /// An interim response (1xx, RFC 9113 §8.1): a HEADERS frame that does not end the stream.
     public func sendInformational(stream: Int32, status: Int, headers: [HTTP2Header]) {
-        guard let session else { return }
         var fields = [HTTP2Header(":status", String(status))]
         fields += headers
         _ = HTTP2NameValues.with(fields) { nva, count in
@@ -208,25 +162,18 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// producer waits for `canSendMoreOn` (the bytes were queued all the same).
     @discardableResult
     public func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let session, let body = bodies[stream], !body.ended else { return true }
-        let belowLimit = body.append(bytes)
-        body.resumeIfDeferred(session, stream: stream)
-        return belowLimit
+        core.enqueueBody(stream: stream, bytes)
     }
 
     /// Ends the response body, with a trailer section if there is one (gRPC status travels there).
     public func finishBody(stream: Int32, trailers: [HTTP2Header]?) {
-        guard let session, let body = bodies[stream], !body.ended else { return }
-        body.ended = true
-        body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
-        body.resumeIfDeferred(session, stream: stream)
+        core.finishBody(stream: stream, trailers: trailers)
     }
 
     /// Resets the stream: at once, or after the body queued so far (a response that broke off
     /// reaches the client as far as it came, then the reset).
     public func resetStream(_ stream: Int32, code: HTTP2ErrorCode, afterQueuedBody: Bool) {
-        guard let session else { return }
-        if afterQueuedBody, let body = bodies[stream], !body.ended {
+        if afterQueuedBody, let body = core.body(of: stream), !body.ended {
             body.ended = true
             body.resetCode = code
             body.resumeIfDeferred(session, stream: stream)
@@ -237,18 +184,16 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// Reopens the stream's window by `count` bytes of request body the owner has passed on.
     public func consume(stream: Int32, count: Int) {
-        guard let session, count > 0 else { return }
-        nghttp2_session_consume_stream(session, stream, count)
+        core.consume(stream: stream, count: count)
     }
 
     /// Response body bytes of the stream not yet handed to the connection, and those that were.
     public func bodyProgress(stream: Int32) -> (queued: Int, sent: UInt64)? {
-        bodies[stream].map { ($0.pending, $0.bytesSent) }
+        core.body(of: stream).map { ($0.pending, $0.bytesSent) }
     }
 
     /// The client's flow-control window for the stream: 0 means it has stopped taking the body.
     public func peerWindow(stream: Int32) -> Int {
-        guard let session else { return 0 }
         let stream = Int(nghttp2_session_get_stream_remote_window_size(session, stream))
         let connection = Int(nghttp2_session_get_remote_window_size(session))
         return min(stream, connection)
@@ -256,7 +201,6 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// Graceful shutdown (RFC 9113 §6.8): streams begun so far may finish, new ones are refused.
     public func goAway() {
-        guard let session else { return }
         let last = nghttp2_session_get_last_proc_stream_id(session)
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, HTTP2ErrorCode.noError.rawValue, nil, 0)
     }
@@ -264,7 +208,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// Ends the connection with `code`; only the GOAWAY is sent after this.
     /// `reason` is what the owner hears with the GOAWAY (`didEndWith`) when `code` is an error.
     public func terminate(_ code: HTTP2ErrorCode, reason: String) {
-        guard let session, !isTerminating else { return }
+        guard !isTerminating else { return }
         isTerminating = true
         terminationReason = reason
         nghttp2_session_terminate_session(session, code.rawValue)
@@ -307,7 +251,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
             let this = HTTP2ServerSession.this(userData)
-            this.incoming[frame.pointee.hd.stream_id] = IncomingFields()
+            this.incoming[frame.pointee.hd.stream_id] = HTTP2IncomingFields()
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
@@ -315,15 +259,8 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             let this = HTTP2ServerSession.this(userData)
             let stream = frame.pointee.hd.stream_id
             guard var fields = this.incoming[stream] else { return 0 }
-            fields.bytes += nameLength + valueLength + 32
-            if fields.bytes > this.settings.maxHeaderListBytes {
-                // An HPACK bomb (small frames decoding to huge fields) stops being stored here.
-                fields.oversized = true
-                fields.headers = []
-            } else if !fields.oversized {
-                fields.headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value,
-                                                             valueLength: valueLength))
-            }
+            _ = fields.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                              limit: this.settings.maxHeaderListBytes)
             this.incoming[stream] = fields
             return 0
         }
@@ -369,7 +306,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             let this = HTTP2ServerSession.this(userData)
             this.incoming[stream] = nil
-            this.bodies[stream] = nil
+            this.core.forgetBody(of: stream)
             let byPeer = this.resetByPeer.remove(stream) != nil
             this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
             return 0
@@ -378,7 +315,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     private func received(_ frame: nghttp2_frame) {
         let stream = frame.hd.stream_id
-        if !connectionWindowOpened, let session {
+        if !connectionWindowOpened {
             // The client's preface is in (its SETTINGS is the first frame nghttp2 accepts).
             connectionWindowOpened = true
             nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
@@ -430,17 +367,12 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// nghttp2 asks for up to `length` bytes of the stream's body.
     private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
         let this = HTTP2ServerSession.this(userData)
-        guard let body = this.bodies[stream], let buffer, let flags else {
-            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-        }
-        let (count, producerMayContinue) = body.take(into: buffer, length: length)
-        if producerMayContinue { this.drained.append(stream) }
-        if body.pending == 0 {
-            if !body.ended {
-                if count > 0 { return count }
-                body.deferSending()
-                return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-            }
+        guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        switch this.core.readBody(stream: stream, into: buffer, length: length) {
+        case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .data(let count): return count
+        case .end(let count, let body):
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             if let code = body.resetCode {
                 flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
@@ -457,7 +389,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
                                           HTTP2ErrorCode.noError.rawValue)
             }
+            return count
         }
-        return count
     }
 }

@@ -98,7 +98,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                                        url: url, httpVersion: head.version.description, start: .now())
         summary.clientStreamID = clientStreamID
         self.upgradeProtocol = Self.relayedUpgrade(head)
-        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, head: [], target: path,
+        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, target: path,
                                        fields: [:], bodyIsChunked: false, hasBody: head.framing != .none,
                                        asksForUpgrade: false, acceptsTrailers: false)
         self.upstreamPath = path
@@ -223,7 +223,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
     }
 
-    /// The request head for one hop, serialized: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
+    /// The request head for one hop: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
     /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the adapters.
     private func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
                                      withBody: Bool, stripCredentials: Bool,
@@ -297,9 +297,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: upstream.target, headerFields: upstream.headerFields,
                                                             rule: ruleName, changes: changes))
-        let bytes = HTTPSerializer.requestHead(method: upstream.method, target: upstream.target, version: .http1_1,
-                                               headerFields: upstream.headerFields)
-        return UpstreamRequest(origin: origin, method: method, url: url, head: bytes, target: upstream.target,
+        return UpstreamRequest(origin: origin, method: method, url: url, target: upstream.target,
                                fields: upstream.headerFields, bodyIsChunked: chunked, hasBody: withBody,
                                asksForUpgrade: upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
     }

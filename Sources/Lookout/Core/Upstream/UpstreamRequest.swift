@@ -1,17 +1,16 @@
 import HTTPTypes
 import LookoutHTTP
 
-/// What one upstream attempt sends: the origin, the serialized head and how its body is framed.
+/// What one upstream attempt sends: the origin, the head and how its body is framed.
 /// A value, so a task never reaches back into the exchange that made it.
 struct UpstreamRequest: Sendable {
     let origin: Origin
     let method: HTTPRequest.Method
     /// The absolute URL requested, for the log and redirect resolution.
     let url: String
-    /// The head as it goes upstream over HTTP/1.1, serialized once (retries resend it).
-    let head: [UInt8]
-    /// The same head's target and fields, for an HTTP/2 origin (which gets them as a header
-    /// section instead, RFC 9113 §8.3.1).
+    /// The head as it goes upstream: the target (origin-form, or absolute toward a parent) and
+    /// the fields, adapted. An HTTP/1.1 connection gets them serialized (`UpstreamTask.use`), an
+    /// HTTP/2 one as a header section (RFC 9113 §8.3.1): each attempt builds only what it sends.
     let target: String
     let fields: HTTPFields
     /// The body is re-chunked on this hop.

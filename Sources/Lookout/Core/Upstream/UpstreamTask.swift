@@ -244,7 +244,8 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         metrics.upstreamConnectionID = connection.connection.id
         parser.expectResponse(to: request.method)
         metrics.requestStart = .now()
-        let head = request.head
+        let head = HTTPSerializer.requestHead(method: request.method, target: request.target, version: .http1_1,
+                                              headerFields: request.fields)
         metrics.requestHeaderBytes = UInt64(head.count)
         connection.connection.write(head)
         armFirstByteTimer()

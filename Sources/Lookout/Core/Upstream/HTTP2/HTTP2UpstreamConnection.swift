@@ -86,8 +86,6 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
             && streams.count < min(protocolSession.maxConcurrentStreams, Self.maxStreamsPerConnection)
     }
 
-    var openStreamCount: Int { streams.count }
-
     // MARK: - Streams (called by tasks)
 
     /// Opens a stream for `request` (HEADERS, RFC 9113 §8.3.1); with a body, the task sends it

@@ -1,0 +1,169 @@
+import CLookoutNGHTTP2
+import HTTPTypes
+
+/// What both sides of an HTTP/2 connection do alike over one nghttp2 session: create it with
+/// Lookout's options, hand its frames to the owner's writes, queue the streams' bodies until
+/// their windows let them out (RFC 9113 §5.2), and reopen receive windows only as the owner
+/// passes bytes on. `HTTP2ServerSession` and `HTTP2ClientSession` each own one and add what
+/// their side does differently.
+final class HTTP2SessionCore {  // confined to the owning connection's loop queue
+    let session: OpaquePointer
+    private let streamBufferBytes: Int
+    private var bodies: [Int32: HTTP2OutboundBody] = [:]
+    /// Streams whose producer may continue, told after the output loop.
+    private var drained: [Int32] = []
+
+    /// Creates the session: `install` sets the callbacks, `configure` adds options to the ones
+    /// both sides use (windows reopened by the owner, at most `maxContinuations` CONTINUATION
+    /// frames per header block). The owner then names itself with `setUserData`.
+    init(server: Bool, maxContinuations: Int, streamBufferBytes: Int,
+         install: (OpaquePointer) -> Void, configure: (OpaquePointer) -> Void) throws {
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        install(callbacks)
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2SessionError("out of memory") }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, maxContinuations)
+        configure(option)
+        var created: OpaquePointer?
+        let result = server ? nghttp2_session_server_new2(&created, callbacks, nil, option)
+                            : nghttp2_session_client_new2(&created, callbacks, nil, option)
+        guard result == 0, let created else { throw HTTP2SessionError(code: result) }
+        self.session = created
+        self.streamBufferBytes = streamBufferBytes
+    }
+
+    deinit {
+        nghttp2_session_del(session)
+    }
+
+    /// What nghttp2 hands the callbacks: the owning session object, unretained.
+    func setUserData(_ owner: AnyObject) {
+        nghttp2_session_set_user_data(session, Unmanaged.passUnretained(owner).toOpaque())
+    }
+
+    /// Submits the side's SETTINGS (RFC 9113 §6.5).
+    func submitSettings(_ settings: [(nghttp2_settings_id, UInt32)]) throws {
+        var entries = settings.map { nghttp2_settings_entry(settings_id: Int32($0.0.rawValue), value: $0.1) }
+        let submitted = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        guard submitted == 0 else { throw HTTP2SessionError(code: submitted) }
+    }
+
+    // MARK: - Bytes out
+
+    /// Hands queued frames to `write` until there are none (returns true) or `write` returns
+    /// false (the connection is backed up; returns false). Then tells `canSendMore` of the
+    /// streams whose queue drained.
+    func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool, canSendMore: (Int32) -> Void) throws -> Bool {
+        var keptUp = true
+        while keptUp {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
+            guard count > 0, let data else { break }
+            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
+        }
+        while !drained.isEmpty {
+            let streams = drained
+            drained = []
+            for stream in streams { canSendMore(stream) }
+        }
+        return keptUp
+    }
+
+    /// False once both sides are done: after a GOAWAY, with nothing left to send or receive.
+    var isActive: Bool {
+        nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+    }
+
+    /// Reopens the stream's window by `count` bytes the owner has passed on.
+    func consume(stream: Int32, count: Int) {
+        guard count > 0 else { return }
+        nghttp2_session_consume_stream(session, stream, count)
+    }
+
+    // MARK: - Bodies
+
+    /// A body follows on `stream` (its HEADERS were submitted with `readBody` as data source).
+    func expectBody(on stream: Int32) {
+        bodies[stream] = HTTP2OutboundBody(limit: streamBufferBytes)
+    }
+
+    /// The stream's queue, while its body is being sent.
+    func body(of stream: Int32) -> HTTP2OutboundBody? { bodies[stream] }
+
+    /// The stream closed: its queue goes.
+    func forgetBody(of stream: Int32) { bodies[stream] = nil }
+
+    /// Queues body bytes. False when the stream holds its buffer's worth or more: the producer
+    /// waits for `canSendMore` (the bytes were queued all the same).
+    func enqueueBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let body = bodies[stream], !body.ended else { return true }
+        let belowLimit = body.append(bytes)
+        body.resumeIfDeferred(session, stream: stream)
+        return belowLimit
+    }
+
+    /// Ends the body, with a trailer section if there is one.
+    func finishBody(stream: Int32, trailers: [HTTP2Header]?) {
+        guard let body = bodies[stream], !body.ended else { return }
+        body.ended = true
+        body.trailers = trailers.flatMap { $0.isEmpty ? nil : $0 }
+        body.resumeIfDeferred(session, stream: stream)
+    }
+
+    /// What nghttp2's data source read callback answers for a stream.
+    enum ReadStep {
+        /// `count` bytes were copied; more follow.
+        case data(Int)
+        /// Nothing queued yet: answer NGHTTP2_ERR_DEFERRED (the queue resumes nghttp2).
+        case deferred
+        /// `count` bytes were copied and the body is complete: set NGHTTP2_DATA_FLAG_EOF, then
+        /// what `body` says comes after it (trailers, a reset).
+        case end(Int, HTTP2OutboundBody)
+        /// No such stream.
+        case failure
+    }
+
+    /// Copies up to `length` queued bytes of `stream`'s body into nghttp2's frame.
+    func readBody(stream: Int32, into buffer: UnsafeMutablePointer<UInt8>?, length: Int) -> ReadStep {
+        guard let body = bodies[stream], let buffer else { return .failure }
+        let (count, producerMayContinue) = body.take(into: buffer, length: length)
+        if producerMayContinue { drained.append(stream) }
+        guard body.pending == 0 else { return .data(count) }
+        if body.ended { return .end(count, body) }
+        if count > 0 { return .data(count) }
+        body.deferSending()
+        return .deferred
+    }
+}
+
+/// A header section as it arrives field by field, kept no further than the side's limit on
+/// header lists (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 §6.5.2 does).
+struct HTTP2IncomingFields {
+    private(set) var headers: [HTTP2Header] = []
+    /// Name + value + 32 per field.
+    private(set) var bytes = 0
+    private(set) var oversized = false
+
+    /// Adds one field. Past `limit` nothing more is kept (an HPACK bomb — small frames decoding to
+    /// huge fields — stops being stored here); true when this field crossed it.
+    mutating func append(name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int,
+                         limit: Int) -> Bool {
+        bytes += nameLength + valueLength + 32
+        if bytes > limit {
+            defer {
+                oversized = true
+                headers = []
+            }
+            return !oversized
+        }
+        if !oversized {
+            headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
+        }
+        return false
+    }
+}
