@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench import (FLOOR, LOOPBACK, Proc, free_port, log, median_run, run, run_main, start_nginx,  # noqa: E402
                    stop_all, wait_port)
-from tls_bench import start_lookout  # noqa: E402
+from tls_bench import fmt, ratio, start_lookout  # noqa: E402
 
 
 def start_relay(work, name, to_port, connect=None):
@@ -78,19 +78,6 @@ def h2load(port, path, streams, duration, connections=1):
     elif result["errors"]:
         result["failed"] = f"{result['errors']} requests failed or errored"
     return result
-
-
-def fmt(r, key):
-    if not isinstance(r, dict) or "failed" in r:
-        return "failed"
-    return f"{r[key]:,.0f}"
-
-
-def ratio(a, b, key):
-    try:
-        return f"{b[key] / a[key]:.2f}"
-    except (KeyError, TypeError, ZeroDivisionError):
-        return "–"
 
 
 def main():

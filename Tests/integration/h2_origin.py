@@ -16,6 +16,8 @@ Routes (by ``:path``):
 * ``/reset``         a response head, 10 bytes, then RST_STREAM INTERNAL_ERROR
 * ``/goaway``        200, then GOAWAY NO_ERROR naming this stream as the last
 * ``/badlength``     ``content-length: 10`` and 5 bytes of body (malformed, RFC 9113 §8.1.1)
+* ``/stall``         a response head, 10 of its 100 bytes, then nothing
+* ``/bigheaders``    a response head with a 2,000-byte field
 * ``/slow/S``        the response head after S seconds
 * ``/drip/N``        N bytes of body, 1 KiB every 20 ms
 """
@@ -64,11 +66,14 @@ class _Stream:
 
 class H2Origin:
     def __init__(self, tls: tuple | None = None, max_concurrent_streams: int = 100, http1: bool = False,
-                 silent: bool = False):
+                 silent: bool = False, freeze: bool = False):
         """``http1``: also take HTTP/1.1 (ALPN ``http/1.1`` or none), where it answers
         ``Upgrade: websocket`` with 101 and then echoes bytes, and anything else with ``http1``.
-        ``silent``: negotiate h2, then send nothing at all (no SETTINGS, RFC 9113 §3.4)."""
+        ``silent``: negotiate h2, then send nothing at all (no SETTINGS, RFC 9113 §3.4).
+        ``freeze``: once the first connection's first response is out, it neither reads nor writes
+        again (PINGs go unanswered); later connections behave."""
         self.silent = silent
+        self.freeze = freeze
         self.tls_context = None
         self.http1 = http1
         if tls is not None:
@@ -173,6 +178,9 @@ class H2Origin:
                 out = conn.data_to_send()
                 if out:
                     sock.sendall(out)
+                if self.freeze and number == 1 and self.requests and not streams:
+                    while not self._stopping:
+                        time.sleep(0.1)
                 if conn.state_machine.state == h2.connection.ConnectionState.CLOSED and closing_at is None:
                     closing_at = now + 0.5
                 if closing_at is not None and now >= closing_at:
@@ -310,6 +318,13 @@ class H2Origin:
         elif path == "/badlength":
             conn.send_headers(sid, [(":status", "200"), ("content-length", "10")])
             conn.send_data(sid, b"short", end_stream=True)
+            streams.pop(sid, None)
+        elif path == "/stall":
+            conn.send_headers(sid, [(":status", "200"), ("content-length", "100")])
+            conn.send_data(sid, b"0123456789")
+            streams.pop(sid, None)
+        elif path == "/bigheaders":
+            conn.send_headers(sid, [(":status", "200"), ("x-big", "b" * 2000), ("content-length", "0")], end_stream=True)
             streams.pop(sid, None)
         elif path.startswith("/slow/"):
             conn.send_headers(sid, [(":status", "200"), ("content-length", "4")])

@@ -247,6 +247,42 @@ def test_malformed_response_is_a_stream_error(make_proxy, pki, h2_origin):
     assert proxy.only_summary(url=h2_origin.url("/fixed/3"))["upstream"]["reused"] is True
 
 
+def test_stream_timeouts_end_one_stream_not_the_connection(make_proxy, pki, h2_origin):
+    proxy = make_proxy(trusting(pki, event_loops=1, timeouts={"upstream_first_byte": 1, "upstream_idle": 1}))
+    slow = get(proxy, h2_origin.url("/slow/3"))
+    assert slow.status == 504 and slow.header("X-Lookout-Error") == "upstream_first_byte_timeout", slow.headers
+    # Silent after 10 of 100 bytes: the response breaks off with what came.
+    sock = connect(proxy.port)
+    sock.sendall(request_bytes("GET", h2_origin.url("/stall"), headers=[("Connection", "close")]))
+    data = Reader(sock).read_to_eof()
+    assert data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\n0123456789"), data
+    rec = proxy.only_summary(url=h2_origin.url("/stall"))
+    assert rec["error"]["code"] == "upstream_idle_timeout", rec
+    # Each stream was reset; the connection went on.
+    after = get(proxy, h2_origin.url("/fixed/3"))
+    assert after.status == 200
+    assert proxy.only_summary(url=h2_origin.url("/fixed/3"))["upstream"]["reused"] is True
+
+
+def test_oversized_response_header_list_resets_the_stream(make_proxy, pki, h2_origin):
+    proxy = make_proxy(trusting(pki, event_loops=1, http2={"max_header_list_bytes": 1024}))
+    resp = get(proxy, h2_origin.url("/bigheaders"))
+    assert resp.status == 502 and resp.header("X-Lookout-Error") == "upstream_malformed_response", resp.headers
+    assert b"http2.max_header_list_bytes" in resp.body, resp.body
+    assert get(proxy, h2_origin.url("/fixed/3")).status == 200
+
+
+def test_unanswered_ping_drops_the_connection(make_proxy, pki, fresh_h2_origin):
+    origin = fresh_h2_origin(freeze=True)
+    proxy = make_proxy(trusting(pki, event_loops=1, pool={"idle_timeout": 3}))
+    assert get(proxy, origin.url("/fixed/5")).status == 200
+    events = wait_until(lambda: [r for r in proxy.read_log() if r.get("event") == "upstream.didEndHTTP2"],
+                        timeout=8, message="the unanswered PING ends the connection")
+    assert events[0]["reason"].startswith("no PING ACK") and events[0]["open_streams"] == 0, events
+    # The next request opens a new connection.
+    assert get(proxy, origin.url("/fixed/5")).status == 200 and origin.connections == 2
+
+
 def test_goaway_drains_and_the_next_request_opens_a_new_connection(make_proxy, pki, fresh_h2_origin):
     origin = fresh_h2_origin()
     proxy = make_proxy(trusting(pki), verbose_events=False)
