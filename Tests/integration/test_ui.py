@@ -147,8 +147,15 @@ def test_a_failed_exchange_shows_its_code(ui, browser):
     assert row["cells"]["c-code"] == "upstream_connect_failed" and row["cells"]["c-status"] == "502"
     row_element = browser.find_element(By.CSS_SELECTOR, f'#spacer .row[data-id="{row["id"]}"]')
     row_element.click()
-    error = browser.find_element(By.ID, "detail-error")
-    wait_until(lambda: error.text.startswith("upstream_connect_failed: "), timeout=5)
+    # The pane fills after the record is fetched, so the error box appears a moment after the click
+    # (and is drawn anew if the pane re-renders): look it up on every try.
+    def error_text():
+        try:
+            return " ".join(e.text for e in browser.find_elements(By.ID, "detail-error"))
+        except StaleElementReferenceException:
+            return ""
+    wait_until(lambda: error_text().startswith("upstream_connect_failed: "), timeout=5,
+               message="the detail pane's error box")
 
 
 def test_the_detail_pane_shows_the_records_timings_and_a_json_body(ui, browser, site):
@@ -166,8 +173,10 @@ def test_the_detail_pane_shows_the_records_timings_and_a_json_body(ui, browser, 
         else:
             assert phase not in shown
     assert "total" in shown and "wait" in shown
+    # The body is fetched after the pane is drawn; its <pre> appears when it has arrived.
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, 'pre.body[data-which="response"][data-format="json"]'),
+               timeout=5, message="the response body rendered as JSON")
     pre = browser.find_element(By.CSS_SELECTOR, 'pre.body[data-which="response"]')
-    wait_until(lambda: pre.get_attribute("data-format") == "json", timeout=5)
     assert pre.text == json.dumps(DOCUMENT, indent=2)
     attempts = browser.find_element(By.CSS_SELECTOR, ".section-attempts").text
     assert site.url("/inventory.json") in attempts and "200" in attempts
