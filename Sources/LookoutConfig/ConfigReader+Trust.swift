@@ -374,7 +374,7 @@ extension ConfigReader {
 
     /// `~` expanded; a relative path taken from the config file's folder, so a config and
     /// the certificates beside it can move together.
-    private func resolve(_ text: String) -> String? {
+    func resolve(_ text: String) -> String? {
         if text == "~" || text.hasPrefix("~/") {
             return ConfigurationLoader.expandTilde(text, home: home)
         }

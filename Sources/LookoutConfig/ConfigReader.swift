@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui", "http2",
+        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -34,6 +34,8 @@ enum Schema {
         "metrics": ["enabled", "host_labels"],
         "ui": ["enabled", "ring_size", "heartbeat"],
         "http2": ["client", "upstream", "upstream_h2c_hosts", "max_concurrent_streams", "max_header_list_bytes"],
+        "map": ["remote", "local"],
+        "shaping": ["rules"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -57,6 +59,13 @@ enum Schema {
     static let captureRule = ["hosts", "request_bodies", "response_bodies", "max_body_bytes"]
     /// The keys of one `cache.rules[i]`.
     static let cacheRule = ["hosts", "store", "default_ttl"]
+    /// The keys of one `map.remote[i]` and one `map.local[i]`.
+    static let mapRemote = ["from", "to", "preserve_host", "allow_downgrade"]
+    static let mapLocal = ["from", "file", "status", "content_type"]
+    /// The keys of one `shaping.rules[i]`, and of its `faults` and `faults.status`.
+    static let shapingRule = ["hosts", "profile", "latency_ms", "jitter_ms", "download_kbps", "upload_kbps", "faults"]
+    static let shapingFaults = ["status", "reset_after_bytes", "stall_ms"]
+    static let faultStatus = ["code", "rate"]
     /// The keys of one `upstream_proxies.rules[i]`.
     static let upstreamProxyRule = ["hosts", "proxy"]
 
@@ -229,6 +238,12 @@ final class ConfigReader {
         }
         if let node = top["retry"], let section = fields(of: node, path: "retry"), let rules = section["rules"] {
             config.retry.rules = retryRules(rules, path: "retry.rules") ?? config.retry.rules
+        }
+        if let node = top["map"], let section = fields(of: node, path: "map") {
+            readMap(section, into: &config.map)
+        }
+        if let node = top["shaping"], let section = fields(of: node, path: "shaping"), let rules = section["rules"] {
+            config.shaping.rules = shapingRules(rules, path: "shaping.rules") ?? config.shaping.rules
         }
         return config
     }

@@ -71,6 +71,10 @@ public struct LookoutConfiguration: Sendable, Equatable {
     }
     /// `retry`
     public var retry = Retry()
+    /// `map`: map remote and map local rules.
+    public var map = Map()
+    /// `shaping`: per-host latency, bandwidth and faults.
+    public var shaping = Shaping()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -104,6 +104,23 @@ extension JSONBuffer {
             endObject()
         }
         if let error = s.error { key("error"); appendError(error) }
+        if let mappedFrom = s.mappedFrom { key("mapped_from"); string(redactingURL(mappedFrom, options: options)) }
+        if let shaping = s.shaping {
+            key("shaping")
+            beginObject()
+            key("rule"); string(shaping.rule)
+            if !shaping.profile.isEmpty { key("profile"); string(shaping.profile) }
+            key("latency_ms"); milliseconds(shaping.latencyMilliseconds)
+            key("download_kbps"); milliseconds(shaping.downloadKbps)
+            key("upload_kbps"); milliseconds(shaping.uploadKbps)
+            if !shaping.faults.isEmpty {
+                key("faults")
+                beginArray()
+                for fault in shaping.faults { element(); string(fault) }
+                endArray()
+            }
+            endObject()
+        }
         if let capture = s.capture {
             key("capture")
             beginObject()
@@ -358,6 +375,7 @@ extension JSONBuffer: EventFieldWriter {
     mutating func field(_ key: StaticString, _ value: UInt64) { self.key(key); uint(value) }
     mutating func field(_ key: StaticString, _ value: Bool) { self.key(key); bool(value) }
     mutating func field(_ key: StaticString, milliseconds value: Double) { self.key(key); milliseconds(value) }
+    mutating func field(_ key: StaticString, number value: Double) { self.key(key); milliseconds(value) }
     mutating func field(_ key: StaticString, _ values: [String]) {
         self.key(key)
         beginArray()

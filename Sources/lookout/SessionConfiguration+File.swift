@@ -93,6 +93,24 @@ extension SessionConfiguration {
             rule.replayBodyBytes = UInt64(settings.replayBodyBytes)
             return (settings.hosts, rule)
         })
+        mapRules = MapRules(
+            remote: file.map.remote.map { rule in
+                MapRemoteRule(from: .init(rule.from), toHost: rule.to.host, toPort: rule.to.port, toIsSecure: rule.to.isSecure,
+                              toPath: rule.to.path, toText: rule.to.text, preserveHost: rule.preserveHost,
+                              allowDowngrade: rule.allowDowngrade)
+            },
+            local: file.map.local.map { rule in
+                MapLocalRule(from: .init(rule.from), file: rule.file, status: rule.status,
+                             contentType: rule.contentType ?? MapRules.contentType(forFile: rule.file))
+            })
+        shapingRules = HostRuleSet(file.shaping.rules.map { settings in
+            (settings.hosts, ShapingRule(
+                name: settings.hosts.map(\.text).joined(separator: ", "), profile: settings.profile,
+                latency: settings.latencyMilliseconds / 1000, jitter: settings.jitterMilliseconds / 1000,
+                downloadKbps: settings.downloadKbps, uploadKbps: settings.uploadKbps, faultStatus: settings.faultStatus,
+                faultStatusRate: settings.faultStatusRate, resetAfterBytes: UInt64(settings.resetAfterBytes),
+                stall: settings.stallMilliseconds / 1000))
+        })
 
         tls.minimumVersion = file.tls.minimumVersion
         tls.trustManager = try ServerTrustManager(file.trust, logger: logger)
@@ -122,5 +140,11 @@ extension ParentProxy {
     init?(_ setting: ParentProxySetting) {
         guard case .proxy(let host, let port, let user, let password) = setting else { return nil }
         self.init(host: host, port: port, user: user, password: password)
+    }
+}
+
+extension MapRemoteRule.Prefix {
+    init(_ prefix: MapURLPrefix) {
+        self.init(isSecure: prefix.isSecure, host: prefix.hostPattern, port: prefix.port, path: prefix.path, text: prefix.text)
     }
 }

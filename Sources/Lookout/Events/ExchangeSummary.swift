@@ -42,6 +42,11 @@ public struct ExchangeSummary: Sendable {
     public var tunnelBytesUpstreamToClient: UInt64?
     /// The protocol the exchange switched to after a 101 (the origin's `Upgrade`), e.g. "websocket".
     public var upgrade: String?
+    /// The URL the client asked for, when a `map` rule sent the request elsewhere (`url` is then
+    /// where it went: the target's URL, or the `file://` URL of a map-local answer).
+    public var mappedFrom: String?
+    /// What the host's shaping rule did (`shaping.rules`).
+    public var shaping: ShapingSummary?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {
@@ -97,5 +102,24 @@ public struct CaptureSummary: Sendable, Equatable {
         self.response = response
         self.truncated = truncated
         self.error = error
+    }
+}
+
+/// The summary record's `shaping` object.
+public struct ShapingSummary: Sendable, Equatable {
+    public var rule: String
+    public var profile: String
+    public var latencyMilliseconds: Double
+    public var downloadKbps: Double
+    public var uploadKbps: Double
+    /// The faults injected into this exchange: "status", "reset_after_bytes", "stall".
+    public var faults: [String] = []
+
+    public init(rule: String, profile: String, latencyMilliseconds: Double, downloadKbps: Double, uploadKbps: Double) {
+        self.rule = rule
+        self.profile = profile
+        self.latencyMilliseconds = latencyMilliseconds
+        self.downloadKbps = downloadKbps
+        self.uploadKbps = uploadKbps
     }
 }

@@ -46,6 +46,8 @@ public protocol EventFieldWriter: ~Copyable {
     mutating func field(_ key: StaticString, _ value: Bool)
     /// A duration or offset in milliseconds (negative = did not happen).
     mutating func field(_ key: StaticString, milliseconds: Double)
+    /// A quantity with up to three decimals (a rate, a share).
+    mutating func field(_ key: StaticString, number: Double)
     mutating func field(_ key: StaticString, _ values: [String])
     mutating func field(_ key: StaticString, headers: HTTPFields)
     mutating func field(_ key: StaticString, _ error: ProxyError)

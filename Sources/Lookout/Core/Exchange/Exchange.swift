@@ -19,8 +19,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     let id: UInt64
     let session: Session
     let context: LoopContext
-    /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to here.
-    private let client: ClientResponseWriter
+    /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to
+    /// here. A shaped response goes through `shaped`, which wraps the connection's writer.
+    private var client: ClientResponseWriter
     /// The client connection that owns this exchange. `unowned`: the connection finishes its
     /// exchange before it goes away, and a finished exchange never calls it (a weak reference
     /// would cost a side-table allocation per connection).
@@ -83,6 +84,26 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// The exchange's bodies written to files (`capture.rules`), when its host has a rule.
     private var capture: ExchangeCapture?
 
+    // Map and shaping.
+    /// The map-local rule that answers this request from a file (no upstream).
+    private var mapLocal: MapLocalRule?
+    /// Sends a map-local file while the client keeps up.
+    private var fileBody: LocalFileSender?
+    /// A map remote rule's `preserve_host`: the Host the client sent, kept on the first hop.
+    private var hostOverride: String?
+    /// The host's shaping rule, when it has one.
+    private var shapingRule: ShapingRule?
+    /// The response writer that paces, stalls or cuts the response (`client` is it, then).
+    private var shaped: ShapedResponseWriter?
+    /// Paces the request body toward the origin (`upload_kbps`).
+    private var uploadPacer: PacedSender?
+    /// The client's body ended while the upload pacer still held bytes: the end follows them.
+    private var requestEndWaitsForPacing = false
+    /// The rule's latency is running before the exchange goes on.
+    private var waitingForLatency = false
+    /// `faults.reset_after_bytes` was applied.
+    fileprivate var resetInjected = false
+
     init(id: UInt64, session: Session, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
          kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil) {
@@ -106,7 +127,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     /// The first hop's origin-form target.
-    private let upstreamPath: String
+    private var upstreamPath: String
 
     /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
     private var acceptsTrailers: Bool {
@@ -117,8 +138,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         return found
     }
-    /// The host the client addressed: only it gets the client's credentials.
-    private let firstHost: String
+    /// The host the client addressed (or a map remote rule sent it to): only it gets the client's credentials.
+    private var firstHost: String
 
     /// Which protocol switches are relayed (RFC 9110 §7.8): any the client asks for on a request
     /// without a body (a WebSocket handshake is a bodiless GET), except `h2c` — the exchange would
@@ -145,6 +166,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return
         }
+        // Per-host rules of the exchange (capture, shaping) follow the host the client addressed;
+        // those of the connection (trust, retry, parent proxy) the origin actually contacted.
+        let clientKey = request.origin.ruleKey
+        if !revalidatesInBackground, !session.configuration.mapRules.isEmpty, !applyMap() { return }
         let origin = request.origin
         if head.framing != .none, session.retrier.keepsBodies(forHost: origin.host)
             || session.redirectHandler.keepsBodies(forHost: origin.host) {
@@ -157,9 +182,38 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if head.framing == .none { requestEnded = true }
         if let store = session.captureStore, !revalidatesInBackground,
-           let match = session.configuration.capture?.rules.match(for: origin.ruleKey) {
+           let match = session.configuration.capture?.rules.match(for: clientKey) {
             capture = ExchangeCapture(store: store, rule: match.rule, requestID: id)
         }
+        if !revalidatesInBackground, let match = session.configuration.shapingRules.match(for: clientKey) {
+            let latency = applyShaping(match.rule)
+            if latency > 0 {
+                // Dispatch's own timer: the loop's deadline list is only good to 50 ms.
+                waitingForLatency = true
+                context.loop.execute(after: latency) { [weak self] in
+                    guard let self, !finished, waitingForLatency else { return }
+                    waitingForLatency = false
+                    proceed()
+                }
+                return
+            }
+        }
+        proceed()
+    }
+
+    /// After the shaping rule's latency: an injected status, a map-local answer, the cache, or upstream.
+    private func proceed() {
+        if let rule = shapingRule, let code = rule.faultStatus, rule.drawsFaultStatus() {
+            summary.shaping?.faults.append("status")
+            session.emit(requestContext, RequestDidInjectFault(rule: rule.name, fault: "status", value: Double(code)))
+            fail(.injectedFault(reason: .status(code: code, rule: rule.name)))
+            return
+        }
+        if let mapLocal {
+            answerFromFile(mapLocal)
+            return
+        }
+        let origin = request.origin
         var validators: HTTPFields?
         if let shared = session.cache {
             let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey,
@@ -232,7 +286,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         // again by the first adapter that appends a field (one allocation per request).
         var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
                                            headerFields: head.headerFields)
-        upstream.headerFields[Exchange.hostHeader] = origin.hostFieldValue
+        upstream.headerFields[Exchange.hostHeader] = hostOverride ?? origin.hostFieldValue
         HopByHopHeaders.remove(from: &upstream.headerFields)
         var chunked = false
         if withBody {
@@ -318,10 +372,23 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     // MARK: - Request body (called by the client connection)
 
-    /// False while the request is complete or the upstream cannot take more yet.
-    var acceptsRequestBody: Bool { !requestEnded && !bodyPausedForUpstream && !finished }
+    /// False while the request is complete or the upstream (or the upload pacing) cannot take more yet.
+    var acceptsRequestBody: Bool {
+        !requestEnded && !bodyPausedForUpstream && !finished && !requestEndWaitsForPacing && !(uploadPacer?.isHolding ?? false)
+    }
 
     func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !finished else { return }
+        if let uploadPacer {
+            // What the rate does not allow yet waits in the pacer; `acceptsRequestBody` stops the client meanwhile.
+            _ = uploadPacer.send(bytes)
+            return
+        }
+        takeBody(bytes)
+    }
+
+    /// Request body bytes on their way upstream (after any upload pacing).
+    private func takeBody(_ bytes: UnsafeRawBufferPointer) {
         guard !finished else { return }
         if let capture, let failure = capture.requestBytes(bytes) { session.emit(requestContext, failure) }
         requestBodyBytes += UInt64(bytes.count)
@@ -360,6 +427,19 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func clientFinishedBody(trailers: HTTPFields?) {
         // A bodiless request was already complete at its head.
         guard !finished, head.framing != .none else { return }
+        if let uploadPacer, uploadPacer.isHolding {
+            requestEndWaitsForPacing = true
+            uploadPacer.whenFlushed { [unowned self] in
+                requestEndWaitsForPacing = false
+                requestBodyDidEnd(trailers: trailers)
+            }
+            return
+        }
+        requestBodyDidEnd(trailers: trailers)
+    }
+
+    private func requestBodyDidEnd(trailers: HTTPFields?) {
+        guard !finished else { return }
         capture?.requestEnded()
         requestEnded = true
         requestTrailers = trailers
@@ -371,6 +451,16 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     func clientDidDrain() {
+        if let shaped, !shaped.clientDidDrain() { return }
+        resumeResponse()
+    }
+
+    /// The client (and the response shaping) can take more of the response: whoever produces it goes on.
+    private func resumeResponse() {
+        if fileBody != nil {
+            sendFileBody()
+            return
+        }
         if follower != nil {
             advanceFollower(afterDrain: true)
             return
@@ -385,12 +475,14 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func clientDidClose(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
+        shaped?.cancel()
         finish(error: error, keepAlive: false)
     }
 
     func abort(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
+        shaped?.cancel()
         if !responseHeadSent {
             client.writeError(error, requestID: id)
             summary.status = error.status
@@ -411,6 +503,12 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             phase = task.metrics.currentPhase
         } else if waitingForNextAttempt {
             phase = "retry_wait"
+        } else if waitingForLatency {
+            phase = "shaping_latency"
+        } else if shaped?.isHolding ?? false {
+            phase = "shaping_pace"
+        } else if fileBody != nil {
+            phase = "map_local"
         } else if follower != nil {
             phase = "collapsed"
         } else if storedBody != nil {
@@ -424,6 +522,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
     /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
     func cancel(_ error: ProxyError) {
+        shaped?.cancel()
         fail(error)
     }
 
@@ -472,6 +571,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func resumeClientInput() {
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
+            // The pacer sends what it held first; its timer asks for more once the rate allows.
+            if let uploadPacer, !uploadPacer.sinkDidDrain() { return }
             delegate.exchangeCanTakeInput()
         }
     }
@@ -550,6 +651,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
         responseHeadSent = true
+        if let rule = shapingRule, rule.stall > 0 {
+            summary.shaping?.faults.append("stall")
+            session.emit(requestContext, RequestDidInjectFault(rule: rule.name, fault: "stall", value: rule.stall * 1000))
+        }
         summary.responseHeaders = fields
         summary.requestHeaders = head.headerFields
     }
@@ -562,6 +667,122 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func emit(_ record: any EventKind) {
         func post<Kind: EventKind>(_ kind: Kind) { session.emit(requestContext, kind) }
         post(record)
+    }
+
+    // MARK: - Map and shaping
+
+    /// Applies the `map` rule that takes the request, if any: another origin for map remote, a
+    /// file for map local (answered in `proceed`). False when it ended the exchange (a refused downgrade).
+    private func applyMap() -> Bool {
+        let origin = request.origin
+        guard let match = session.configuration.mapRules.match(isSecure: origin.isSecure, host: origin.host,
+                                                               port: origin.port, path: upstreamPath) else { return true }
+        switch match {
+        case .local(let rule):
+            mapLocal = rule
+            summary.mappedFrom = summary.url
+            summary.url = "file://" + rule.file
+            bodyDropped = true  // read and dropped: nothing goes upstream
+            return true
+        case .remote(let rule):
+            let path = rule.targetPath(for: upstreamPath)
+            let key = HostRuleKey(rule.toHost)
+            let target = Origin(host: rule.toHost, port: rule.toPort, isSecure: rule.toIsSecure,
+                                parent: session.configuration.parentProxy(for: key), ruleKey: key)
+            let mappedURL = target.url(path: path)
+            session.emit(requestContext, RequestDidMapRemote(from: rule.from.text, to: rule.toText, url: summary.url,
+                                                             mappedURL: mappedURL, preserveHost: rule.preserveHost))
+            if origin.isSecure && !target.isSecure && !rule.allowDowngrade {
+                fail(.mapFailed(reason: .downgradeRefused(from: summary.url, to: mappedURL)))
+                return false
+            }
+            if rule.preserveHost { hostOverride = origin.hostFieldValue }
+            summary.mappedFrom = summary.url
+            summary.url = mappedURL
+            upstreamPath = path
+            firstHost = target.host
+            request = UpstreamRequest(origin: target, method: head.method, url: mappedURL, target: path, fields: [:],
+                                      bodyIsChunked: false, hasBody: head.framing != .none, asksForUpgrade: false,
+                                      acceptsTrailers: false)
+            return true
+        }
+    }
+
+    /// Sets the host's shaping rule up for this exchange; returns the latency drawn for it (seconds).
+    private func applyShaping(_ rule: ShapingRule) -> Double {
+        shapingRule = rule
+        let latency = rule.drawLatency()
+        summary.shaping = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
+                                         downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+        session.emit(requestContext, RequestDidShape(shaping: ShapingDidApply(
+            rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
+            downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)))
+        if rule.shapesResponse {
+            let writer = ShapedResponseWriter(base: client, rule: rule, loop: context.loop, delegate: self)
+            shaped = writer
+            client = writer
+        }
+        if rule.uploadKbps > 0, head.framing != .none {
+            let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.uploadBytesPerSecond) { [unowned self] bytes in
+                takeBody(bytes)
+                return !bodyPausedForUpstream && !finished
+            }
+            pacer.onReady = { [unowned self] in
+                guard !finished else { return }
+                delegate.exchangeCanTakeInput()
+            }
+            uploadPacer = pacer
+        }
+        return latency
+    }
+
+    /// A map-local answer: the rule's status, the file's type and length, then its bytes.
+    private func answerFromFile(_ rule: MapLocalRule) {
+        let sender: LocalFileSender
+        switch LocalFileSender.open(rule.file) {
+        case .failure(let error):
+            fail(.mapFailed(reason: .localFileUnreadable(file: rule.file, detail: error.message)))
+            return
+        case .success(let opened):
+            sender = opened
+        }
+        session.emit(requestContext, RequestDidMapLocal(from: rule.from.text, file: rule.file, status: rule.status,
+                                                        contentType: rule.contentType, bytes: sender.size))
+        summary.status = rule.status
+        var fields = HTTPFields()
+        fields[.contentType] = rule.contentType
+        fields[.contentLength] = String(sender.size)
+        let hasBody = sender.size > 0 && head.method != .head && rule.status != 204 && rule.status != 304
+        clientFraming = hasBody ? .contentLength : .none
+        decideKeepAlive(possible: requestEnded, fields: &fields)
+        sendResponseHead(status: rule.status, reasonPhrase: ReasonPhrase.standard(for: rule.status), fields: &fields,
+                         framing: clientFraming)
+        guard hasBody else {
+            client.writeEnd(trailers: nil)
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        fileBody = sender
+        sendFileBody()
+    }
+
+    /// Sends the map-local file until the client is backed up (`clientDidDrain` resumes).
+    private func sendFileBody() {
+        guard let sender = fileBody, !finished, let rule = mapLocal else { return }
+        switch sender.send(to: client, observe: { [self] in captured($0) }) {
+        case .waiting:
+            return
+        case .done:
+            fileBody = nil
+            client.writeEnd(trailers: nil)
+            capture?.responseEnded()
+            finish(error: nil, keepAlive: keepClientAlive)
+        case .failed:
+            fileBody = nil
+            // The head announced the length: a short body must reach the client as a broken one.
+            finish(error: .mapFailed(reason: .localFileUnreadable(file: rule.file, detail: "it shrank while being sent")),
+                   keepAlive: false, truncate: true)
+        }
     }
 
     // MARK: - Answering from the cache
@@ -714,6 +935,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         summary.redirects += 1
         visitedURLs.insert(request.url)
+        hostOverride = nil
         let method = RedirectStatus.method(after: status, from: request.method)
         let keepsBody = request.hasBody && method == request.method
         if request.hasBody && !keepsBody {
@@ -790,7 +1012,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
-                            delegate: delegate, session: session, context: context, records: records)
+                            delegate: delegate, session: session, context: context, records: records,
+                            shapingRule: shapingRule)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
     }
@@ -837,7 +1060,19 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     private func finish(error: ProxyError?, keepAlive: Bool, truncate: Bool = false) {
         guard !finished else { return }
+        if let bytes = shaped?.resetPoint, !resetInjected {
+            // The response ended upstream before the reset was heard of: the client still gets it.
+            finish(error: injectReset(after: bytes), keepAlive: false, truncate: true)
+            return
+        }
+        if let shaped, shaped.isHolding {
+            // The paced bytes go out first; the exchange ends (or breaks off) behind them.
+            shaped.whenFlushed { [weak self] in self?.finish(error: error, keepAlive: keepAlive, truncate: truncate) }
+            return
+        }
         finished = true
+        uploadPacer?.cancel()
+        fileBody = nil
         waitingForNextAttempt = false
         replay = nil
         closeCacheAndCapture()
@@ -853,5 +1088,26 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return
         }
         delegate.exchangeDidFinish(keepAlive: keepAlive)
+    }
+}
+
+extension Exchange: ShapedResponseWriterDelegate {
+    func shapedWriterCanTakeMore() {
+        guard !finished else { return }
+        resumeResponse()
+    }
+
+    func shapedWriterReachedResetPoint(after bytes: UInt64) {
+        guard !finished, !resetInjected else { return }
+        fail(injectReset(after: bytes))
+    }
+
+    /// `faults.reset_after_bytes` hit: its record, and the error the exchange breaks off with.
+    fileprivate func injectReset(after bytes: UInt64) -> ProxyError {
+        resetInjected = true
+        let rule = shapingRule?.name ?? ""
+        summary.shaping?.faults.append("reset_after_bytes")
+        session.emit(requestContext, RequestDidInjectFault(rule: rule, fault: "reset_after_bytes", value: Double(bytes)))
+        return .injectedFault(reason: .resetAfterBytes(bytes, rule: rule))
     }
 }

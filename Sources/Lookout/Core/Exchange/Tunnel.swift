@@ -41,6 +41,12 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
     private let idleTimer: LoopTimer
     private var lastActivity = Instant.now()
+    /// The host's shaping rule: a CONNECT tunnel waits its latency before opening; both kinds are
+    /// paced each way (blind tunnels get latency and bandwidth only: their bytes are opaque).
+    private var shapingRule: ShapingRule?
+    private var toClientPacer: PacedSender?
+    private var toUpstreamPacer: PacedSender?
+    private var waitingForLatency = false
 
     /// A `CONNECT` tunnel; `start` opens its upstream connection.
     convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, delegate: ExchangeDelegate,
@@ -60,7 +66,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
     init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
          metrics: TransactionMetrics, client: ByteStream, delegate: ExchangeDelegate, session: Session,
-         context: LoopContext, records: ExchangeRecords) {
+         context: LoopContext, records: ExchangeRecords, shapingRule: ShapingRule? = nil) {
         self.id = summary.requestID
         self.client = client
         self.delegate = delegate
@@ -75,6 +81,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         self.metrics = metrics
         self.idleTimer = LoopTimer(loop: context.loop)
         self.upgrade = upgrade
+        self.shapingRule = shapingRule
     }
 
     var eventContext: EventContext {
@@ -84,6 +91,29 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     func start() {
         session.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: origin.authority)
+        if let match = session.configuration.shapingRules.match(for: origin.ruleKey) {
+            let rule = match.rule
+            shapingRule = rule
+            let latency = rule.drawLatency()
+            let applied = ShapingDidApply(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
+                                          downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+            summary.shaping = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
+                                             downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+            session.emit(eventContext, TunnelDidShape(shaping: applied))
+            if latency > 0 {
+                waitingForLatency = true
+                context.loop.execute(after: latency) { [weak self] in
+                    guard let self, !isDone else { return }
+                    waitingForLatency = false
+                    openUpstream()
+                }
+                return
+            }
+        }
+        openUpstream()
+    }
+
+    private func openUpstream() {
         session.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
         metrics.proxy = origin.parent?.description
@@ -135,6 +165,22 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private func relay(_ connection: ByteStream, readUpstream: Bool = true) {
         upstream = connection
         connection.delegate = self
+        if let rule = shapingRule {
+            if rule.downloadKbps > 0 {
+                let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.downloadBytesPerSecond) { [unowned self] in
+                    client.write($0)
+                }
+                pacer.onReady = { [unowned self] in upstream?.resumeReading() }
+                toClientPacer = pacer
+            }
+            if rule.uploadKbps > 0 {
+                let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.uploadBytesPerSecond) { [unowned self] in
+                    upstream?.write($0) ?? true
+                }
+                pacer.onReady = { [unowned self] in client.resumeReading() }
+                toUpstreamPacer = pacer
+            }
+        }
         openedAt = .now()
         session.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
         if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
@@ -149,17 +195,26 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard let upstream, !isDone else { return }
         clientToUpstream += UInt64(bytes.count)
         lastActivity = .now()
-        if !upstream.write(bytes) { client.pauseReading() }
+        let accepted = toUpstreamPacer.map { $0.send(bytes) } ?? upstream.write(bytes)
+        if !accepted { client.pauseReading() }
     }
 
     func clientDidReadEOF() {
-        clientFinished = true
-        upstream?.shutdownWrite()
-        if upstreamFinished || upstream == nil { finish(error: nil) }
+        // The client's half-close goes on behind the bytes still being paced toward the origin.
+        afterPacing(toUpstreamPacer) { [unowned self] in
+            clientFinished = true
+            upstream?.shutdownWrite()
+            if upstreamFinished || upstream == nil { finish(error: nil) }
+        }
     }
 
     func clientDidDrain() {
+        if let toClientPacer, !toClientPacer.sinkDidDrain() { return }
         upstream?.resumeReading()
+    }
+
+    private func afterPacing(_ pacer: PacedSender?, _ work: @escaping () -> Void) {
+        if let pacer { pacer.whenFlushed(work) } else { work() }
     }
 
     func clientDidFail(_ error: ProxyError) {
@@ -181,7 +236,8 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         snapshot.upstream = metrics
         snapshot.tunnelBytesClientToUpstream = clientToUpstream
         snapshot.tunnelBytesUpstreamToClient = upstreamToClient
-        return InFlightExchange(summary: snapshot, phase: openedAt != nil ? "relaying" : metrics.currentPhase)
+        let phase = openedAt != nil ? "relaying" : waitingForLatency ? "shaping_latency" : metrics.currentPhase
+        return InFlightExchange(summary: snapshot, phase: phase)
     }
 
     /// Ends the tunnel for an operator: before it opened, the client gets the error response;
@@ -204,16 +260,20 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard !isDone else { return }
         upstreamToClient += UInt64(bytes.count)
         lastActivity = .now()
-        if !client.write(bytes) { connection.pauseReading() }
+        let accepted = toClientPacer.map { $0.send(bytes) } ?? client.write(bytes)
+        if !accepted { connection.pauseReading() }
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
-        upstreamFinished = true
-        client.shutdownWrite()
-        if clientFinished { finish(error: nil) }
+        afterPacing(toClientPacer) { [unowned self] in
+            upstreamFinished = true
+            client.shutdownWrite()
+            if clientFinished { finish(error: nil) }
+        }
     }
 
     func connectionDidDrain(_ connection: ByteStream) {
+        if let toUpstreamPacer, !toUpstreamPacer.sinkDidDrain() { return }
         client.resumeReading()
     }
 
@@ -244,6 +304,8 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard !isDone else { return }
         isDone = true
         idleTimer.invalidate()
+        toClientPacer?.cancel()
+        toUpstreamPacer?.cancel()
         opening?.cancel()
         opening = nil
         if let upstream {

@@ -91,6 +91,10 @@ public struct SessionConfiguration: Sendable {
     public var cache: CacheSettings?
     /// Body capture (`capture`); nil = no rules, nothing captured.
     public var capture: CaptureSettings?
+    /// Map remote and map local rules (`map`); none = every request goes where it names.
+    public var mapRules = MapRules()
+    /// Per-host latency, bandwidth and faults (`shaping.rules`); none = nothing shaped.
+    public var shapingRules = HostRuleSet<ShapingRule>.empty
 
     public init() {}
 }

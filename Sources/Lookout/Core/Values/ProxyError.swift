@@ -21,6 +21,26 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An operator cancelled the exchange from the admin endpoint (`DELETE /exchanges/ID`);
     /// `operatorAddress` is where that request came from.
     case cancelledByOperator(operatorAddress: String)
+    /// A fault a shaping rule injected on purpose (`shaping.rules[].faults`), never an origin's failure.
+    case injectedFault(reason: InjectedFaultReason)
+    /// A `map` rule matched but could not be applied.
+    case mapFailed(reason: MapFailureReason)
+
+    /// What a shaping rule injected; `rule` names its host patterns.
+    public enum InjectedFaultReason: Sendable, Equatable {
+        /// `faults.status`: this status, without asking the origin.
+        case status(code: Int, rule: String)
+        /// `faults.reset_after_bytes`: the client was reset after that many response body bytes.
+        case resetAfterBytes(UInt64, rule: String)
+    }
+
+    /// Why a map rule was not applied.
+    public enum MapFailureReason: Sendable, Equatable {
+        /// An https request mapped to an http target without the rule's `allow_downgrade`.
+        case downgradeRefused(from: String, to: String)
+        /// A map-local file that could be read when the config loaded cannot be read now.
+        case localFileUnreadable(file: String, detail: String)
+    }
 
     /// Why `access` refused.
     public enum AccessDenialReason: Sendable, Equatable {
@@ -193,6 +213,13 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .cancelledByOperator:
             return "cancelled_by_operator"
+        case .injectedFault:
+            return "injected_fault"
+        case .mapFailed(let reason):
+            switch reason {
+            case .downgradeRefused: return "map_downgrade_refused"
+            case .localFileUnreadable: return "map_local_unreadable"
+            }
         }
     }
 
@@ -234,6 +261,17 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .accessDenied(let reason):
             if case .methodNotAllowed = reason { return 405 }
             return 403
+        case .injectedFault(let reason):
+            switch reason {
+            case .status(let code, _): return code
+            // The head went out before the reset: nothing more can be said.
+            case .resetAfterBytes: return nil
+            }
+        case .mapFailed(let reason):
+            switch reason {
+            case .downgradeRefused: return 502
+            case .localFileUnreadable: return 500
+            }
         }
     }
 
@@ -325,6 +363,20 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             }
         case .cancelledByOperator(let operatorAddress):
             return "cancelled by the operator at \(operatorAddress) (DELETE /exchanges/ID on the admin endpoint)"
+        case .injectedFault(let reason):
+            switch reason {
+            case .status(let code, let rule):
+                return "status \(code) injected by the shaping rule for \(rule) (faults.status); the origin was not asked"
+            case .resetAfterBytes(let bytes, let rule):
+                return "connection reset after \(bytes) response bytes by the shaping rule for \(rule) (faults.reset_after_bytes)"
+            }
+        case .mapFailed(let reason):
+            switch reason {
+            case .downgradeRefused(let from, let to):
+                return "map.remote sends \(from) to \(to), from https to http; set allow_downgrade: true on the rule to allow it"
+            case .localFileUnreadable(let file, let detail):
+                return "map.local file \(file) cannot be read: \(detail)"
+            }
         }
     }
 

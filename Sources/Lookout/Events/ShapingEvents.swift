@@ -1,0 +1,103 @@
+/// `request.didMapRemote`: a `map.remote` rule sent the request to another origin.
+public struct RequestDidMapRemote: EventKind {
+    public static let name = "request.didMapRemote"
+    public static let interest = EventInterest.summaries
+    /// The rule's `from` and `to`, as written.
+    public var from: String
+    public var to: String
+    /// The URL the client asked for, and the one requested instead.
+    public var url: String
+    public var mappedURL: String
+    public var preserveHost: Bool
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("from", from)
+        writer.field("to", to)
+        writer.field("url", url: url)
+        writer.field("mapped_url", url: mappedURL)
+        writer.field("preserve_host", preserveHost)
+    }
+}
+
+/// `request.didMapLocal`: a `map.local` rule answered the request from a file; no upstream.
+public struct RequestDidMapLocal: EventKind {
+    public static let name = "request.didMapLocal"
+    public static let interest = EventInterest.summaries
+    public var from: String
+    public var file: String
+    public var status: Int
+    public var contentType: String
+    public var bytes: UInt64
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("from", from)
+        writer.field("file", file)
+        writer.field("status", status)
+        writer.field("content_type", contentType)
+        writer.field("bytes", bytes)
+    }
+}
+
+/// `request.didShape` / `tunnel.didShape`: a shaping rule applies; what it does to this exchange or tunnel.
+public struct ShapingDidApply: Sendable {
+    public var rule: String
+    public var profile: String
+    /// The latency drawn for this one (jitter applied), in milliseconds.
+    public var latencyMilliseconds: Double
+    /// 0 = unlimited.
+    public var downloadKbps: Double
+    public var uploadKbps: Double
+
+    public init(rule: String, profile: String, latencyMilliseconds: Double, downloadKbps: Double, uploadKbps: Double) {
+        self.rule = rule
+        self.profile = profile
+        self.latencyMilliseconds = latencyMilliseconds
+        self.downloadKbps = downloadKbps
+        self.uploadKbps = uploadKbps
+    }
+
+    func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("rule", rule)
+        if !profile.isEmpty { writer.field("profile", profile) }
+        writer.field("latency_ms", milliseconds: latencyMilliseconds)
+        writer.field("download_kbps", number: downloadKbps)
+        writer.field("upload_kbps", number: uploadKbps)
+    }
+}
+
+public struct RequestDidShape: EventKind {
+    public static let name = "request.didShape"
+    public static let interest = EventInterest.summaries
+    public var shaping: ShapingDidApply
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encode(to: &writer) }
+}
+
+public struct TunnelDidShape: EventKind {
+    public static let name = "tunnel.didShape"
+    public static let interest = EventInterest.summaries
+    public var shaping: ShapingDidApply
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encode(to: &writer) }
+}
+
+/// `request.didInjectFault`: a shaping rule's fault hit this exchange on purpose.
+public struct RequestDidInjectFault: EventKind {
+    public static let name = "request.didInjectFault"
+    public static let interest = EventInterest.summaries
+    public var rule: String
+    /// "status", "reset_after_bytes" or "stall".
+    public var fault: String
+    /// The status answered, the bytes before the reset, or the stall's milliseconds.
+    public var value: Double
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("rule", rule)
+        writer.field("fault", fault)
+        switch fault {
+        case "status": writer.field("status", Int(value))
+        case "reset_after_bytes": writer.field("bytes", UInt64(value))
+        default: writer.field("stall_ms", milliseconds: value)
+        }
+    }
+}
