@@ -160,6 +160,21 @@ import Testing
             (LookoutEvent(c, UpstreamDidEndHTTP2(origin: "https://a.test:443", upstreamConnectionID: 5,
                                                  reason: "no PING ACK within 10000 ms", openStreams: 0)),
              ["origin", "upstream_conn", "reason", "open_streams"]),
+            (LookoutEvent(c, RequestDidMapRemote(from: "https://a.test/v2/", to: "http://127.0.0.1:3000/",
+                                                 url: "https://a.test/v2/x", mappedURL: "http://127.0.0.1:3000/x",
+                                                 preserveHost: false)),
+             ["from", "to", "url", "mapped_url", "preserve_host"]),
+            (LookoutEvent(c, RequestDidMapLocal(from: "https://a.test/c.json", file: "/f/c.json", status: 200,
+                                                contentType: "application/json", bytes: 2)),
+             ["from", "file", "status", "content_type", "bytes"]),
+            (LookoutEvent(c, RequestDidShape(shaping: ShapingDidApply(rule: "a.test", profile: "fast-3g", latencyMilliseconds: 562.5,
+                                                                      downloadKbps: 1440, uploadKbps: 675))),
+             ["rule", "profile", "latency_ms", "download_kbps", "upload_kbps"]),
+            (LookoutEvent(c, TunnelDidShape(shaping: ShapingDidApply(rule: "a.test", profile: "", latencyMilliseconds: 0,
+                                                                     downloadKbps: 800, uploadKbps: 0))),
+             ["rule", "latency_ms", "download_kbps", "upload_kbps"]),
+            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: "status", value: 503)), ["rule", "fault", "status"]),
+            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: "stall", value: 500)), ["rule", "fault", "stall_ms"]),
             (LookoutEvent(c, CacheDidEvict(url: "http://u:p@a/x", object: "ab", bytes: 10, reason: "size_limit")),
              ["url", "object", "bytes", "reason"]),
         ]
@@ -176,6 +191,8 @@ import Testing
         #expect(lines[11].hasSuffix(#""error":{"code":"upstream_first_byte_timeout","message":"upstream sent no response within 60 s"}}"#))
         #expect(lines[14].contains(#""ms":-1,"error""#))
         #expect(lines[lines.count - 1].contains(#""url":"http://u:[redacted]@a/x""#))
+        #expect(lines[lines.count - 5].hasSuffix(#""rule":"a.test","profile":"fast-3g","latency_ms":562.5,"download_kbps":1440,"upload_kbps":675}"#))
+        #expect(lines[lines.count - 3].hasSuffix(#""rule":"a.test","fault":"status","status":503}"#))
     }
 
     @Test func interestFollowsVerbosity() throws {

@@ -174,6 +174,27 @@ import Testing
                               + #""client_to_upstream":7,"upstream_to_client":11},"upgrade":"websocket","duration_ms":2000,"#))
     }
 
+    @Test func mappedAndShaped() throws {
+        let (monitor, path) = try makeMonitor()
+        let end = instant(unixMicros: fixedEndMicros)
+        var summary = ExchangeSummary(requestID: 5, connectionID: 2, clientAddress: "127.0.0.1:1", kind: .intercepted,
+                                      method: "GET", url: "http://127.0.0.1:3000/x", httpVersion: "HTTP/1.1",
+                                      start: end.subtracting(nanoseconds: 1_000_000))
+        summary.end = end
+        summary.status = 503
+        summary.mappedFrom = "https://user:pw@api.test/v2/x"
+        summary.shaping = ShapingSummary(rule: "api.test", profile: "slow-3g", latencyMilliseconds: 2000.25,
+                                         downloadKbps: 400, uploadKbps: 400)
+        summary.shaping?.faults = ["status"]
+        summary.error = .injectedFault(reason: .status(code: 503, rule: "api.test"))
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 2, requestID: 5), RequestDidFinish(summary: summary))],
+                                to: monitor, path: path)
+        let line = try #require(lines.first)
+        #expect(line.contains(#""error":{"code":"injected_fault","message":"status 503 injected by the shaping rule for api.test (faults.status); the origin was not asked"},"#
+                              + #""mapped_from":"https://user:[redacted]@api.test/v2/x","#
+                              + #""shaping":{"rule":"api.test","profile":"slow-3g","latency_ms":2000.25,"download_kbps":400,"upload_kbps":400,"faults":["status"]}"#))
+    }
+
     @Test func admin() throws {
         let (monitor, path) = try makeMonitor()
         let end = instant(unixMicros: fixedEndMicros)
