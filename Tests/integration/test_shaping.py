@@ -431,3 +431,35 @@ def test_a_blind_tunnel_gets_latency_and_bandwidth(make_proxy, origin):
     assert rec["shaping"]["latency_ms"] == 300 and rec["bytes"]["upstream_to_client"] > size, rec
     [event] = proxy.log_records(1, lambda r: r.get("event") == "tunnel.didShape")
     assert event["download_kbps"] == 800, event
+
+
+# MARK: - HTTP/2 clients
+
+
+def test_an_intercepted_http2_stream_is_paced_and_can_be_reset(make_proxy, pki):
+    tls_origin = origins.HTTPOrigin(tls=pki.good.tls).start()
+    try:
+        proxy = make_proxy({"connect": {"allowed_ports": [tls_origin.port]}, "interception": {"hosts": ["localhost"]},
+                            "trust": {"system_roots": False, "ca_files": [str(pki.root.cert)]},
+                            "shaping": {"rules": [{"hosts": ["localhost"], "download_kbps": 800}]}})
+        ca = str(proxy.workdir / "state" / "ca.pem")
+        size = 256 * 1024
+        start = time.monotonic()
+        result = curl(proxy, f"https://localhost:{tls_origin.port}/fixed/{size}", "--http2", "--cacert", ca)
+        elapsed = time.monotonic() - start
+        assert result.rc == 0 and result.is_http2 and result.body == origins.pattern(size), result.stderr
+        # The TLS handshakes add a few milliseconds to the 2.62 s the body takes at 800 kbit/s.
+        assert elapsed == pytest.approx(size * 8 / 800_000, rel=0.05), elapsed
+        rec = proxy.only_summary(kind="intercepted")
+        assert rec["http_version"] == "HTTP/2" and rec["shaping"]["download_kbps"] == 800, rec
+
+        cut = make_proxy({"connect": {"allowed_ports": [tls_origin.port]}, "interception": {"hosts": ["localhost"]},
+                          "trust": {"system_roots": False, "ca_files": [str(pki.root.cert)]},
+                          "shaping": {"rules": [{"hosts": ["localhost"], "faults": {"reset_after_bytes": 5000}}]}})
+        result = curl(cut, f"https://localhost:{tls_origin.port}/fixed/100000", "--http2",
+                      "--cacert", str(cut.workdir / "state" / "ca.pem"))
+        assert result.rc != 0 and result.body == origins.pattern(5000), (result.rc, len(result.body), result.stderr)
+        rec = cut.only_summary(kind="intercepted")
+        assert rec["error"]["code"] == "injected_fault" and rec["shaping"]["faults"] == ["reset_after_bytes"], rec
+    finally:
+        tls_origin.stop()
