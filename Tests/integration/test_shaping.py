@@ -49,21 +49,30 @@ def proxied_get(proxy, url: str, headers: dict | None = None, timeout: float = 6
 # MARK: - Latency
 
 
+def arrival_delays(proxy, site, count: int) -> list[float]:
+    """Seconds from sending each GET for /t to its arrival at `site`, one connection each."""
+    delays = []
+    for _ in range(count):
+        sock = connect(proxy.port)
+        sent = time.monotonic()
+        sock.sendall(request_bytes("GET", site.url("/t"), headers=[("Connection", "close")]))
+        response = read_response(Reader(sock))
+        sock.close()
+        assert response.status == 200
+        delays.append(site.received[-1].at - sent)
+    return delays
+
+
 def test_latency_is_added_before_the_request_goes_upstream(make_proxy):
     with ScriptedOrigin() as site:
         site.route("/t", (200, {}, b"ok"))
+        baseline = statistics.median(arrival_delays(make_proxy({}), site, 5))
         proxy = make_proxy(shaped(["127.0.0.1"], latency_ms=300))
-        extra = []
-        for _ in range(5):
-            sock = connect(proxy.port)
-            sent = time.monotonic()
-            sock.sendall(request_bytes("GET", site.url("/t"), headers=[("Connection", "close")]))
-            response = read_response(Reader(sock))
-            sock.close()
-            assert response.status == 200
-            extra.append(site.received[-1].at - sent - 0.300)
-        # Each request reached the origin 300 ms late, give or take 10 ms (loopback costs < 2 ms).
-        assert all(-0.002 <= e <= 0.010 for e in extra), extra
+        delays = arrival_delays(proxy, site, 5)
+        # Each request reached the origin at least 300 ms late, and 300 ms later than without the
+        # rule give or take 10 ms (medians: one slow wake-up of the Python origin does not count).
+        assert min(delays) >= 0.299, delays
+        assert abs(statistics.median(delays) - baseline - 0.300) <= 0.010, (delays, baseline)
         recs = proxy.summaries(5, kind="http")
         for rec in recs:
             assert rec["shaping"] == {"rule": "127.0.0.1", "latency_ms": 300, "download_kbps": 0, "upload_kbps": 0}, rec
@@ -76,15 +85,8 @@ def test_jitter_stays_within_its_bounds(make_proxy):
     with ScriptedOrigin() as site:
         site.route("/t", (200, {}, b"ok"))
         proxy = make_proxy(shaped(["127.0.0.1"], latency_ms=200, jitter_ms=100))
-        delays = []
-        for _ in range(12):
-            sock = connect(proxy.port)
-            sent = time.monotonic()
-            sock.sendall(request_bytes("GET", site.url("/t"), headers=[("Connection", "close")]))
-            assert read_response(Reader(sock)).status == 200
-            sock.close()
-            delays.append(site.received[-1].at - sent)
-        assert all(0.098 <= d <= 0.310 for d in delays), delays
+        delays = arrival_delays(proxy, site, 12)
+        assert all(0.099 <= d <= 0.330 for d in delays), delays
         drawn = [r["shaping"]["latency_ms"] for r in proxy.summaries(12, kind="http")]
         assert all(100 <= d <= 300 for d in drawn), drawn
         assert len(set(drawn)) > 6, f"the latency should vary: {drawn}"
@@ -418,7 +420,7 @@ def test_a_blind_tunnel_gets_latency_and_bandwidth(make_proxy, origin):
     reader = Reader(sock, timeout=30)
     assert reader.read_until(b"\r\n\r\n").startswith(b"HTTP/1.1 200")
     opened = time.monotonic() - start
-    assert 0.298 <= opened <= 0.320, opened
+    assert 0.299 <= opened <= 0.340, opened
     size = 256 * 1024
     start = time.monotonic()
     sock.sendall(f"GET /fixed/{size} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())

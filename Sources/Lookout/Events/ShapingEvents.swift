@@ -38,25 +38,10 @@ public struct RequestDidMapLocal: EventKind {
     }
 }
 
-/// `request.didShape` / `tunnel.didShape`: a shaping rule applies; what it does to this exchange or tunnel.
-public struct ShapingDidApply: Sendable {
-    public var rule: String
-    public var profile: String
-    /// The latency drawn for this one (jitter applied), in milliseconds.
-    public var latencyMilliseconds: Double
-    /// 0 = unlimited.
-    public var downloadKbps: Double
-    public var uploadKbps: Double
-
-    public init(rule: String, profile: String, latencyMilliseconds: Double, downloadKbps: Double, uploadKbps: Double) {
-        self.rule = rule
-        self.profile = profile
-        self.latencyMilliseconds = latencyMilliseconds
-        self.downloadKbps = downloadKbps
-        self.uploadKbps = uploadKbps
-    }
-
-    func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+/// `request.didShape` / `tunnel.didShape`: a shaping rule applies; what it does to this exchange
+/// or tunnel (the summary's `shaping`, without the faults, which have records of their own).
+extension ShapingSummary {
+    func encodeRule<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("rule", rule)
         if !profile.isEmpty { writer.field("profile", profile) }
         writer.field("latency_ms", milliseconds: latencyMilliseconds)
@@ -68,17 +53,17 @@ public struct ShapingDidApply: Sendable {
 public struct RequestDidShape: EventKind {
     public static let name = "request.didShape"
     public static let interest = EventInterest.summaries
-    public var shaping: ShapingDidApply
+    public var shaping: ShapingSummary
 
-    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encode(to: &writer) }
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encodeRule(to: &writer) }
 }
 
 public struct TunnelDidShape: EventKind {
     public static let name = "tunnel.didShape"
     public static let interest = EventInterest.summaries
-    public var shaping: ShapingDidApply
+    public var shaping: ShapingSummary
 
-    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encode(to: &writer) }
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encodeRule(to: &writer) }
 }
 
 /// `request.didInjectFault`: a shaping rule's fault hit this exchange on purpose.

@@ -712,11 +712,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func applyShaping(_ rule: ShapingRule) -> Double {
         shapingRule = rule
         let latency = rule.drawLatency()
-        summary.shaping = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
-                                         downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
-        session.emit(requestContext, RequestDidShape(shaping: ShapingDidApply(
-            rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
-            downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)))
+        let applied = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
+                                     downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+        summary.shaping = applied
+        session.emit(requestContext, RequestDidShape(shaping: applied))
         if rule.shapesResponse {
             let writer = ShapedResponseWriter(base: client, rule: rule, loop: context.loop, delegate: self)
             shaped = writer
