@@ -604,29 +604,6 @@ def behave_stall_mid_body(conn, origin):
     conn.close()
 
 
-def behave_slow_sink_reporting_the_end(conn, origin):
-    """Tunnel peer: reads slowly until the stream ends, then records b"eof N SHA256" or
-    b"reset N SHA256" (a reset after N bytes)."""
-    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-    conn.settimeout(30)
-    h = hashlib.sha256()
-    n = 0
-    end = b"eof"
-    try:
-        while True:
-            data = conn.recv(16384)
-            if not data:
-                break
-            h.update(data)
-            n += len(data)
-            time.sleep(0.0005)
-    except ConnectionResetError:
-        end = b"reset"
-    except OSError:
-        end = b"error"
-    origin.record(b"%s %d %s" % (end, n, h.hexdigest().encode()))
-
-
 def behave_sink_then_reply(conn, origin):
     """Tunnel peer: read until EOF (the client's half-close), then answer
     b"received N SHA256\\n" and close."""
@@ -767,7 +744,6 @@ BEHAVIORS = {
     "reset_after_bulk": behave_reset_after_bulk,
     "reset_after_queued": behave_reset_after_queued,
     "tunnel_bulk_then_reset": behave_tunnel_bulk_then_reset,
-    "slow_sink_reporting_the_end": behave_slow_sink_reporting_the_end,
     "garbage_head": behave_garbage_head,
     "unrequested_switch": behave_unrequested_switch,
     "websocket_echo": behave_websocket_echo,

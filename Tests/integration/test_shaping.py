@@ -153,8 +153,8 @@ def test_pacing_is_backpressure_not_buffering(make_proxy, origin):
 def test_an_upload_is_paced_at_its_rate(make_proxy):
     with ScriptedOrigin() as site:
         site.route("/up", echo)
-        proxy = make_proxy(shaped(["127.0.0.1"], upload_kbps=800))
-        body = origins.pattern(512 * 1024)
+        proxy = make_proxy(shaped(["127.0.0.1"], upload_kbps=1600))
+        body = origins.pattern(MiB)
         sock = connect(proxy.port, timeout=30)
         sent = time.monotonic()
         sock.sendall(request_bytes("POST", site.url("/up"), headers=[("Content-Type", "application/octet-stream"),
@@ -164,10 +164,10 @@ def test_an_upload_is_paced_at_its_rate(make_proxy):
         assert response.status == 200
         arrived = site.received[-1]
         assert arrived.body_length == len(body) and arrived.body_sha256 == hashlib.sha256(body).hexdigest()
-        # 512 KiB at 800 kbit/s is 5.24 s, measured where the body arrives.
-        assert arrived.at - sent == pytest.approx(len(body) * 8 / 800_000, rel=0.05), arrived.at - sent
+        # 1 MiB at 1600 kbit/s is 5.24 s, measured where the body arrives.
+        assert arrived.at - sent == pytest.approx(len(body) * 8 / 1_600_000, rel=0.05), arrived.at - sent
         rec = proxy.only_summary(kind="http")
-        assert rec["shaping"]["upload_kbps"] == 800 and rec["bytes"]["request_body"] == len(body), rec
+        assert rec["shaping"]["upload_kbps"] == 1600 and rec["bytes"]["request_body"] == len(body), rec
 
 
 def test_a_profile_gives_its_numbers_and_the_rule_overrides_them(make_proxy):
