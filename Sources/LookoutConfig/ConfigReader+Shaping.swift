@@ -49,7 +49,7 @@ extension ConfigReader {
                 rule.status = integer(node, "\(elementPath).status", expected: "a status code", in: 200...599,
                                       rangeMessage: "must be a final status from 200 to 599") ?? rule.status
             }
-            if let node = entry["content_type"] {
+            if let node = entry["content_type"], !isNull(node), !isEmptyText(node) {
                 if case .text(let type, _) = scalarValue(node), type.contains("/"),
                    type.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
                     rule.contentType = type
@@ -103,6 +103,11 @@ extension ConfigReader {
             fail(node, path, "\(quoted(shortened(text))): \(error.message)")
             return nil
         }
+    }
+
+    private func isEmptyText(_ node: Node) -> Bool {
+        if case .text(let text, _) = scalarValue(node) { return text.isEmpty }
+        return false
     }
 
     /// Why `file` cannot answer requests, or nil when it is a readable regular file.

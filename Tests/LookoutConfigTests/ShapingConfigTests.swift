@@ -19,6 +19,7 @@ import Testing
             - from: "https://api.example.com/config.json"
               file: "fixtures/config.json"
               status: 200
+              content_type: ""
         shaping:
           rules:
             - hosts: ["api.example.com"]
@@ -38,6 +39,7 @@ import Testing
         #expect(remote.from.path == "/v2/" && remote.to.port == 3000 && remote.to.path == "/" && !remote.preserveHost)
         #expect(!remote.allowDowngrade)
         let local = try #require(config.map.local.first)
+        #expect(local.contentType == nil)
         #expect(local.file == folder.appendingPathComponent("fixtures/config.json").standardized.path && local.status == 200)
         let rule = try #require(config.shaping.rules.first)
         #expect(rule.hosts.map(\.text) == ["api.example.com"] && rule.profile.isEmpty)
@@ -86,6 +88,8 @@ import Testing
             .contains("map.local[0].file: /nonexistent/x.json: no such file") == true)
         #expect(error("map:\n  remote:\n    - {from: \"http://a.test/\", to: \"http://b.test/\"}\n    - {from: \"http://A.test\", to: \"http://c.test/\"}")?
             .contains("map.remote[1].from: http://A.test is already mapped") == true)
+        #expect(error("map:\n  local:\n    - {from: \"http://a.test/x\", file: \"/dev/null\", content_type: \"json\"}")?
+            .contains("map.local[0].content_type: expected a media type") == true)
         #expect(error("map:\n  locals: []")?.contains("map.locals: unknown key") == true)
     }
 }

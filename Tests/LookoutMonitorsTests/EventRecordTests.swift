@@ -173,8 +173,8 @@ import Testing
             (LookoutEvent(c, TunnelDidShape(shaping: ShapingSummary(rule: "a.test", profile: "", latencyMilliseconds: 0,
                                                                      downloadKbps: 800, uploadKbps: 0))),
              ["rule", "latency_ms", "download_kbps", "upload_kbps"]),
-            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: "status", value: 503)), ["rule", "fault", "status"]),
-            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: "stall", value: 500)), ["rule", "fault", "stall_ms"]),
+            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: .status(503))), ["rule", "fault", "status"]),
+            (LookoutEvent(c, RequestDidInjectFault(rule: "a.test", fault: .stall(milliseconds: 500))), ["rule", "fault", "stall_ms"]),
             (LookoutEvent(c, CacheDidEvict(url: "http://u:p@a/x", object: "ab", bytes: 10, reason: "size_limit")),
              ["url", "object", "bytes", "reason"]),
         ]

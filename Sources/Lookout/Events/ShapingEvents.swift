@@ -70,19 +70,35 @@ public struct TunnelDidShape: EventKind {
 public struct RequestDidInjectFault: EventKind {
     public static let name = "request.didInjectFault"
     public static let interest = EventInterest.summaries
+
+    public enum Fault: Sendable {
+        /// `faults.status`: the status answered.
+        case status(Int)
+        /// `faults.reset_after_bytes`: the body bytes sent before the reset.
+        case resetAfterBytes(UInt64)
+        /// `faults.stall_ms`.
+        case stall(milliseconds: Double)
+
+        /// The name in the record's `fault` and in the summary's `shaping.faults`.
+        public var name: String {
+            switch self {
+            case .status: "status"
+            case .resetAfterBytes: "reset_after_bytes"
+            case .stall: "stall"
+            }
+        }
+    }
+
     public var rule: String
-    /// "status", "reset_after_bytes" or "stall".
-    public var fault: String
-    /// The status answered, the bytes before the reset, or the stall's milliseconds.
-    public var value: Double
+    public var fault: Fault
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("rule", rule)
-        writer.field("fault", fault)
+        writer.field("fault", fault.name)
         switch fault {
-        case "status": writer.field("status", Int(value))
-        case "reset_after_bytes": writer.field("bytes", UInt64(value))
-        default: writer.field("stall_ms", milliseconds: value)
+        case .status(let code): writer.field("status", code)
+        case .resetAfterBytes(let bytes): writer.field("bytes", bytes)
+        case .stall(let milliseconds): writer.field("stall_ms", milliseconds: milliseconds)
         }
     }
 }

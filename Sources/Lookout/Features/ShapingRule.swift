@@ -49,6 +49,13 @@ public struct ShapingRule: Sendable {
         return faultStatusRate >= 1 || Double.random(in: 0..<1) < faultStatusRate
     }
 
+    /// What the rule does to one exchange or tunnel, with the latency drawn for it (seconds): its
+    /// `request.didShape` / `tunnel.didShape` record and the summary's `shaping`.
+    func applied(latency: Double) -> ShapingSummary {
+        ShapingSummary(rule: name, profile: profile, latencyMilliseconds: latency * 1000,
+                       downloadKbps: downloadKbps, uploadKbps: uploadKbps)
+    }
+
     /// The response to the client is paced, held or cut.
     var shapesResponse: Bool { downloadKbps > 0 || resetAfterBytes > 0 || stall > 0 }
 }

@@ -204,8 +204,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// After the shaping rule's latency: an injected status, a map-local answer, the cache, or upstream.
     private func proceed() {
         if let rule = shapingRule, let code = rule.faultStatus, rule.drawsFaultStatus() {
-            summary.shaping?.faults.append("status")
-            session.emit(requestContext, RequestDidInjectFault(rule: rule.name, fault: "status", value: Double(code)))
+            recordFault(.status(code), rule: rule)
             fail(.injectedFault(reason: .status(code: code, rule: rule.name)))
             return
         }
@@ -652,8 +651,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
         responseHeadSent = true
         if let rule = shapingRule, rule.stall > 0 {
-            summary.shaping?.faults.append("stall")
-            session.emit(requestContext, RequestDidInjectFault(rule: rule.name, fault: "stall", value: rule.stall * 1000))
+            recordFault(.stall(milliseconds: rule.stall * 1000), rule: rule)
         }
         summary.responseHeaders = fields
         summary.requestHeaders = head.headerFields
@@ -712,8 +710,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     private func applyShaping(_ rule: ShapingRule) -> Double {
         shapingRule = rule
         let latency = rule.drawLatency()
-        let applied = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
-                                     downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+        let applied = rule.applied(latency: latency)
         summary.shaping = applied
         session.emit(requestContext, RequestDidShape(shaping: applied))
         if rule.shapesResponse {
@@ -1105,8 +1102,13 @@ extension Exchange: ShapedResponseWriterDelegate {
     fileprivate func injectReset(after bytes: UInt64) -> ProxyError {
         resetInjected = true
         let rule = shapingRule?.name ?? ""
-        summary.shaping?.faults.append("reset_after_bytes")
-        session.emit(requestContext, RequestDidInjectFault(rule: rule, fault: "reset_after_bytes", value: Double(bytes)))
+        recordFault(.resetAfterBytes(bytes), rule: shapingRule)
         return .injectedFault(reason: .resetAfterBytes(bytes, rule: rule))
+    }
+
+    /// An injected fault's record and its name in the summary's `shaping.faults`.
+    fileprivate func recordFault(_ fault: RequestDidInjectFault.Fault, rule: ShapingRule?) {
+        summary.shaping?.faults.append(fault.name)
+        session.emit(requestContext, RequestDidInjectFault(rule: rule?.name ?? "", fault: fault))
     }
 }

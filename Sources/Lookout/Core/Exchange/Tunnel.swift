@@ -95,8 +95,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
             let rule = match.rule
             shapingRule = rule
             let latency = rule.drawLatency()
-            let applied = ShapingSummary(rule: rule.name, profile: rule.profile, latencyMilliseconds: latency * 1000,
-                                         downloadKbps: rule.downloadKbps, uploadKbps: rule.uploadKbps)
+            let applied = rule.applied(latency: latency)
             summary.shaping = applied
             session.emit(eventContext, TunnelDidShape(shaping: applied))
             if latency > 0 {

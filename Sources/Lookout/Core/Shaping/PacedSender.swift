@@ -24,6 +24,8 @@ final class PacedSender: @unchecked Sendable {  // confined to the owner's loop 
     private var timerGeneration = 0
     private var timerArmed = false
     private var flushedWork: [() -> Void] = []
+    /// The owner ended: bytes handed over later (from a sink call that ended it) are dropped.
+    private var isCancelled = false
     private let sink: (UnsafeRawBufferPointer) -> Bool
     var onReady: () -> Void = {}
 
@@ -47,6 +49,7 @@ final class PacedSender: @unchecked Sendable {  // confined to the owner's loop 
 
     /// Takes `bytes`; false: the producer waits (see the type's comment).
     func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !isCancelled else { return false }
         if isHolding || sinkBlocked {
             pending.append(contentsOf: bytes)
             return false
@@ -56,7 +59,7 @@ final class PacedSender: @unchecked Sendable {  // confined to the owner's loop 
             take(allowed)
             if !sink(UnsafeRawBufferPointer(rebasing: bytes[..<allowed])) { sinkBlocked = true }
         }
-        if allowed < bytes.count {
+        if allowed < bytes.count && !isCancelled {
             pending = Array(UnsafeRawBufferPointer(rebasing: bytes[allowed...]))
             pendingOffset = 0
             if !sinkBlocked { armTimer() }
@@ -82,6 +85,7 @@ final class PacedSender: @unchecked Sendable {  // confined to the owner's loop 
 
     /// Drops what waits and stops the timer (the exchange or tunnel ended another way).
     func cancel() {
+        isCancelled = true
         pending = []
         pendingOffset = 0
         flushedWork = []
@@ -134,7 +138,7 @@ final class PacedSender: @unchecked Sendable {  // confined to the owner's loop 
 
     /// Wakes when the next slice (or the end of a hold) is due.
     private func armTimer() {
-        guard !timerArmed else { return }
+        guard !timerArmed, !isCancelled else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         var delay = now < notBefore ? Double(notBefore - now) / 1e9 : 0
         if bytesPerSecond > 0 {
