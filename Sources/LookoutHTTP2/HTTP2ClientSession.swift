@@ -184,15 +184,17 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
             guard let frame, let name, let value else { return 0 }
             let this = HTTP2ClientSession.this(userData)
             let stream = frame.pointee.hd.stream_id
-            guard var fields = this.incoming[stream] else { return 0 }
             let limit = this.settings.maxHeaderListBytes
-            if fields.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit) {
+            // Appended in place (the dictionary's modify accessor): a copy taken out and stored
+            // back would share the array with the entry and copy it whole on every field.
+            let crossed = this.incoming[stream]?.append(name: name, nameLength: nameLength, value: value,
+                                                        valueLength: valueLength, limit: limit)
+            if crossed == true {
                 // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: the stream ends.
                 this.problems[stream] = .headerListTooLarge(limit)
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
                                           HTTP2ErrorCode.internalError.rawValue)
             }
-            this.incoming[stream] = fields
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in

@@ -25,6 +25,7 @@ public enum HTTP2MessageTranslation {
     {
         var method = "", path = "", authority: String?, protocolName: String?
         var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
         var cookies: [String] = []
         var host: String?
         for header in headers {

@@ -258,10 +258,10 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             guard let frame, let name, let value else { return 0 }
             let this = HTTP2ServerSession.this(userData)
             let stream = frame.pointee.hd.stream_id
-            guard var fields = this.incoming[stream] else { return 0 }
-            _ = fields.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-                              limit: this.settings.maxHeaderListBytes)
-            this.incoming[stream] = fields
+            // Appended in place (the dictionary's modify accessor): a copy taken out and stored
+            // back would share the array with the entry and copy it whole on every field.
+            _ = this.incoming[stream]?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                              limit: this.settings.maxHeaderListBytes)
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in

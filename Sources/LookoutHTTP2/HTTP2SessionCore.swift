@@ -149,6 +149,10 @@ struct HTTP2IncomingFields {
     private(set) var bytes = 0
     private(set) var oversized = false
 
+    /// Room for a usual header section up front (about a dozen fields), so appending does not
+    /// reallocate the array four times on the way.
+    init() { headers.reserveCapacity(16) }
+
     /// Adds one field. Past `limit` nothing more is kept (an HPACK bomb — small frames decoding to
     /// huge fields — stops being stored here); true when this field crossed it.
     mutating func append(name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int,
