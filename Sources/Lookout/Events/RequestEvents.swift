@@ -131,11 +131,31 @@ public struct RequestIsRetrying: EventKind {
 public struct RequestDidFinish: EventKind {
     public static let name = "request.didFinish"
     public static let interest = EventInterest.summaries
-    public var summary: ExchangeSummary
+    /// The summary, held by reference: every monitor (log, metrics, live view) reads the summary of
+    /// every exchange, and a copy of it would retain and release each of its strings and arrays.
+    public let finished: FinishedExchange
+
+    public init(summary: consuming ExchangeSummary) {
+        finished = FinishedExchange(summary)
+    }
+
+    /// A copy of the summary; monitors read it in place with `LookoutEvent.withSummary`.
+    public var summary: ExchangeSummary { finished.summary }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
-        if let status = summary.status { writer.field("status", status) }
-        writer.field("ms", milliseconds: summary.totalMilliseconds)
-        if let error = summary.error { writer.field("error", error) }
+        if let status = finished.summary.status { writer.field("status", status) }
+        writer.field("ms", milliseconds: finished.summary.totalMilliseconds)
+        if let error = finished.summary.error { writer.field("error", error) }
+    }
+}
+
+/// A finished exchange's summary in an object of its own, so that it can be lent out without a
+/// copy: Swift borrows a `let` property of a final class that a caller passes in, where it copies a
+/// struct's field read through a generic event box.
+public final class FinishedExchange: Sendable {
+    public let summary: ExchangeSummary
+
+    init(_ summary: consuming ExchangeSummary) {
+        self.summary = summary
     }
 }

@@ -26,11 +26,11 @@ extension ClientConnection {
         // The destination prepared once for every per-host rule set it meets on the way.
         let destination = destinationHost(head).map(HostRuleKey.init)
         if let destination,
-           let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: destination) {
+           let refusal = session.accessRefusal(method: head.method.rawValue, host: destination) {
             reject(head, requestID: requestID, error: refusal)
             return
         }
-        let parent = destination.flatMap { session.configuration.parentProxy(for: $0) }
+        let parent = destination.flatMap { session.parentProxy(for: $0) }
         switch head.target {
         case .authority(let host, let port):
             beginTunnel(head, requestID: requestID, host: host, port: port, parent: parent, ruleKey: destination)

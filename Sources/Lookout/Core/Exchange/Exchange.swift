@@ -686,7 +686,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             let path = rule.targetPath(for: upstreamPath)
             let key = HostRuleKey(rule.toHost)
             let target = Origin(host: rule.toHost, port: rule.toPort, isSecure: rule.toIsSecure,
-                                parent: session.configuration.parentProxy(for: key), ruleKey: key)
+                                parent: session.parentProxy(for: key), ruleKey: key)
             let mappedURL = target.url(path: path)
             session.emit(requestContext, RequestDidMapRemote(from: rule.from.text, to: rule.toText, url: summary.url,
                                                              mappedURL: mappedURL, preserveHost: rule.preserveHost))
@@ -945,7 +945,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         let key = HostRuleKey(target.host)
         let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
-                            parent: session.configuration.parentProxy(for: key), ruleKey: key)
+                            parent: session.parentProxy(for: key), ruleKey: key)
         request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
                                       withBody: keepsBody, stripCredentials: origin.host != firstHost)
         startAttempt()
@@ -1076,7 +1076,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         summary.transactions = transactions
         if summary.redirects > 0 { summary.finalURL = request.url }
         session.exchangesInFlight.subtract(1, ordering: .relaxed)
-        records.finish(summary)
+        records.finish(takeSummary())
         if truncate {
             // The bytes relayed so far still go out, then a reset: the client must see a failed
             // transfer, never a short "complete" one.
@@ -1084,6 +1084,19 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return
         }
         delegate.exchangeDidFinish(keepAlive: keepAlive)
+    }
+}
+
+extension Exchange {
+    /// The summary, moved out for its record (a copy would retain and release each of its strings
+    /// and arrays). The finished exchange keeps what identifies it (ids, client, method, URL,
+    /// version: work started as it finishes, such as a background revalidation, reads the URL).
+    fileprivate func takeSummary() -> ExchangeSummary {
+        var ended = ExchangeSummary(requestID: summary.requestID, connectionID: summary.connectionID,
+                                    clientAddress: summary.clientAddress, kind: summary.kind, method: summary.method,
+                                    url: summary.url, httpVersion: summary.httpVersion, start: summary.start)
+        swap(&ended, &summary)
+        return ended
     }
 }
 

@@ -51,11 +51,12 @@ struct ExchangeRecords {
     }
 
     /// Writes the exchange's summary, ending it now.
-    func finish(_ summary: ExchangeSummary) {
-        var summary = summary
+    func finish(_ summary: consuming ExchangeSummary) {
         summary.end = .now()
         session.exchangesFinished.add(1, ordering: .relaxed)
-        session.emit(EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID),
-                              RequestDidFinish(summary: summary))
+        guard session.monitor.wants(RequestDidFinish.interest) else { return }
+        let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)
+        // Built outside `emit`'s autoclosure, so that the summary moves into the event.
+        session.monitor.post(LookoutEvent(context, RequestDidFinish(summary: summary)))
     }
 }

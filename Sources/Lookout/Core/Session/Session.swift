@@ -143,6 +143,16 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     func context(for loop: EventLoop) -> LoopContext { contexts[loop.index] }
 
+    /// The parent proxy a host is reached through. Asked here rather than through
+    /// `session.configuration` by exchanges: read from an object the caller holds, the optimizer
+    /// copies the whole configuration (every rule set retained and released) to call one method.
+    func parentProxy(for host: HostRuleKey) -> ParentProxy? { configuration.parentProxy(for: host) }
+
+    /// Why `access` refuses a request (nil: allowed); asked here for the same reason.
+    func accessRefusal(method: String, host: HostRuleKey) -> ProxyError? {
+        configuration.access.refusal(method: method, host: host)
+    }
+
     public var isShuttingDown: Bool { shuttingDown.load(ordering: .relaxed) }
 
     // MARK: - Starting

@@ -226,7 +226,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                        error: .requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
                 return
             }
-            if let refusal = session.configuration.access.refusal(method: head.method.rawValue, host: origin.ruleKey) {
+            if let refusal = session.accessRefusal(method: head.method.rawValue, host: origin.ruleKey) {
                 refuse(clientStream, requestID: requestID, head: head, url: url, error: refusal)
                 return
             }
