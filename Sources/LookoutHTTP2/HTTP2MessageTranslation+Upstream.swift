@@ -53,7 +53,7 @@ extension HTTP2MessageTranslation {
         let bodiless = requestMethod == .head || status < 200 || status == 204 || status == 304
         if bodiless {
             framing = .none
-        } else if let length = fields[.contentLength].flatMap(UInt64.init) {
+        } else if let length = fields.value(for: .contentLength).flatMap(UInt64.init) {
             framing = .contentLength(length)
         } else if endStream {
             fields[.contentLength] = "0"

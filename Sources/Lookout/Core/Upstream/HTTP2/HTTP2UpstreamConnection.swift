@@ -94,7 +94,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     func openStream(_ request: UpstreamRequest, for delegate: HTTP2UpstreamStreamDelegate)
         -> Result<(stream: Int32, headerBytes: Int), ProxyError>
     {
-        let authority = request.fields[Exchange.hostHeader] ?? request.origin.hostFieldValue
+        let authority = request.fields.value(for: Exchange.hostHeader) ?? request.origin.hostFieldValue
         let headers = HTTP2MessageTranslation.requestHeaders(method: request.method.rawValue, scheme: request.origin.scheme,
                                                             authority: authority, path: request.target,
                                                             fields: request.fields, acceptsTrailers: request.acceptsTrailers)
