@@ -3,10 +3,18 @@ import HTTPTypes
 import Testing
 @testable import LookoutCache
 
-/// A fresh store directory for one test.
-func storeDirectory() -> String {
-    let path = NSTemporaryDirectory() + "lookout-cache-tests-\(getpid())-\(UUID().uuidString)"
+/// This test process's scratch directory, removed when the process exits (each test's store
+/// used to stay behind in the temporary directory).
+let cacheTestDirectory: String = {
+    let path = NSTemporaryDirectory() + "lookout-cache-tests-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: cacheTestDirectory) }
     return path
+}()
+
+/// A fresh store directory for one test, inside `cacheTestDirectory`.
+func storeDirectory() -> String {
+    cacheTestDirectory + "/\(UUID().uuidString)"
 }
 
 func metadata(_ url: String, vary: [String] = [], values: [String?] = [], fields extra: [(String, String)] = []) -> StoredMetadata {

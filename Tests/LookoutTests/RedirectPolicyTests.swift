@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HTTPTypes
 import LookoutTLS
@@ -206,7 +207,9 @@ import Testing
 
 @Suite struct ReplayableBodyTests {
     @Test func memoryThenDiskAndReadBack() throws {
-        let body = ReplayableBody(limit: 3 << 20, directory: "/tmp/lookout-replay-test-\(getpid())")
+        let directory = "/tmp/lookout-replay-test-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = ReplayableBody(limit: 3 << 20, directory: directory)
         let chunk = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         for _ in 0..<40 { #expect(chunk.withUnsafeBytes { body.append($0) }) }
         #expect(body.count == 40 * 65_536 && body.isOnDisk && !body.isOverLimit)
