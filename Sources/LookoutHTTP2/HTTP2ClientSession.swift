@@ -67,7 +67,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     public let settings: HTTP2ClientSettings
     private let core: HTTP2SessionCore
     private var session: OpaquePointer { core.session }
-    private var incoming: [Int32: HTTP2IncomingFields] = [:]
+    private var incoming = HTTP2IncomingSections()
     /// Streams whose final (non-1xx) response head arrived: a later HEADERS is the trailer section.
     private var answered: Set<Int32> = []
     /// Why streams ended early, until their close is reported.
@@ -177,7 +177,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     private static func install(_ callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            HTTP2ClientSession.this(userData).incoming[frame.pointee.hd.stream_id] = HTTP2IncomingFields()
+            HTTP2ClientSession.this(userData).incoming.begin(frame.pointee.hd.stream_id)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, userData in
@@ -185,11 +185,8 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
             let this = HTTP2ClientSession.this(userData)
             let stream = frame.pointee.hd.stream_id
             let limit = this.settings.maxHeaderListBytes
-            // Appended in place (the dictionary's modify accessor): a copy taken out and stored
-            // back would share the array with the entry and copy it whole on every field.
-            let crossed = this.incoming[stream]?.append(name: name, nameLength: nameLength, value: value,
-                                                        valueLength: valueLength, limit: limit)
-            if crossed == true {
+            if this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                    limit: limit) {
                 // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: the stream ends.
                 this.problems[stream] = .headerListTooLarge(limit)
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
@@ -213,7 +210,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
             guard let frame else { return 0 }
             let this = HTTP2ClientSession.this(userData)
             let stream = frame.pointee.hd.stream_id
-            this.incoming[stream] = nil
+            this.incoming.forget(stream)
             if stream != 0, this.problems[stream] == nil {
                 this.problems[stream] = .malformed(String(cString: nghttp2_strerror(code)))
             }
@@ -221,7 +218,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             let this = HTTP2ClientSession.this(userData)
-            this.incoming[stream] = nil
+            this.incoming.forget(stream)
             this.core.forgetBody(of: stream)
             this.answered.remove(stream)
             let problem = this.problems.removeValue(forKey: stream)
@@ -235,7 +232,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
         let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(frame.hd.type) {
         case NGHTTP2_HEADERS.rawValue:
-            guard let fields = incoming.removeValue(forKey: stream), !fields.oversized else { return }
+            guard let fields = incoming.take(stream), !fields.oversized else { return }
             if answered.contains(stream) {
                 // A trailer section (§8.1): nghttp2 has checked that it ends the stream.
                 delegate?.http2Session(self, didFinishResponse: stream, trailers: fields.headers)

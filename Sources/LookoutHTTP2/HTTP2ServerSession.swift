@@ -69,7 +69,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     private let core: HTTP2SessionCore
     private var session: OpaquePointer { core.session }
 
-    private var incoming: [Int32: HTTP2IncomingFields] = [:]
+    private var incoming = HTTP2IncomingSections()
     /// Streams the peer reset (RST_STREAM received), until their close is reported.
     private var resetByPeer: Set<Int32> = []
     private var resets: FrameRateLimit
@@ -251,17 +251,15 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
             let this = HTTP2ServerSession.this(userData)
-            this.incoming[frame.pointee.hd.stream_id] = HTTP2IncomingFields()
+            this.incoming.begin(frame.pointee.hd.stream_id)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
             guard let frame, let name, let value else { return 0 }
             let this = HTTP2ServerSession.this(userData)
             let stream = frame.pointee.hd.stream_id
-            // Appended in place (the dictionary's modify accessor): a copy taken out and stored
-            // back would share the array with the entry and copy it whole on every field.
-            _ = this.incoming[stream]?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-                                              limit: this.settings.maxHeaderListBytes)
+            _ = this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                     limit: this.settings.maxHeaderListBytes)
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
@@ -281,7 +279,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             guard let frame else { return 0 }
             let this = HTTP2ServerSession.this(userData)
             let stream = frame.pointee.hd.stream_id
-            this.incoming[stream] = nil
+            this.incoming.forget(stream)
             if stream != 0 {
                 let reason = String(cString: nghttp2_strerror(code))
                 this.delegate?.http2Session(this, didRejectMalformed: stream, reason: reason)
@@ -305,7 +303,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             let this = HTTP2ServerSession.this(userData)
-            this.incoming[stream] = nil
+            this.incoming.forget(stream)
             this.core.forgetBody(of: stream)
             let byPeer = this.resetByPeer.remove(stream) != nil
             this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
@@ -324,7 +322,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(frame.hd.type) {
         case NGHTTP2_HEADERS.rawValue:
-            guard let fields = incoming.removeValue(forKey: stream) else { return }
+            guard let fields = incoming.take(stream) else { return }
             if frame.headers.cat == NGHTTP2_HCAT_REQUEST {
                 if fields.oversized {
                     delegate?.http2Session(self, didReceiveOversizedRequest: stream, fieldBytes: fields.bytes)

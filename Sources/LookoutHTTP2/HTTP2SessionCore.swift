@@ -171,3 +171,31 @@ struct HTTP2IncomingFields {
         return false
     }
 }
+
+/// The header sections being received, one per stream, from HEADERS to the frame that ends them.
+struct HTTP2IncomingSections {
+    private var sections: [Int32: HTTP2IncomingFields] = [:]
+
+    /// A HEADERS frame opened a section on `stream`.
+    mutating func begin(_ stream: Int32) {
+        sections[stream] = HTTP2IncomingFields()
+    }
+
+    /// Adds one field to the stream's open section (none open: ignored); true when this field
+    /// crossed `limit`. Appended in place through the dictionary's modify accessor: a copy taken
+    /// out and stored back would share its array with the entry and copy it whole on every field.
+    mutating func append(_ stream: Int32, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>,
+                         valueLength: Int, limit: Int) -> Bool {
+        sections[stream]?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                 limit: limit) ?? false
+    }
+
+    /// The stream's section, now complete, and no longer kept.
+    mutating func take(_ stream: Int32) -> HTTP2IncomingFields? {
+        sections.removeValue(forKey: stream)
+    }
+
+    mutating func forget(_ stream: Int32) {
+        sections[stream] = nil
+    }
+}
