@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "LookoutHTTP",
                 dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"]),
+        .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"], swiftSettings: hotPathSettings),
         // Reading the JSON-lines log: records in place, the filter language, summaries.
         .target(name: "LookoutLogQuery", dependencies: ["CLookoutCompression", "LookoutHTTP"], swiftSettings: hotPathSettings),
         // RFC 9111: the shared cache's rules and its store on disk.
@@ -50,7 +50,8 @@ let package = Package(
                 dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2", "LookoutHTTP",
-                                                    .product(name: "HTTPTypes", package: "swift-http-types")]),
+                                                    .product(name: "HTTPTypes", package: "swift-http-types")],
+                swiftSettings: hotPathSettings),
         .target(name: "CLookoutSocket"),
         .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
         .target(name: "Lookout",
@@ -66,12 +67,14 @@ let package = Package(
         .target(name: "LookoutMetrics",
                 dependencies: ["Lookout", "LookoutTLS",
                                .product(name: "CoreMetrics", package: "swift-metrics"),
-                               .product(name: "Prometheus", package: "swift-prometheus")]),
+                               .product(name: "Prometheus", package: "swift-prometheus")],
+                swiftSettings: hotPathSettings),
         // The live event stream: a ring of recent records, Server-Sent Events, `/exchanges`.
         .target(name: "LookoutLive", dependencies: ["Lookout", "LookoutMonitors", "LookoutLogQuery", "LookoutHTTP",
                                                     .product(name: "HTTPTypes", package: "swift-http-types")],
                 // The web UI's static files, copied beside the executable (UIEndpoint finds them).
-                resources: [.copy("UI")]),
+                resources: [.copy("UI")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
