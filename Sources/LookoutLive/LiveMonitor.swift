@@ -9,7 +9,7 @@ import Synchronization
 /// are built (for everyone) only while a subscriber wants them (`&verbose=1`) or the log is
 /// verbose anyway, so watching costs nothing until someone watches closely.
 public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder`, `subscribers`, `nextSequence` confined to `queue`
-    public let queue = DispatchQueue(label: "lookout.live")
+    public let queue: DispatchQueue
     let ring: LiveRing
     private var encoder: LogLineEncoder
     private var subscribers: [ObjectIdentifier: EventSubscriber] = [:]
@@ -24,11 +24,18 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private let droppedCount = Atomic<UInt64>(0)
     private let subscriberCount = Atomic<Int>(0)
 
-    /// `keepLifecycle`: also keep lifecycle events when nobody streams them (`log.verbose`).
+    /// - Parameters:
+    ///   - keepLifecycle: also keep lifecycle events when nobody streams them (`log.verbose`).
+    ///   - sharesSummaryRecords: reuse the summary records the JSON-lines log encodes with the same
+    ///     options, and offer ours to it (`FinishedExchange.share`).
+    ///   - targetQueue: where `queue` runs; the log monitor's queue, so that the two take turns on
+    ///     one thread and the second finds the record the first encoded.
     public init(ringSize: Int, keepLifecycle: Bool = false, revealSecrets: Bool = false, includeHeaders: Bool = false,
-                heartbeatInterval: Double = 15) {
+                sharesSummaryRecords: Bool = false, targetQueue: DispatchQueue? = nil, heartbeatInterval: Double = 15) {
+        queue = DispatchQueue(label: "lookout.live", target: targetQueue)
         ring = LiveRing(capacity: ringSize)
-        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
+        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders,
+                                 sharesSummaryRecords: sharesSummaryRecords)
         alwaysLifecycle = keepLifecycle
         wantsLifecycle = Atomic(keepLifecycle)
         self.heartbeatInterval = heartbeatInterval

@@ -76,6 +76,19 @@ struct JSONBuffer: ~Copyable {
         count &+= bytes.count
     }
 
+    /// Appends a record already encoded (by another monitor, without its newline) as a line.
+    mutating func appendLine(encoded record: [UInt8]) {
+        record.withUnsafeBufferPointer { append($0) }
+        endLine()
+    }
+
+    /// A copy of the bytes from `start` to the end, less a final newline.
+    func line(from start: Int) -> [UInt8] {
+        var end = count
+        if end > start, base[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        return Array(UnsafeBufferPointer(start: base + start, count: end - start))
+    }
+
     /// Appends ASCII we know needs no escaping.
     /// JSON `null`.
     mutating func null() { raw("null") }

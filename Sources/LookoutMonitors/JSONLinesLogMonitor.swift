@@ -62,6 +62,9 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     public let verbose: Bool
     public let revealSecrets: Bool
     public let includeHeaders: Bool
+    /// Takes summary records another monitor with the same options encoded, and offers its own
+    /// (`FinishedExchange.share`): with the live view on, each summary is encoded once for both.
+    public let sharesSummaryRecords: Bool
 
     /// Records successfully handed to the kernel.
     public var recordsWritten: UInt64 { written.load(ordering: .relaxed) }
@@ -97,15 +100,19 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     ///   - revealSecrets: write Authorization, Proxy-Authorization, Cookie, Set-Cookie values and
     ///     URL passwords instead of `"[redacted]"`.
     ///   - includeHeaders: add `request_headers` / `response_headers` to summary records.
+    ///   - sharesSummaryRecords: see the property; only worth it when another monitor writes the
+    ///     same records.
     ///   - onError: told, on `queue`, about a failed reopen and about the first failed write of
     ///     each streak of failures (e.g. to log it on stderr).
     public init(destination: LogDestination, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool,
+                sharesSummaryRecords: Bool = false,
                 queue: DispatchQueue = DispatchQueue(label: "lookout.monitor.jsonlines", qos: .utility),
                 onError: (@Sendable (JSONLinesLogError) -> Void)? = nil) throws {
         self.destination = destination
         self.verbose = verbose
         self.revealSecrets = revealSecrets
         self.includeHeaders = includeHeaders
+        self.sharesSummaryRecords = sharesSummaryRecords
         self.interest = verbose ? .all : .summaries
         self.options = LogRecordOptions(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
         self.onError = onError
@@ -129,9 +136,17 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
 
     public func receive(_ event: LookoutEvent) {
         let options = self.options
+        let finished = sharesSummaryRecords ? event.finishedExchange : nil
+        let shared = finished?.sharedRecord(format: options.sharedRecordFormat)
         let wroteSummary = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
             if verbose { buffer.appendEventRecord(event, options: options); pendingRecords += 1 }
-            buffer.appendSummaryRecord(summary, options: options)
+            if let shared {
+                buffer.appendLine(encoded: shared)
+            } else {
+                let start = buffer.count
+                buffer.appendSummaryRecord(summary, options: options)
+                finished?.share(record: buffer.line(from: start), format: options.sharedRecordFormat)
+            }
             pendingRecords += 1
         } != nil
         if !wroteSummary {

@@ -6,20 +6,29 @@ import Lookout
 public struct LogLineEncoder: ~Copyable {
     private var buffer = JSONBuffer(capacity: 1024)
     private let options: LogRecordOptions
+    private let sharesSummaryRecords: Bool
 
-    public init(revealSecrets: Bool = false, includeHeaders: Bool = false) {
+    /// `sharesSummaryRecords`: take a summary record another monitor with the same options
+    /// already encoded, and offer the ones encoded here (see `FinishedExchange.share`).
+    public init(revealSecrets: Bool = false, includeHeaders: Bool = false, sharesSummaryRecords: Bool = false) {
         options = LogRecordOptions(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
         buffer.recordOptions = options
+        self.sharesSummaryRecords = sharesSummaryRecords
     }
 
     /// The summary record (`"event":"exchange"`) of a `request.didFinish` event; nil for any other.
     public mutating func summaryRecord(of event: LookoutEvent) -> [UInt8]? {
+        let format = options.sharedRecordFormat
+        if sharesSummaryRecords, let shared = event.finishedExchange?.sharedRecord(format: format) { return shared }
         buffer.removeAll()
         let options = self.options
         let written: Void? = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
             buffer.appendSummaryRecord(summary, options: options)
         }
-        return written == nil ? nil : line
+        guard written != nil else { return nil }
+        let record = line
+        if sharesSummaryRecords { event.finishedExchange?.share(record: record, format: format) }
+        return record
     }
 
     /// A running exchange as a summary record would describe it now, with `"state":"in_flight"`
@@ -38,8 +47,5 @@ public struct LogLineEncoder: ~Copyable {
     }
 
     /// The record just written, without its newline.
-    private var line: [UInt8] {
-        let bytes = buffer.bytes
-        return Array(bytes.last == UInt8(ascii: "\n") ? UnsafeRawBufferPointer(rebasing: bytes.dropLast()) : bytes)
-    }
+    private var line: [UInt8] { buffer.line(from: 0) }
 }

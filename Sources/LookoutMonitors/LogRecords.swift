@@ -12,6 +12,10 @@ struct LogRecordOptions: Sendable {
     var revealSecrets: Bool
     /// Add `request_headers` / `response_headers` to summary records.
     var includeHeaders: Bool
+
+    /// Tells records written with these options from others where monitors share a record
+    /// (`FinishedExchange.share(record:format:)`).
+    var sharedRecordFormat: UInt8 { (revealSecrets ? 1 : 0) | (includeHeaders ? 2 : 0) }
 }
 
 /// The record format version written as `"v"`.

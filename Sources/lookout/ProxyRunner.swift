@@ -27,11 +27,17 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
 
     init(configuration file: LookoutConfiguration, logger: Logger) throws {
         self.logger = logger
+        // The log and the live view write the same summary records: with both on, their queues
+        // take turns on one thread and each summary is encoded once, by whichever runs first.
+        let sharesRecords = file.log.enabled && file.ui.enabled
+        let recordQueue = DispatchQueue(label: "lookout.monitor.records", qos: .utility)
         if file.log.enabled {
             let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
             logMonitor = try JSONLinesLogMonitor(destination: destination, verbose: file.log.verbose,
                                                  revealSecrets: file.log.revealSecrets,
                                                  includeHeaders: file.log.includeHeaders,
+                                                 sharesSummaryRecords: sharesRecords,
+                                                 queue: DispatchQueue(label: "lookout.monitor.jsonlines", target: recordQueue),
                                                  onError: { [logger] error in logger.error("traffic log: \(error)") })
         } else {
             logMonitor = nil
@@ -49,6 +55,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         if file.ui.enabled {
             let live = LiveMonitor(ringSize: file.ui.ringSize, keepLifecycle: file.log.enabled && file.log.verbose,
                                    revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
+                                   sharesSummaryRecords: sharesRecords, targetQueue: sharesRecords ? recordQueue : nil,
                                    heartbeatInterval: file.ui.heartbeat)
             monitors.append(live)
             adminEndpoints.append(LiveEndpoint(monitor: live))

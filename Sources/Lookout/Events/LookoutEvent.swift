@@ -79,6 +79,11 @@ public struct LookoutEvent: Sendable {
         (box as? EventBox<Kind>)?.kind
     }
 
+    /// The finished exchange a `request.didFinish` event carries; nil for any other event.
+    public var finishedExchange: FinishedExchange? {
+        (box as? EventBox<RequestDidFinish>)?.kind.finished
+    }
+
     /// Runs `body` on the summary of a `request.didFinish` event where it is stored, without
     /// copying it (a copy retains and releases each of its strings and arrays); nil for other events.
     @inline(__always)

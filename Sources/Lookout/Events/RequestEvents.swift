@@ -1,4 +1,5 @@
 import HTTPTypes
+import Synchronization
 
 /// `request.didCreateInitialRequest`: a request head arrived, as the client sent it.
 public struct RequestDidCreateInitialRequest: EventKind {
@@ -154,8 +155,31 @@ public struct RequestDidFinish: EventKind {
 /// struct's field read through a generic event box.
 public final class FinishedExchange: Sendable {
     public let summary: ExchangeSummary
+    /// The summary's record as the first monitor that wrote it encoded it, tagged with the
+    /// encoder's format, for another monitor that writes the same record (the JSON-lines log and
+    /// the live view both write the log's summary line): one encoding per exchange instead of one
+    /// per monitor. Monitors may run on different threads, hence the lock.
+    private let sharedRecord = Mutex<SharedRecord?>(nil)
+
+    private struct SharedRecord: Sendable {
+        let format: UInt8
+        let bytes: [UInt8]
+    }
 
     init(_ summary: consuming ExchangeSummary) {
         self.summary = summary
+    }
+
+    /// The record another monitor kept in `format`, if any.
+    public func sharedRecord(format: UInt8) -> [UInt8]? {
+        sharedRecord.withLock { record in record?.format == format ? record?.bytes : nil }
+    }
+
+    /// Offers `bytes`, this summary's record in `format`, to the monitors that come later; the
+    /// first record kept stays.
+    public func share(record bytes: [UInt8], format: UInt8) {
+        sharedRecord.withLock { record in
+            if record == nil { record = SharedRecord(format: format, bytes: bytes) }
+        }
     }
 }
