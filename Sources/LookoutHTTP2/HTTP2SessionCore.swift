@@ -54,17 +54,42 @@ final class HTTP2SessionCore {  // confined to the owning connection's loop queu
 
     // MARK: - Bytes out
 
+    /// Frames are gathered up to this many bytes before a `write`: nghttp2 hands them out one at a
+    /// time, and over TLS every write is a record of its own, with OpenSSL's fixed cost per record
+    /// (cipher context set-up, parameter lookups) and 22 bytes of overhead. 16 KiB is the largest
+    /// plaintext a TLS record carries (RFC 8446 §5.1).
+    static let coalescedWriteBytes = 16 * 1024
+
     /// Hands queued frames to `write` until there are none (returns true) or `write` returns
-    /// false (the connection is backed up; returns false). Then tells `canSendMore` of the
-    /// streams whose queue drained.
+    /// false (the connection is backed up; returns false). Small frames are passed on together,
+    /// up to `coalescedWriteBytes` per write; a frame that size or larger goes on its own, uncopied.
+    /// Then tells `canSendMore` of the streams whose queue drained.
     func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool, canSendMore: (Int32) -> Void) throws -> Bool {
-        var keptUp = true
-        while keptUp {
-            var data: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(session, &data)
-            if count < 0 { throw HTTP2SessionError(code: Int32(count)) }
-            guard count > 0, let data else { break }
-            keptUp = write(UnsafeRawBufferPointer(start: data, count: count))
+        let keptUp = try withUnsafeTemporaryAllocation(byteCount: Self.coalescedWriteBytes, alignment: 1) { gathered in
+            var gatheredCount = 0
+            var keptUp = true
+            func writeGathered() {
+                guard gatheredCount > 0 else { return }
+                keptUp = write(UnsafeRawBufferPointer(rebasing: gathered[0..<gatheredCount])) && keptUp
+                gatheredCount = 0
+            }
+            while keptUp {
+                var data: UnsafePointer<UInt8>?
+                // The bytes stay valid only until the next call: they are written or copied first.
+                let count = nghttp2_session_mem_send(session, &data)
+                if count < 0 { writeGathered(); throw HTTP2SessionError(code: Int32(count)) }
+                guard count > 0, let data else { break }
+                let frame = UnsafeRawBufferPointer(start: data, count: count)
+                if gatheredCount + count > gathered.count { writeGathered() }
+                if count >= gathered.count {
+                    keptUp = write(frame) && keptUp
+                } else {
+                    UnsafeMutableRawBufferPointer(rebasing: gathered[gatheredCount...]).copyMemory(from: frame)
+                    gatheredCount += count
+                }
+            }
+            writeGathered()
+            return keptUp
         }
         while !drained.isEmpty {
             let streams = drained

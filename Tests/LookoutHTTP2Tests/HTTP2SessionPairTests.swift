@@ -132,6 +132,43 @@ import Testing
         #expect(clientEvents.body.count > 256 * 1024)
     }
 
+    @Test func smallFramesLeaveTogether() throws {
+        // The preface, SETTINGS and six HEADERS frames: one write (over TLS, one record), not eight.
+        for _ in 0..<6 { _ = try client.submitRequest(request, hasBody: false) }
+        var writes: [[UInt8]] = []
+        #expect(try client.writeOutput { bytes in writes.append(Array(bytes)); return true })
+        #expect(writes.count == 1)
+        #expect(writes[0].count <= 16 * 1024)
+        try writes[0].withUnsafeBytes { try server.receive($0) }
+        #expect(serverEvents.events.filter { $0.hasPrefix("request ") }.count == 6)
+    }
+
+    @Test func aBackedUpConnectionStopsTakingFramesAndLosesNone() throws {
+        let stream = try client.submitRequest(request, hasBody: false)
+        try exchangeFrames()
+        server.sendResponse(stream: stream, status: 200, headers: [], endStream: false)
+        let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        body.withUnsafeBytes { _ = server.enqueueBody(stream: stream, $0) }
+        server.finishBody(stream: stream, trailers: nil)
+
+        // The first write finds the socket backed up: the session hands over the frame it already
+        // took (a DATA frame too big to gather) and no more.
+        var writes: [[UInt8]] = []
+        #expect(try !server.writeOutput { bytes in writes.append(Array(bytes)); return false })
+        #expect(writes.count <= 2)
+        let handedOver: Int = writes.map(\.count).reduce(0, +)
+        #expect(handedOver <= 32 * 1024 + 9)
+        // Later turns take the rest; DATA frames of 16 KiB go alone, and the client gets every
+        // byte in order.
+        for _ in 0..<20 { _ = try server.writeOutput { bytes in writes.append(Array(bytes)); return true } }
+        let sizes: [Int] = writes.map(\.count)
+        #expect(sizes.allSatisfy { $0 <= 16 * 1024 + 9 })
+        #expect(sizes.filter { $0 == 16 * 1024 + 9 }.count >= 5)
+        for chunk in writes { try chunk.withUnsafeBytes { try client.receive($0) } }
+        #expect(clientEvents.body == body)
+        #expect(clientEvents.events.suffix(2) == ["finish 1 ", "close 1 NO_ERROR -"])
+    }
+
     @Test func resetsGoAwayAndPing() throws {
         let first = try client.submitRequest(request, hasBody: false)
         let second = try client.submitRequest(request, hasBody: false)
