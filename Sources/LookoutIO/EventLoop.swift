@@ -50,6 +50,8 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
 
     /// Connections that wrote during the current event and must flush before it ends.
     private var connectionsToFlush: [Connection] = []
+    /// TLS streams holding plaintext written during this batch, encrypted at its end.
+    private var streamsToEncrypt: [TLSStream] = []
     /// Armed timers, unretained: a timer leaves the list before it is released (see `LoopTimer`).
     private var timers: [Unmanaged<LoopTimer>] = []
     private var tickSource: DispatchSourceTimer?
@@ -206,14 +208,28 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         connectionsToFlush.append(connection)
     }
 
-    /// Flushes every connection that wrote during this event; called when an event handler returns.
+    func needsEncryption(_ stream: TLSStream) {
+        streamsToEncrypt.append(stream)
+    }
+
+    /// Encrypts what TLS streams gathered, then flushes every connection that wrote during this
+    /// event; called when an event handler returns. A flush can tell an owner there is room again
+    /// and so bring more writes: this goes round until nothing is left.
     func flushPending() {
-        var index = 0
-        while index < connectionsToFlush.count {
-            connectionsToFlush[index].flushNow()
-            index += 1
-        }
-        connectionsToFlush.removeAll(keepingCapacity: true)
+        repeat {
+            var index = 0
+            while index < streamsToEncrypt.count {
+                streamsToEncrypt[index].encryptGathered()
+                index += 1
+            }
+            streamsToEncrypt.removeAll(keepingCapacity: true)
+            index = 0
+            while index < connectionsToFlush.count {
+                connectionsToFlush[index].flushNow()
+                index += 1
+            }
+            connectionsToFlush.removeAll(keepingCapacity: true)
+        } while !streamsToEncrypt.isEmpty
     }
 }
 

@@ -47,6 +47,14 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
     private var drainScheduled = false
     /// Written before the handshake finished; sent right after it.
     private var earlyPlaintext: [UInt8] = []
+    /// Small writes made during a loop batch, encrypted together when it ends (`encryptGathered`):
+    /// every `SSL_write` is a record of its own, with 22 bytes of overhead and OpenSSL's fixed cost
+    /// per record, and an HTTP/1.1 response is a head and a body written one after the other.
+    private var gatheredPlaintext: [UInt8] = []
+    /// At most one record's worth of plaintext is gathered (RFC 8446 §5.1: 2^14 bytes).
+    static let gatheredPlaintextLimit = 16 * 1024
+    /// Writes this large are not copied to be gathered: they fill records of their own.
+    static let gatheredWriteLimit = 8 * 1024
     private var handshakeTimer: LoopTimer?
 
     /// Wraps `transport`, which must not be read or written directly from now on.
@@ -195,17 +203,51 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
             earlyPlaintext.append(contentsOf: bytes)
             return true
         }
+        let gathered = gatheredPlaintext.count + bytes.count
+        // Gathered only while the socket is far from full, so a write that must answer "backed
+        // up" reaches the socket now, and the socket owes the drain notice.
+        if loop.isBatching && bytes.count < Self.gatheredWriteLimit && gathered <= Self.gatheredPlaintextLimit
+            && transport.pendingByteCount + gathered < transport.highWaterMark {
+            if gatheredPlaintext.isEmpty {
+                gatheredPlaintext.reserveCapacity(max(4096, bytes.count))
+                loop.needsEncryption(self)
+            }
+            gatheredPlaintext.append(contentsOf: bytes)
+            bytesWritten += UInt64(bytes.count)
+            return true
+        }
+        guard encryptGatheredPlaintext() && encrypt(bytes) else { return false }
+        bytesWritten += UInt64(bytes.count)
+        return flushCiphertext()
+    }
+
+    /// At the end of the loop batch: encrypts the gathered plaintext and queues it on the socket.
+    func encryptGathered() {
+        guard !isClosed else { gatheredPlaintext = []; return }
+        if encryptGatheredPlaintext() { flushCiphertext() }
+    }
+
+    /// Encrypts the gathered plaintext; false after failing the stream.
+    private func encryptGatheredPlaintext() -> Bool {
+        guard !gatheredPlaintext.isEmpty else { return true }
+        let plaintext = gatheredPlaintext
+        gatheredPlaintext = []
+        return plaintext.withUnsafeBytes { encrypt($0) }
+    }
+
+    /// Hands `bytes` to OpenSSL; false after failing the stream.
+    private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
         do {
             try tls.writePlaintext(bytes)
+            return true
         } catch {
-            // Inside the owner's `write`: reported on the next turn of the loop, as `Connection` does.
+            // Inside the owner's `write` or the loop's flush: reported on the next turn of the
+            // loop, as `Connection` does.
             let report = DeferredFailure(stream: self, delegate: delegate, error: SocketError("TLS write", detail: error.description))
             close(abortive: false)
             loop.execute { report.deliver() }
             return false
         }
-        bytesWritten += UInt64(bytes.count)
-        return flushCiphertext()
     }
 
     /// Moves OpenSSL's output to the socket; returns whether the socket takes more.
@@ -225,7 +267,7 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
 
     public func shutdownWrite() {
         loop.assertOnLoop()
-        guard !isClosed else { return }
+        guard !isClosed, encryptGatheredPlaintext() else { return }
         tls.shutdown()
         flushCiphertext()
         transport.shutdownWrite()
@@ -239,7 +281,7 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
 
     public func closeAfterFlush(linger: Double) {
         loop.assertOnLoop()
-        guard !isClosed else { return }
+        guard !isClosed, encryptGatheredPlaintext() else { return }
         stopUsing()
         // close_notify (RFC 8446 §6.1) so the peer can tell the end from a truncation.
         tls.shutdown()
@@ -250,7 +292,7 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
     /// No close_notify: the peer must not take the end for a clean one.
     public func resetAfterFlush(linger: Double) {
         loop.assertOnLoop()
-        guard !isClosed else { return }
+        guard !isClosed, encryptGatheredPlaintext() else { return }
         stopUsing()
         flushCiphertext()
         transport.resetAfterFlush(linger: linger)
@@ -259,6 +301,7 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
     /// Marks the stream closed for its user; what happens to the socket is up to the caller.
     private func stopUsing() {
         isClosed = true
+        gatheredPlaintext = []
         delegate = nil
         handshakeTimer?.invalidate()
         handshakeTimer = nil

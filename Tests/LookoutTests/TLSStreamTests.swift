@@ -112,6 +112,34 @@ import Glibc
         }
     }
 
+    @Test func smallWritesOfOneBatchLeaveAsOneRecord() async throws {
+        let pair = try makePair()
+        _ = await handshake(pair)
+        let serverSide = StreamRecorder()
+        // A response head, its body and ten small chunks, written in one turn of the loop.
+        let pieces: [[UInt8]] = [Array(repeating: 0x48, count: 240), Array(repeating: 0x62, count: 1024)]
+            + (0..<10).map { Array(repeating: UInt8($0), count: 50) }
+        let expected = pieces.flatMap { $0 }
+        let before = onLoop(pair) { () -> UInt64 in
+            pair.server.delegate = serverSide
+            pair.server.resumeReading()
+            let before = pair.client.transport.bytesWritten
+            for piece in pieces { pair.client.write(piece) }
+            return before
+        }
+        #expect(await waitUntil(pair) { serverSide.received.count == expected.count })
+        #expect(serverSide.received == expected)
+        // One record's overhead (TLS 1.3: 5-byte header, content type, 16-byte tag; RFC 8446 §5.2),
+        // not twelve.
+        let ciphertext = onLoop(pair) { pair.client.transport.bytesWritten } - before
+        #expect(ciphertext > UInt64(expected.count))
+        #expect(ciphertext < UInt64(expected.count + 2 * 22))
+        onLoop(pair) {
+            pair.client.close()
+            pair.server.close()
+        }
+    }
+
     @Test func pausedStreamDeliversNothingUntilResumed() async throws {
         let pair = try makePair()
         _ = await handshake(pair)
