@@ -19,7 +19,8 @@ public struct LogLineEncoder: ~Copyable {
     /// The summary record (`"event":"exchange"`) of a `request.didFinish` event; nil for any other.
     public mutating func summaryRecord(of event: LookoutEvent) -> [UInt8]? {
         let format = options.sharedRecordFormat
-        if sharesSummaryRecords, let shared = event.finishedExchange?.sharedRecord(format: format) { return shared }
+        let finished = sharesSummaryRecords ? event.finishedExchange : nil
+        if let shared = finished?.sharedRecord(format: format) { return shared }
         buffer.removeAll()
         let options = self.options
         let written: Void? = event.withSummary { (summary: borrowing ExchangeSummary) -> Void in
@@ -27,7 +28,7 @@ public struct LogLineEncoder: ~Copyable {
         }
         guard written != nil else { return nil }
         let record = line
-        if sharesSummaryRecords { event.finishedExchange?.share(record: record, format: format) }
+        finished?.share(record: record, format: format)
         return record
     }
 

@@ -143,7 +143,6 @@ public struct MapRules: Sendable {
         case "woff2": return "font/woff2"
         case "mp4": return "video/mp4"
         case "yaml", "yml": return "application/yaml"
-        case "pb", "bin": return "application/octet-stream"
         default: return "application/octet-stream"
         }
     }
