@@ -8,6 +8,10 @@ On 127.0.0.1, in one run: h2load (Debian nghttp2-client) against nginx's TLS por
     intercepts (h2 toward h2load, h2 toward nginx over its pooled upstream connection, summary
     log on),
   * through mitmproxy (mitmdump, regular mode, h2 on both sides), the same way,
+  * through nghttpx (Debian nghttp2-proxy), the reference HTTP/2 proxy in C on the same nghttp2:
+    a reverse proxy terminating TLS and h2 toward h2load and speaking h2 over TLS to nginx, with
+    no observation at all; behind the plain floor relay, so it has the same hops as Lookout. It
+    shows what terminating and re-originating h2 costs on this machine, whatever else a proxy does,
 at 1 and 100 concurrent streams on one connection (1 KiB responses), and 10 streams of 1 MiB.
 With --rounds N (BENCH_ROUNDS) every row is measured N times with the targets interleaved and
 each cell is the median run. Appends a Markdown section to --out.
@@ -53,6 +57,21 @@ def start_mitmproxy(work):
                               f"confdir={confdir}", "--ssl-insecure", "--quiet"], work)
     if not wait_port(port, 30, proc):
         return None, f"mitmdump did not start: {proc.tail()}"
+    return port, None
+
+
+def start_nghttpx(work, backend_port, cert, key):
+    """nghttpx with one worker (one client connection is served by one worker anyway), h2 over TLS
+    to the backend, the origin's certificate as its own, no access log."""
+    nghttpx = shutil.which("nghttpx") or next((p for p in ("/usr/sbin/nghttpx",) if os.path.exists(p)), None)
+    if not nghttpx:
+        return None, "nghttpx not found (Debian nghttp2-proxy)"
+    port = free_port()
+    proc = Proc("nghttpx", [nghttpx, "--conf=/dev/null", "--workers=1", f"--frontend={LOOPBACK},{port}",
+                            f"--backend={LOOPBACK},{backend_port};;proto=h2;tls", "--insecure", "--no-ocsp",
+                            "--log-level=WARN", key, cert], work)
+    if not wait_port(port, 10, proc):
+        return None, f"nghttpx did not start: {proc.tail()}"
     return port, None
 
 
@@ -108,6 +127,12 @@ def main():
             targets["mitmproxy"] = start_relay(work, "relay-mitmproxy", mitm_port, connect=authority)
         else:
             notes.append(f"- mitmproxy: {problem}")
+        nghttpx_port, problem = start_nghttpx(work, https_port, origin_cert,
+                                              os.path.join(work, "nginx", "key.pem"))
+        if nghttpx_port:
+            targets["nghttpx"] = start_relay(work, "relay-nghttpx", nghttpx_port)
+        else:
+            notes.append(f"- nghttpx: {problem}")
         time.sleep(1)
         rounds = max(1, args.rounds)
 
@@ -129,19 +154,22 @@ def main():
 
     how_often = f"each cell the median of {rounds} interleaved rounds" if rounds > 1 else "one run each"
     out = ["", f"## HTTP/2 ({how_often})", "",
-           "| | direct | through the floor relay | Lookout | mitmproxy | Lookout / direct | Lookout / floor | "
-           "Lookout / mitmproxy |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| | direct | through the floor relay | Lookout | mitmproxy | nghttpx (reference, no observation) | "
+           "Lookout / direct | Lookout / floor | Lookout / mitmproxy | nghttpx / direct | Lookout / nghttpx |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for label, unit, key, r in rows:
-        mitm = r.get("mitmproxy")
+        mitm, reference = r.get("mitmproxy"), r.get("nghttpx")
         out.append(f"| {label} ({unit}) | {fmt(r['direct'], key)} | {fmt(r['floor'], key)} | {fmt(r['lookout'], key)} | "
-                   f"{fmt(mitm, key) if mitm else '–'} | {ratio(r['direct'], r['lookout'], key)} | "
-                   f"{ratio(r['floor'], r['lookout'], key)} | {ratio(mitm, r['lookout'], key) if mitm else '–'} |")
-        every = [r.get(who) for who in ("direct", "floor", "lookout", "mitmproxy")]
+                   f"{fmt(mitm, key) if mitm else '–'} | {fmt(reference, key) if reference else '–'} | "
+                   f"{ratio(r['direct'], r['lookout'], key)} | {ratio(r['floor'], r['lookout'], key)} | "
+                   f"{ratio(mitm, r['lookout'], key) if mitm else '–'} | "
+                   f"{ratio(r['direct'], reference, key) if reference else '–'} | "
+                   f"{ratio(reference, r['lookout'], key) if reference else '–'} |")
+        every = [r.get(who) for who in ("direct", "floor", "lookout", "mitmproxy", "nghttpx")]
         if any(isinstance(x, dict) and x.get("rounds") for x in every):
             out.append("| … every round | " + " | ".join(
                 " / ".join("failed" if v is None else f"{v:,.0f}" for v in x["rounds"])
-                if isinstance(x, dict) and x.get("rounds") else "–" for x in every) + " | | | |")
+                if isinstance(x, dict) and x.get("rounds") else "–" for x in every) + " | | | | | |")
     out += ["", "Issue 16 goals (Lookout intercepting h2 toward an h2 origin, summary log on):", "",
             "| row | ≥ 0.5× direct | ≥ 10× mitmproxy |", "|---|---|---|"]
     for label, unit, key, r in rows:
@@ -158,6 +186,11 @@ def main():
             "- Lookout and mitmproxy are reached through `floor_relay connect=HOST:PORT` (h2load cannot send "
             "CONNECT): the relay's hop is in both, as it is in the floor column.",
             "- mitmproxy: `mitmdump` in regular mode with `--ssl-insecure`, HTTP/2 on both sides (its default).",
+            "- nghttpx: `nghttpx --workers=1 --frontend=… --backend=HOST,PORT;;proto=h2;tls --insecure` with "
+            "nginx's certificate, behind the plain floor relay. It is the bound for an h2-terminating proxy "
+            "here: two TLS sessions and two HTTP/2 sessions per exchange, and nothing else (no events, no "
+            "log, no policies). A row where nghttpx / direct is below 0.5 cannot reach the direct goal "
+            "by tuning Lookout alone.",
             *notes, ""]
     for label, unit, key, r in rows:
         for who, result in r.items():

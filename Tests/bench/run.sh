@@ -10,7 +10,7 @@
 # rows (cache_bench.py): hits against nginx and a caching Squid, the cost of a miss, and the
 # store at 100,000 objects (start-up time and index memory). Then the HTTP/2 rows
 # (h2_bench.py): h2load at 1 and 100 streams and 1 MiB responses through interception toward
-# an h2 nginx, against direct, the floor relay and mitmproxy.
+# an h2 nginx, against direct, the floor relay, mitmproxy and nghttpx (the reference h2 proxy).
 #
 # Environment:
 #   LOOKOUT_BIN      use this binary instead of `swift build -c release --product lookout`
@@ -59,6 +59,10 @@ export PATH="$PATH:/usr/sbin:/sbin"
 # mitmproxy (PyPI) is the HTTP/2 rows' peer; without it those rows say so and go on.
 command -v mitmdump >/dev/null 2>&1 || python3 -m pip install -q mitmproxy >/dev/null 2>&1 \
   || say "mitmproxy not installed (pip install mitmproxy): the HTTP/2 rows go without it"
+# nghttpx (Debian nghttp2-proxy) is the HTTP/2 rows' reference proxy; without it they say so and go on.
+[[ -x /usr/sbin/nghttpx ]] || command -v nghttpx >/dev/null 2>&1 \
+  || { [[ $(id -u) -eq 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nghttp2-proxy >/dev/null 2>&1; } \
+  || say "nghttpx not installed (apt-get install nghttp2-proxy): the HTTP/2 rows go without it"
 # The Debian packages start system daemons on install where an init system exists;
 # we never use those: every server below is our own instance on a free port.
 
@@ -149,7 +153,7 @@ BENCH_PID=""
 if [[ -n "$LOOKOUT" ]]; then
   for rows in "tls_bench.py:TLS rows (interception, new TLS connections, upstream handshakes)" \
               "cache_bench.py:cache rows (hits vs nginx and Squid, the cost of a miss, the store at 100,000 objects)" \
-              "h2_bench.py:HTTP/2 rows (h2load through interception to an h2 nginx, vs direct, the floor and mitmproxy)"; do
+              "h2_bench.py:HTTP/2 rows (h2load through interception to an h2 nginx, vs direct, the floor, mitmproxy and nghttpx)"; do
     say "${rows#*:}"
     timeout --foreground --signal=TERM --kill-after=30 "${BENCH_TIMEOUT:-$((900 * ${BENCH_ROUNDS:-1}))}" \
       python3 "$HERE/${rows%%:*}" --work "$WORK" --out "$RESULTS" --duration "$DURATION" --lookout "$LOOKOUT" &
