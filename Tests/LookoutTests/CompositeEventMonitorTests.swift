@@ -1,10 +1,31 @@
 import Dispatch
+import Glibc
 import Synchronization
 import Testing
 @testable import Lookout
 
 private final class Recorder: @unchecked Sendable {
     let names = Mutex<[String]>([])
+}
+
+/// The thread that released a probe, once it has been released.
+private final class ReleaseRecord: Sendable {
+    let thread = Mutex<pthread_t?>(nil)
+    var releasedOn: pthread_t? { thread.withLock { $0 } }
+}
+
+/// Records the thread that releases it.
+private final class ReleaseProbe: Sendable {
+    let record: ReleaseRecord
+    init(_ record: ReleaseRecord) { self.record = record }
+    deinit { record.thread.withLock { $0 = pthread_self() } }
+}
+
+/// An event kind carrying a probe, to see where the event's memory goes back.
+private struct ProbedEvent: EventKind {
+    static let name = "test.probed"
+    let probe: ReleaseProbe
+    func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {}
 }
 
 @Suite struct CompositeEventMonitorTests {
@@ -84,5 +105,37 @@ private final class Recorder: @unchecked Sendable {
         composite.flush()
         // Only the event posted while it asked for lifecycle events reached it.
         #expect(monitor.seen.names.withLock { $0 } == ["task.didCreateTask"])
+    }
+
+    /// The handled batch waits for the next post, which releases it on the posting thread (where
+    /// the events were allocated; see `Mailbox.handBack`).
+    @Test func theNextPostReleasesTheHandledBatchOnItsOwnThread() {
+        let record = ReleaseRecord()
+        let handled = DispatchSemaphore(value: 0)
+        let monitor = ClosureEventMonitor(queue: DispatchQueue(label: "handled")) { _ in handled.signal() }
+        let composite = CompositeEventMonitor(monitors: [monitor])
+        composite.post(LookoutEvent(EventContext(connectionID: 1), ProbedEvent(probe: ReleaseProbe(record))))
+        handled.wait()
+        composite.flush()
+        #expect(record.releasedOn == nil)  // kept for the next post
+        composite.post(event(2))
+        let poster = pthread_self()
+        #expect(record.releasedOn.map { pthread_equal($0, poster) != 0 } == true)
+        handled.wait()
+        composite.flush()
+    }
+
+    /// When nothing is posted for the hand-back window, the monitor's queue releases the batch.
+    @Test func aHandledBatchNobodyClaimsIsReleasedAfterTheWindow() async throws {
+        let record = ReleaseRecord()
+        let composite = CompositeEventMonitor(monitors: [ClosureEventMonitor { _ in }])
+        composite.post(LookoutEvent(EventContext(connectionID: 1), ProbedEvent(probe: ReleaseProbe(record))))
+        composite.flush()
+        #expect(record.releasedOn == nil)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while record.releasedOn == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(record.releasedOn != nil)
     }
 }
