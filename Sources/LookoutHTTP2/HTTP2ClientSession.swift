@@ -67,7 +67,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     public let settings: HTTP2ClientSettings
     private let core: HTTP2SessionCore
     private var session: OpaquePointer { core.session }
-    private var incoming = HTTP2IncomingSections()
+    private var incoming = HTTP2IncomingSection()
     /// Streams whose final (non-1xx) response head arrived: a later HEADERS is the trailer section.
     private var answered: Set<Int32> = []
     /// Why streams ended early, until their close is reported.

@@ -24,30 +24,37 @@ public enum HTTP2MessageTranslation {
         -> Result<(head: RequestHead, authority: String?), HTTP2RequestProblem>
     {
         var method = "", path = "", authority: String?, protocolName: String?
-        var fields = HTTPFields()
-        fields.reserveCapacity(headers.count)
         var cookies: [String] = []
         var host: String?
+        // First the fields that become something else, so `Host` (and the joined cookie) can be
+        // appended first: inserting at the front rebuilt the field storage every time.
         for header in headers {
             switch header.name {
             case ":method": method = header.value
             case ":path": path = header.value
             case ":authority": authority = header.value
             case ":protocol": protocolName = header.value
-            case ":scheme": break
             case "cookie": cookies.append(header.value)
             case "host": host = header.value
-            default:
-                guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
-                fields.append(HTTPField(name: name, value: header.value))
+            default: break
             }
         }
         if method == "CONNECT" || protocolName != nil { return .failure(.connectNotSupported) }
         guard let hostValue = authority ?? host, !hostValue.isEmpty else { return .failure(.missingAuthority) }
         guard let parsedMethod = HTTPRequest.Method(method) else { return .failure(.invalidField(":method")) }
+        var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
+        fields.append(HTTPField(name: hostFieldName, value: hostValue))
         // §8.2.3: crumbs split for compression are joined with "; " for HTTP/1.1.
-        if !cookies.isEmpty { fields.insert(HTTPField(name: .cookie, value: cookies.joined(separator: "; ")), at: 0) }
-        fields.insert(HTTPField(name: HTTPField.Name("Host")!, value: hostValue), at: 0)
+        if !cookies.isEmpty { fields.append(HTTPField(name: .cookie, value: cookies.joined(separator: "; "))) }
+        for header in headers {
+            switch header.name {
+            case ":method", ":path", ":authority", ":protocol", ":scheme", "cookie", "host": continue
+            default:
+                guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
+                fields.append(HTTPField(name: name, value: header.value))
+            }
+        }
         let framing: BodyFraming
         if endStream {
             framing = .none
@@ -78,6 +85,9 @@ public enum HTTP2MessageTranslation {
         }
         return headers
     }
+
+    /// HTTP/1.1's `Host`, spelled as HTTP/1.1 clients send it.
+    static let hostFieldName = HTTPField.Name("Host")!
 
     /// RFC 9113 §8.2.2 and RFC 9110 §7.6.1.
     static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding",

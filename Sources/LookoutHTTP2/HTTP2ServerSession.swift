@@ -69,7 +69,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     private let core: HTTP2SessionCore
     private var session: OpaquePointer { core.session }
 
-    private var incoming = HTTP2IncomingSections()
+    private var incoming = HTTP2IncomingSection()
     /// Streams the peer reset (RST_STREAM received), until their close is reported.
     private var resetByPeer: Set<Int32> = []
     private var resets: FrameRateLimit

@@ -26,6 +26,18 @@ import Testing
         #expect(head.headerFields[values: .cookie].count == 1)
     }
 
+    @Test func hostThenTheJoinedCookieLeadTheFieldsInTheirOrder() throws {
+        let (head, _) = try head([HTTP2Header("cookie", "a=1")] + get
+                                 + [HTTP2Header("x", "y"), HTTP2Header("cookie", "b=2"), HTTP2Header("z", "w")])
+        #expect(head.headerFields.map { "\($0.name): \($0.value)" } == ["Host: example.com", "Cookie: a=1; b=2", "x: y", "z: w"])
+    }
+
+    @Test func aFieldNameHTTP11CannotCarryIsRefused() {
+        #expect(throws: HTTP2RequestProblem.invalidField("bad name")) {
+            try HTTP2MessageTranslation.requestHead(get + [HTTP2Header("bad name", "v")], endStream: true, fieldBytes: 10).get()
+        }
+    }
+
     @Test func bodyFramingFollowsContentLengthOrIsChunked() throws {
         let post = [HTTP2Header(":method", "POST")] + get.dropFirst()
         #expect(try head(post + [HTTP2Header("content-length", "12")], endStream: false).head.framing == .contentLength(12))

@@ -132,6 +132,23 @@ import Testing
         #expect(clientEvents.body.count > 256 * 1024)
     }
 
+    /// A section larger than a frame (HEADERS then CONTINUATION, RFC 9113 §6.10) and far larger
+    /// than the stack's share of the name/value array, between two small ones on other streams:
+    /// each arrives whole, field for field, under its own stream.
+    @Test func largeAndSmallHeaderSectionsArriveWholeOnTheirStreams() throws {
+        let large = request + (0..<40).map { HTTP2Header("x-field-\($0)", String(repeating: "v\($0 % 10)", count: 250)) }
+        let first = try client.submitRequest(request, hasBody: false)
+        let second = try client.submitRequest(large, hasBody: false)
+        let third = try client.submitRequest(request + [HTTP2Header("x-last", "3")], hasBody: false)
+        try exchangeFrames()
+        let requests = serverEvents.events.filter { $0.hasPrefix("request ") }
+        let line = { (stream: Int32, headers: [HTTP2Header]) in
+            "request \(stream) " + headers.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
+        }
+        #expect(requests == [line(first, request), line(second, large), line(third, request + [HTTP2Header("x-last", "3")])])
+        #expect(large.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } > 16 * 1024)
+    }
+
     @Test func smallFramesLeaveTogether() throws {
         // The preface, SETTINGS and six HEADERS frames: one write (over TLS, one record), not eight.
         for _ in 0..<6 { _ = try client.submitRequest(request, hasBody: false) }
