@@ -22,7 +22,7 @@ extension HTTP2MessageTranslation {
         headers.append(HTTP2Header(":path", path))
         for field in fields {
             let name = field.name.canonicalName
-            if name == "host" || connectionSpecific.contains(name) || named.contains(name) { continue }
+            if name == "host" || isConnectionSpecific(name) || (!named.isEmpty && named.contains(name)) { continue }
             headers.append(HTTP2Header(name, field.value))
         }
         if acceptsTrailers { headers.append(HTTP2Header("te", "trailers")) }

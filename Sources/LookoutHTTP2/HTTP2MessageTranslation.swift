@@ -80,7 +80,7 @@ public enum HTTP2MessageTranslation {
         headers.reserveCapacity(fields.count)
         for field in fields {
             let name = field.name.canonicalName
-            if connectionSpecific.contains(name) || named.contains(name) { continue }
+            if isConnectionSpecific(name) || (!named.isEmpty && named.contains(name)) { continue }
             headers.append(HTTP2Header(name, field.value))
         }
         return headers
@@ -89,7 +89,13 @@ public enum HTTP2MessageTranslation {
     /// HTTP/1.1's `Host`, spelled as HTTP/1.1 clients send it.
     static let hostFieldName = HTTPField.Name("Host")!
 
-    /// RFC 9113 §8.2.2 and RFC 9110 §7.6.1.
-    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding",
-                                                  "upgrade", "te"]
+    /// The connection-specific fields (RFC 9113 §8.2.2 and RFC 9110 §7.6.1), by lowercase name.
+    /// A switch, not a set: it compares the name with each, where a set hashed every field's name
+    /// on every message.
+    static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te": true
+        default: false
+        }
+    }
 }

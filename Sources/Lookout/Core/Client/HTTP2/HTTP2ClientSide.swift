@@ -333,7 +333,12 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private static func names(_ authority: String, _ origin: Origin) -> Bool {
         var host = URLAuthority.host(in: authority)
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        return host.lowercased() == origin.host.lowercased()
+        // Hosts compare without regard to ASCII case (RFC 3986 §3.2.2), here without two lowercased copies.
+        return host.utf8.elementsEqual(origin.host.utf8) { asciiLowercase($0) == asciiLowercase($1) }
+    }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
     // MARK: - Operator
