@@ -217,8 +217,9 @@ struct HTTP2IncomingSection {
     /// crossed `limit`.
     mutating func append(_ stream: Int32, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>,
                          valueLength: Int, limit: Int) -> Bool {
-        guard stream == self.stream, fields != nil else { return false }
-        return fields!.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit)
+        guard stream == self.stream else { return false }
+        return fields?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit)
+            ?? false
     }
 
     /// The stream's section, now complete, and no longer kept.
