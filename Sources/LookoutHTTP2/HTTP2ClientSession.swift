@@ -170,60 +170,71 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
 
     // MARK: - nghttp2 callbacks
 
-    private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2ClientSession {
-        Unmanaged<HTTP2ClientSession>.fromOpaque(userData!).takeUnretainedValue()
+    /// Runs `body` with the session named in nghttp2's user data, without a retain and release
+    /// per callback (dozens per exchange): nghttp2 calls back only from inside a call the session
+    /// made on itself, so the session is alive throughout, as `self` is in that method.
+    private static func with<R>(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2ClientSession) -> R) -> R {
+        Unmanaged<HTTP2ClientSession>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     private static func install(_ callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            HTTP2ClientSession.this(userData).incoming.begin(frame.pointee.hd.stream_id)
-            return 0
+            return HTTP2ClientSession.with(userData) { this in
+                this.incoming.begin(frame.pointee.hd.stream_id)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { session, frame, name, nameLength, value, valueLength, _, userData in
             guard let frame, let name, let value else { return 0 }
-            let this = HTTP2ClientSession.this(userData)
-            let stream = frame.pointee.hd.stream_id
-            let limit = this.settings.maxHeaderListBytes
-            if this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-                                    limit: limit) {
-                // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: the stream ends.
-                this.problems[stream] = .headerListTooLarge(limit)
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
-                                          HTTP2ErrorCode.internalError.rawValue)
+            return HTTP2ClientSession.with(userData) { this in
+                let stream = frame.pointee.hd.stream_id
+                let limit = this.settings.maxHeaderListBytes
+                if this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                        limit: limit) {
+                    // Past our own SETTINGS_MAX_HEADER_LIST_SIZE: the stream ends.
+                    this.problems[stream] = .headerListTooLarge(limit)
+                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                              HTTP2ErrorCode.internalError.rawValue)
+                }
+                return 0
             }
-            return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            HTTP2ClientSession.this(userData).received(frame.pointee)
-            return 0
+            return HTTP2ClientSession.with(userData) { this in
+                this.received(frame.pointee)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
             guard let data else { return 0 }
             nghttp2_session_consume_connection(session, length)
-            let this = HTTP2ClientSession.this(userData)
-            this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
-            return 0
+            return HTTP2ClientSession.with(userData) { this in
+                this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, code, userData in
             guard let frame else { return 0 }
-            let this = HTTP2ClientSession.this(userData)
-            let stream = frame.pointee.hd.stream_id
-            this.incoming.forget(stream)
-            if stream != 0, this.problems[stream] == nil {
-                this.problems[stream] = .malformed(String(cString: nghttp2_strerror(code)))
+            return HTTP2ClientSession.with(userData) { this in
+                let stream = frame.pointee.hd.stream_id
+                this.incoming.forget(stream)
+                if stream != 0, this.problems[stream] == nil {
+                    this.problems[stream] = .malformed(String(cString: nghttp2_strerror(code)))
+                }
+                return 0
             }
-            return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
-            let this = HTTP2ClientSession.this(userData)
-            this.incoming.forget(stream)
-            this.core.forgetBody(of: stream)
-            this.answered.remove(stream)
-            let problem = this.problems.removeValue(forKey: stream)
-            this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), problem: problem)
-            return 0
+            return HTTP2ClientSession.with(userData) { this in
+                this.incoming.forget(stream)
+                this.core.forgetBody(of: stream)
+                this.answered.remove(stream)
+                let problem = this.problems.removeValue(forKey: stream)
+                this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), problem: problem)
+                return 0
+            }
         }
     }
 
@@ -265,19 +276,20 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
 
     /// nghttp2 asks for up to `length` bytes of the stream's request body.
     private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
-        let this = HTTP2ClientSession.this(userData)
-        guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        switch this.core.readBody(stream: stream, into: buffer, length: length) {
-        case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-        case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-        case .data(let count): return count
-        case .end(let count, let body):
-            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-            if let trailers = body.trailers {
-                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+        return HTTP2ClientSession.with(userData) { this in
+            guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+            switch this.core.readBody(stream: stream, into: buffer, length: length) {
+            case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+            case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+            case .data(let count): return count
+            case .end(let count, let body):
+                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                if let trailers = body.trailers {
+                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                    _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+                }
+                return count
             }
-            return count
         }
     }
 }

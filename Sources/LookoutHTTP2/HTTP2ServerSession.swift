@@ -238,76 +238,89 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     // MARK: - nghttp2 callbacks
 
-    private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
-        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    /// Runs `body` with the session named in nghttp2's user data, without a retain and release
+    /// per callback (dozens per exchange): nghttp2 calls back only from inside a call the session
+    /// made on itself, so the session is alive throughout, as `self` is in that method.
+    private static func with<R>(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2ServerSession) -> R) -> R {
+        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     private static func install(_ callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
             guard let header, header.pointee.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-            HTTP2ServerSession.this(userData).checkStreamOrder(header.pointee.stream_id)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                this.checkStreamOrder(header.pointee.stream_id)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            let this = HTTP2ServerSession.this(userData)
-            this.incoming.begin(frame.pointee.hd.stream_id)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                this.incoming.begin(frame.pointee.hd.stream_id)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
             guard let frame, let name, let value else { return 0 }
-            let this = HTTP2ServerSession.this(userData)
-            let stream = frame.pointee.hd.stream_id
-            _ = this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
-                                     limit: this.settings.maxHeaderListBytes)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                let stream = frame.pointee.hd.stream_id
+                _ = this.incoming.append(stream, name: name, nameLength: nameLength, value: value, valueLength: valueLength,
+                                         limit: this.settings.maxHeaderListBytes)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
             guard let frame else { return 0 }
-            HTTP2ServerSession.this(userData).received(frame.pointee)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                this.received(frame.pointee)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
             guard let data else { return 0 }
             // The connection window reopens at once; the stream's only when the bytes moved on.
             nghttp2_session_consume_connection(session, length)
-            let this = HTTP2ServerSession.this(userData)
-            this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, code, userData in
             guard let frame else { return 0 }
-            let this = HTTP2ServerSession.this(userData)
-            let stream = frame.pointee.hd.stream_id
-            this.incoming.forget(stream)
-            if stream != 0 {
-                let reason = String(cString: nghttp2_strerror(code))
-                this.delegate?.http2Session(this, didRejectMalformed: stream, reason: reason)
+            return HTTP2ServerSession.with(userData) { this in
+                let stream = frame.pointee.hd.stream_id
+                this.incoming.forget(stream)
+                if stream != 0 {
+                    let reason = String(cString: nghttp2_strerror(code))
+                    this.delegate?.http2Session(this, didRejectMalformed: stream, reason: reason)
+                }
+                return 0
             }
-            return 0
         }
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return 0 }
-            let this = HTTP2ServerSession.this(userData)
-            let goaway = frame.pointee.goaway
-            guard goaway.error_code != HTTP2ErrorCode.noError.rawValue, !this.reportedEnd else { return 0 }
-            this.reportedEnd = true
-            this.isTerminating = true
-            let debugData = goaway.opaque_data.map {
-                String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
-            } ?? ""
-            let code = HTTP2ErrorCode(rawValue: goaway.error_code)
-            let reason = this.terminationReason ?? (debugData.isEmpty ? code.registeredName : debugData)
-            this.delegate?.http2Session(this, didEndWith: code, reason: reason)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                let goaway = frame.pointee.goaway
+                guard goaway.error_code != HTTP2ErrorCode.noError.rawValue, !this.reportedEnd else { return 0 }
+                this.reportedEnd = true
+                this.isTerminating = true
+                let debugData = goaway.opaque_data.map {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
+                } ?? ""
+                let code = HTTP2ErrorCode(rawValue: goaway.error_code)
+                let reason = this.terminationReason ?? (debugData.isEmpty ? code.registeredName : debugData)
+                this.delegate?.http2Session(this, didEndWith: code, reason: reason)
+                return 0
+            }
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
-            let this = HTTP2ServerSession.this(userData)
-            this.incoming.forget(stream)
-            this.core.forgetBody(of: stream)
-            let byPeer = this.resetByPeer.remove(stream) != nil
-            this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
-            return 0
+            return HTTP2ServerSession.with(userData) { this in
+                this.incoming.forget(stream)
+                this.core.forgetBody(of: stream)
+                let byPeer = this.resetByPeer.remove(stream) != nil
+                this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
+                return 0
+            }
         }
     }
 
@@ -364,30 +377,31 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// nghttp2 asks for up to `length` bytes of the stream's body.
     private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
-        let this = HTTP2ServerSession.this(userData)
-        guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        switch this.core.readBody(stream: stream, into: buffer, length: length) {
-        case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-        case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-        case .data(let count): return count
-        case .end(let count, let body):
-            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-            if let code = body.resetCode {
-                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+        return HTTP2ServerSession.with(userData) { this in
+            guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+            switch this.core.readBody(stream: stream, into: buffer, length: length) {
+            case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+            case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+            case .data(let count): return count
+            case .end(let count, let body):
+                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                if let code = body.resetCode {
+                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+                    return count
+                }
+                if let trailers = body.trailers {
+                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                    _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+                }
+                if nghttp2_session_get_stream_remote_close(session, stream) == 0 {
+                    // The response is complete before the request (RFC 9113 §8.1): the client is
+                    // asked to stop sending, without error.
+                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                              HTTP2ErrorCode.noError.rawValue)
+                }
                 return count
             }
-            if let trailers = body.trailers {
-                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
-            }
-            if nghttp2_session_get_stream_remote_close(session, stream) == 0 {
-                // The response is complete before the request (RFC 9113 §8.1): the client is
-                // asked to stop sending, without error.
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
-                                          HTTP2ErrorCode.noError.rawValue)
-            }
-            return count
         }
     }
 }
