@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench import (FLOOR, LOOPBACK, Proc, free_port, log, median_run, run, run_main, start_nginx,  # noqa: E402
                    stop_all, wait_port)
-from tls_bench import fmt, ratio, start_lookout  # noqa: E402
+from tls_bench import fmt, ratio, start_lookout, start_nghttpx  # noqa: E402
 
 
 def start_relay(work, name, to_port, connect=None):
@@ -57,21 +57,6 @@ def start_mitmproxy(work):
                               f"confdir={confdir}", "--ssl-insecure", "--quiet"], work)
     if not wait_port(port, 30, proc):
         return None, f"mitmdump did not start: {proc.tail()}"
-    return port, None
-
-
-def start_nghttpx(work, backend_port, cert, key):
-    """nghttpx with one worker (one client connection is served by one worker anyway), h2 over TLS
-    to the backend, the origin's certificate as its own, no access log."""
-    nghttpx = shutil.which("nghttpx") or next((p for p in ("/usr/sbin/nghttpx",) if os.path.exists(p)), None)
-    if not nghttpx:
-        return None, "nghttpx not found (Debian nghttp2-proxy)"
-    port = free_port()
-    proc = Proc("nghttpx", [nghttpx, "--conf=/dev/null", "--workers=1", f"--frontend={LOOPBACK},{port}",
-                            f"--backend={LOOPBACK},{backend_port};;proto=h2;tls", "--insecure", "--no-ocsp",
-                            "--log-level=WARN", key, cert], work)
-    if not wait_port(port, 10, proc):
-        return None, f"nghttpx did not start: {proc.tail()}"
     return port, None
 
 
@@ -128,7 +113,7 @@ def main():
         else:
             notes.append(f"- mitmproxy: {problem}")
         nghttpx_port, problem = start_nghttpx(work, https_port, origin_cert,
-                                              os.path.join(work, "nginx", "key.pem"))
+                                              os.path.join(work, "nginx", "key.pem"), backend_proto="h2", workers=1)
         if nghttpx_port:
             targets["nghttpx"] = start_relay(work, "relay-nghttpx", nghttpx_port)
         else:

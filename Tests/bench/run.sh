@@ -59,7 +59,7 @@ export PATH="$PATH:/usr/sbin:/sbin"
 # mitmproxy (PyPI) is the HTTP/2 rows' peer; without it those rows say so and go on.
 command -v mitmdump >/dev/null 2>&1 || python3 -m pip install -q mitmproxy >/dev/null 2>&1 \
   || say "mitmproxy not installed (pip install mitmproxy): the HTTP/2 rows go without it"
-# nghttpx (Debian nghttp2-proxy) is the HTTP/2 rows' reference proxy; without it they say so and go on.
+# nghttpx (Debian nghttp2-proxy) is the reference proxy of the TLS and HTTP/2 rows; without it they say so and go on.
 [[ -x /usr/sbin/nghttpx ]] || command -v nghttpx >/dev/null 2>&1 \
   || { [[ $(id -u) -eq 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nghttp2-proxy >/dev/null 2>&1; } \
   || say "nghttpx not installed (apt-get install nghttp2-proxy): the HTTP/2 rows go without it"

@@ -12,7 +12,10 @@ On 127.0.0.1, in one run, against nginx's TLS port (self-signed certificate for 
      direct figure is new connections with session resumption straight to nginx.
 The keep-alive and bulk rows also run the client's TLS through the floor relay (floor_relay.c,
 a C byte relay with no HTTP in front of nginx's TLS port): the most a second loopback hop
-allows, which Lookout's interception (two TLS sessions, HTTP in between) is compared with.
+allows, which Lookout's interception (two TLS sessions, HTTP in between) is compared with; and
+through nghttpx (Debian nghttp2-proxy), the reference TLS-terminating proxy in C: TLS from the
+client, HTTP/1.1 over pooled TLS to nginx, nothing observed. It is what two TLS sessions and
+HTTP in between cost on this machine, whatever else a proxy does.
 With --rounds N (BENCH_ROUNDS) every row is measured N times with the targets interleaved and
 each cell is the median run.
 The load client is tls_load.c (compiled here with cc; wrk cannot speak through CONNECT).
@@ -22,14 +25,15 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (LOOPBACK, Proc, Target, log, median_run, run, run_main, start_floor, start_nginx,  # noqa: E402
-                   stop_all, wait_port, wrk)
+from bench import (LOOPBACK, Proc, Target, free_port, log, median_run, run, run_main, start_floor,  # noqa: E402
+                   start_nginx, stop_all, wait_port, wrk)
 
 
 def build_client(work):
@@ -67,6 +71,25 @@ log:
             return proc, int(m.group(1)), os.path.join(state, "ca.pem")
         time.sleep(0.1)
     raise RuntimeError(f"{name} did not start:\n{proc.tail()}")
+
+
+def start_nghttpx(work, backend_port, cert, key, backend_proto, workers):
+    """nghttpx (Debian nghttp2-proxy), the reference proxy in C: TLS toward the client with the
+    origin's certificate as its own, `backend_proto` ("h2" or "http/1.1") over TLS to the backend
+    (pooled), `workers` threads, no access log, nothing observed. The HTTP/2 rows run one worker
+    (one client connection is served by one worker anyway); the TLS rows two, as Lookout runs two
+    loops on this machine's two cores."""
+    nghttpx = shutil.which("nghttpx") or next((p for p in ("/usr/sbin/nghttpx",) if os.path.exists(p)), None)
+    if not nghttpx:
+        return None, "nghttpx not found (Debian nghttp2-proxy)"
+    port = free_port()
+    proc = Proc(f"nghttpx-{backend_proto.replace('/', '')}",
+                [nghttpx, "--conf=/dev/null", f"--workers={workers}", f"--frontend={LOOPBACK},{port}",
+                 f"--backend={LOOPBACK},{backend_port};;proto={backend_proto};tls", "--insecure", "--no-ocsp",
+                 "--log-level=WARN", key, cert], work)
+    if not wait_port(port, 10, proc):
+        return None, f"nghttpx did not start: {proc.tail()}"
+    return port, None
 
 
 def tls_load(binary, connect_port, cafile, mode, conns, duration, path="/1k", tunnel=None, resume=False):
@@ -116,6 +139,7 @@ def main():
     work = os.path.join(args.work, "tls")
     os.makedirs(work, exist_ok=True)
     rows = []
+    notes = []
     try:
         client = build_client(work)
         log("TLS: starting nginx origin")
@@ -131,10 +155,15 @@ def main():
         time.sleep(1)
 
         _, floor_port, _, _, _ = start_floor(work, http_port, https_port)
+        log("TLS: starting nghttpx (reference: TLS on both sides, HTTP/1.1, two workers)")
+        reference_port, problem = start_nghttpx(work, https_port, origin_cert, os.path.join(work, "nginx", "key.pem"),
+                                                backend_proto="http/1.1", workers=2)
+        if problem:
+            notes.append(f"- nghttpx: {problem}")
         rounds = max(1, args.rounds)
 
         def row(label, unit, key, mode, conns, path="/1k", extra=(), floor=False):
-            runs = {"direct": [], "floor": [], "lookout": []}
+            runs = {"direct": [], "floor": [], "lookout": [], "nghttpx": []}
             for round_number in range(rounds):
                 suffix = f", round {round_number + 1}/{rounds}" if rounds > 1 else ""
                 log(f"TLS: {label}{suffix}: direct")
@@ -148,8 +177,14 @@ def main():
                 runs["lookout"].append(tls_load(client, intercept_port, lookout_ca, mode, conns, D, path,
                                                 tunnel=authority))
                 time.sleep(1)
+                if floor and reference_port:
+                    # The client speaks TLS straight to nghttpx (no CONNECT): the same hops as Lookout.
+                    log(f"TLS: {label}{suffix}: nghttpx")
+                    runs["nghttpx"].append(tls_load(client, reference_port, origin_cert, mode, conns, D, path))
+                    time.sleep(1)
             medians = {who: median_run(r, key) if r else None for who, r in runs.items()}
-            rows.append((label, unit, key, medians["direct"], medians["floor"], medians["lookout"], extra))
+            rows.append((label, unit, key, medians["direct"], medians["floor"], medians["lookout"], extra,
+                         medians["nghttpx"]))
 
         row("intercepted HTTPS, 1 KiB keep-alive, 64 conns", "req/s", "rps", "keepalive", 64,
             extra=("p50_us", "p99_us"), floor=True)
@@ -165,35 +200,42 @@ def main():
         target = Target("lookout_no_pool", "Lookout (no pooling)", fresh_port, None, True)
         proxied = wrk(target, https_port, "/1k", 16, D, scheme="https")
         rows.append(("new upstream TLS handshakes (absolute-form https://, pooling off), 16 conns", "req/s", "rps",
-                     direct, None, proxied, ()))
+                     direct, None, proxied, (), None))
     finally:
         stop_all()
 
     how_often = (f"each cell the median of {rounds} interleaved rounds" if rounds > 1 else "one run each")
     out = ["", f"## TLS ({how_often})", "",
-           "| | direct | through the floor relay | Lookout | Lookout / direct | Lookout / floor |",
-           "|---|---:|---:|---:|---:|---:|"]
-    for label, unit, key, direct, floor, proxied, extra in rows:
-        floor_cell = fmt(floor, key) if floor else "–"
-        floor_ratio = ratio(floor, proxied, key) if floor else "–"
-        out.append(f"| {label} ({unit}) | {fmt(direct, key)} | {floor_cell} | {fmt(proxied, key)} | "
-                   f"{ratio(direct, proxied, key)} | {floor_ratio} |")
+           "| | direct | through the floor relay | Lookout | nghttpx (reference, no observation) | "
+           "Lookout / direct | Lookout / floor | nghttpx / direct | Lookout / nghttpx |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for label, unit, key, direct, floor, proxied, extra, reference in rows:
+        def cells(a, b, k, show):
+            return (show(a, k) if a else "–"), (ratio(a, b, k) if a else "–")
+        floor_cell, floor_ratio = cells(floor, proxied, key, fmt)
+        reference_cell, reference_ratio = cells(reference, proxied, key, fmt)
+        out.append(f"| {label} ({unit}) | {fmt(direct, key)} | {floor_cell} | {fmt(proxied, key)} | {reference_cell} | "
+                   f"{ratio(direct, proxied, key)} | {floor_ratio} | {ratio(direct, reference, key) if reference else '–'} | "
+                   f"{reference_ratio} |")
         for k in extra:
             name = k.replace("_us", "")
-            out.append(f"| … {name} latency (ms) | {fmt_ms(direct, k)} | {fmt_ms(floor, k) if floor else '–'} | "
-                       f"{fmt_ms(proxied, k)} | {ratio(direct, proxied, k)} | "
-                       f"{ratio(floor, proxied, k) if floor else '–'} |")
-        every = [(who, r) for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied))
+            floor_cell, floor_ratio = cells(floor, proxied, k, fmt_ms)
+            reference_cell, reference_ratio = cells(reference, proxied, k, fmt_ms)
+            out.append(f"| … {name} latency (ms) | {fmt_ms(direct, k)} | {floor_cell} | {fmt_ms(proxied, k)} | "
+                       f"{reference_cell} | {ratio(direct, proxied, k)} | {floor_ratio} | "
+                       f"{ratio(direct, reference, k) if reference else '–'} | {reference_ratio} |")
+        every = [(who, r) for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied),
+                                         ("nghttpx", reference))
                  if isinstance(r, dict) and r.get("rounds")]
         if every:
             out.append(f"| … every round | " + " | ".join(
                 " / ".join("failed" if v is None else f"{v:,.0f}" for v in r["rounds"]) if r and r.get("rounds")
-                else "" for r in (direct, floor, proxied)) + " | | |")
+                else "" for r in (direct, floor, proxied, reference)) + " | | | | |")
     goals = {"intercepted HTTPS, 1 KiB keep-alive": ("≥ 0.5× direct TLS", lambda d, f, p: (p, d), 0.5),
              "intercepted bulk, one stream": ("≥ 0.9× direct TLS through the floor relay", lambda d, f, p: (p, f), 0.9)}
     out += ["", "Issue 11 goals (Lookout with interception and the summary log on):", "",
             "| goal | measured | met |", "|---|---|---|"]
-    for label, unit, key, direct, floor, proxied, extra in rows:
+    for label, unit, key, direct, floor, proxied, extra, _ in rows:
         for prefix, (goal, pick, bound) in goals.items():
             if not label.startswith(prefix):
                 continue
@@ -213,9 +255,15 @@ def main():
             "Lookout runs with `pool.max_idle_per_origin: 0`, so every request opens a new upstream TCP+TLS "
             "connection (TLS session resumed from Lookout's cache). Direct: a new connection with a resumed "
             "session per request, straight to nginx.",
-            ""]
-    for label, unit, key, direct, floor, proxied, extra in rows:
-        for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied)):
+            "- nghttpx (Debian nghttp2-proxy, the proxy in C that ships with nghttp2): `nghttpx --workers=2 "
+            "--frontend=… --backend=HOST,PORT;;proto=http/1.1;tls --insecure` with nginx's certificate, no access "
+            "log. The client speaks TLS to it directly (no CONNECT), so it has Lookout's hops: it terminates the "
+            "client's TLS, reads HTTP/1.1 and relays it over a pooled TLS connection to nginx, and does nothing "
+            "else (no events, no log, no policies). A row where nghttpx / direct is below a goal is bounded by "
+            "what terminating TLS twice costs on this machine, not by Lookout.",
+            *notes, ""]
+    for label, unit, key, direct, floor, proxied, extra, reference in rows:
+        for who, r in (("direct", direct), ("floor", floor), ("Lookout", proxied), ("nghttpx", reference)):
             if isinstance(r, dict) and ("failed" in r or r.get("errors")):
                 problem = r.get("failed") or f"errors: {r['errors']}"
                 out.append(f"- {label}, {who}: {problem}")
