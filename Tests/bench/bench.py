@@ -33,6 +33,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(HERE, "report.lua")
 IDLE = os.path.join(HERE, "idle_rss.py")
 SSE_CLIENTS = os.path.join(HERE, "sse_clients.py")
+# Requests sent before the idle-RSS baseline: more than Lookout's live ring holds (`ui.ring_size`,
+# 10,000 records), so the ring is full and the row counts what idle connections hold, not the
+# bounded history of recent exchanges.
+IDLE_WARMUP_REQUESTS = 12000
 # What the 100 watchers of the "watched" row ask for: the failures view, the README's first filter.
 WATCH_QUERY = "?filter=status%3A5xx%20or%20code%3A*"
 BULK = os.path.join(HERE, "connect_bulk.py")
@@ -408,6 +412,28 @@ class CpuWatch:
 
 # --------------------------------------------------------------------------- measurements
 
+def start_nghttpx(work, backend_port, backend_proto, workers, tls=None):
+    """nghttpx (Debian nghttp2-proxy), the reference proxy in C, as a reverse proxy to the backend
+    with `workers` threads, no access log and nothing observed. With `tls` = (key, cert) it
+    terminates TLS toward the client with that certificate and speaks `backend_proto` ("h2" or
+    "http/1.1") over pooled TLS to the backend; without it, plain HTTP/1.1 on both sides. Returns
+    (port, None, proc), or (None, why, None) when it is missing or does not start."""
+    nghttpx = shutil.which("nghttpx") or next((p for p in ("/usr/sbin/nghttpx",) if os.path.exists(p)), None)
+    if not nghttpx:
+        return None, "nghttpx not found (Debian nghttp2-proxy)", None
+    port = free_port()
+    if tls:
+        frontend, backend, keys = f"{LOOPBACK},{port}", f"{LOOPBACK},{backend_port};;proto={backend_proto};tls", list(tls)
+    else:
+        frontend, backend, keys = f"{LOOPBACK},{port};no-tls", f"{LOOPBACK},{backend_port}", []
+    name = f"nghttpx-{backend_proto.replace('/', '')}{'-tls' if tls else ''}"
+    proc = Proc(name, [nghttpx, "--conf=/dev/null", f"--workers={workers}", f"--frontend={frontend}",
+                       f"--backend={backend}", "--insecure", "--no-ocsp", "--log-level=WARN", *keys], work)
+    if not wait_port(port, 10, proc):
+        return None, f"nghttpx did not start: {proc.tail()}", None
+    return port, None, proc
+
+
 class Target:
     def __init__(self, key, label, connect_port, pid, proxied, log_file=None, bulk_port=None, bulk_only=False,
                  keepalive_only=False):
@@ -574,6 +600,16 @@ def main():
         log("starting squid")
         sq, sq_port = start_squid(work, https_port)
         targets.append(Target("squid", "Squid", sq_port, sq.pid, True))
+        # The reference: an HTTP/1.1 proxy in C that parses and relays and does nothing else (no
+        # events, log or policies), as a reverse proxy (origin-form requests, pooled backend
+        # connections), two workers as Lookout has two loops. What HTTP in between costs here.
+        log("starting nghttpx (reference HTTP/1.1 proxy, plain on both sides)")
+        ng_port, problem, ng = start_nghttpx(work, http_port, backend_proto="http/1.1", workers=2)
+        if ng_port:
+            targets.append(Target("nghttpx", "nghttpx (reference, reverse, no observation; 1 KiB row only)", ng_port,
+                                  ng.pid, False, keepalive_only=True))
+        else:
+            notes.append(f"nghttpx skipped: {problem}.")
         time.sleep(1)
 
         # 5 first: idle RSS on fresh processes (before any load inflates the heap).
@@ -587,7 +623,8 @@ def main():
                 tgt, host = "/1k", f"{LOOPBACK}:{http_port}"
             try:
                 p = run([sys.executable, IDLE, "--connect", f"{LOOPBACK}:{t.port}", "--target", tgt,
-                         "--host", host, "--pid", str(t.pid), "--count", str(args.idle_conns)],
+                         "--host", host, "--pid", str(t.pid), "--count", str(args.idle_conns),
+                         "--warmup-requests", str(IDLE_WARMUP_REQUESTS)],
                         timeout=120)
                 r = json.loads(p.stdout) if p.returncode == 0 else {"failed": p.stderr.strip()[-300:]}
             except (subprocess.TimeoutExpired, ValueError) as exc:
@@ -775,7 +812,7 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         ("close", "new connection per request, c64 (req/s)", 0),
         ("bulk", f"CONNECT bulk HTTPS, {args.parallel} parallel (MiB/s)", 0),
         ("bulk1", "CONNECT bulk HTTPS, one stream (MiB/s)", 0),
-        ("idle", f"RSS per idle keep-alive conn, {args.idle_conns} conns (KiB)", 1),
+        ("idle", f"RSS per idle keep-alive conn, {args.idle_conns} conns, after {IDLE_WARMUP_REQUESTS:,} requests (KiB)", 1),
     ]
     out = []
     out.append("# Lookout benchmark\n")
@@ -872,6 +909,11 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 a, fl, d = val(on, key), val(floor, key), val(direct, key)
                 if a is not None and fl and d:
                     parts.append(f"{name}: floor {fl / d:.2f}× direct, Lookout {a / fl:.0%} of the floor")
+            reference = next((t for t in targets if t.key == "nghttpx"), None)
+            if reference is not None and val(reference, "k1_rps") and val(on, "k1_rps"):
+                parts.append(f"1 KiB keep-alive through nghttpx (the reference HTTP proxy): "
+                             f"{val(reference, 'k1_rps') / val(floor, 'k1_rps'):.0%} of the floor, Lookout "
+                             f"{val(on, 'k1_rps') / val(reference, 'k1_rps'):.2f}× nghttpx")
             spliced = next((t for t in targets if t.key == "floor_splice"), None)
             if spliced is not None and val(spliced, "bulk1") and val(floor, "bulk1"):
                 parts.append(f"one CONNECT stream through the splice floor: "

@@ -28,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench import (FLOOR, LOOPBACK, Proc, free_port, log, median_run, run, run_main, start_nginx,  # noqa: E402
                    stop_all, wait_port)
-from tls_bench import fmt, ratio, start_lookout, start_nghttpx  # noqa: E402
+from bench import start_nghttpx  # noqa: E402
+from tls_bench import fmt, ratio, start_lookout  # noqa: E402
 
 
 def start_relay(work, name, to_port, connect=None):
@@ -112,8 +113,8 @@ def main():
             targets["mitmproxy"] = start_relay(work, "relay-mitmproxy", mitm_port, connect=authority)
         else:
             notes.append(f"- mitmproxy: {problem}")
-        nghttpx_port, problem = start_nghttpx(work, https_port, origin_cert,
-                                              os.path.join(work, "nginx", "key.pem"), backend_proto="h2", workers=1)
+        nghttpx_port, problem, _ = start_nghttpx(work, https_port, backend_proto="h2", workers=1,
+                                              tls=(os.path.join(work, "nginx", "key.pem"), origin_cert))
         if nghttpx_port:
             targets["nghttpx"] = start_relay(work, "relay-nghttpx", nghttpx_port)
         else:

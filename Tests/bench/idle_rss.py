@@ -102,6 +102,10 @@ def main():
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=50,
                     help="connections opened, used once and closed before the baseline")
+    ap.add_argument("--warmup-requests", type=int, default=0,
+                    help="keep-alive requests sent on one connection before the baseline: enough of "
+                         "them fill the bounded per-exchange memory a server keeps (Lookout's live "
+                         "ring of recent records), which is not the idle connections' cost")
     ap.add_argument("--settle", type=float, default=1.0)
     args = ap.parse_args()
 
@@ -129,6 +133,16 @@ def main():
     # attributed to idle connections.
     for _ in range(args.warmup):
         s, _, _ = one_conn()
+        s.close()
+    if args.warmup_requests > 0:
+        s, _, headers = one_conn()
+        for _ in range(args.warmup_requests - 1):
+            if headers.get("connection", "").lower() == "close":
+                s.close()
+                s, _, headers = one_conn()
+                continue
+            s.sendall(req)
+            _, headers, _ = read_response(s)
         s.close()
     time.sleep(args.settle)
     before = tree_rss_kib(args.pid)

@@ -25,14 +25,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (LOOPBACK, Proc, Target, free_port, log, median_run, run, run_main, start_floor,  # noqa: E402
+from bench import (LOOPBACK, Proc, Target, log, median_run, run, run_main, start_floor, start_nghttpx,  # noqa: E402
                    start_nginx, stop_all, wait_port, wrk)
 
 
@@ -71,25 +70,6 @@ log:
             return proc, int(m.group(1)), os.path.join(state, "ca.pem")
         time.sleep(0.1)
     raise RuntimeError(f"{name} did not start:\n{proc.tail()}")
-
-
-def start_nghttpx(work, backend_port, cert, key, backend_proto, workers):
-    """nghttpx (Debian nghttp2-proxy), the reference proxy in C: TLS toward the client with the
-    origin's certificate as its own, `backend_proto` ("h2" or "http/1.1") over TLS to the backend
-    (pooled), `workers` threads, no access log, nothing observed. The HTTP/2 rows run one worker
-    (one client connection is served by one worker anyway); the TLS rows two, as Lookout runs two
-    loops on this machine's two cores."""
-    nghttpx = shutil.which("nghttpx") or next((p for p in ("/usr/sbin/nghttpx",) if os.path.exists(p)), None)
-    if not nghttpx:
-        return None, "nghttpx not found (Debian nghttp2-proxy)"
-    port = free_port()
-    proc = Proc(f"nghttpx-{backend_proto.replace('/', '')}",
-                [nghttpx, "--conf=/dev/null", f"--workers={workers}", f"--frontend={LOOPBACK},{port}",
-                 f"--backend={LOOPBACK},{backend_port};;proto={backend_proto};tls", "--insecure", "--no-ocsp",
-                 "--log-level=WARN", key, cert], work)
-    if not wait_port(port, 10, proc):
-        return None, f"nghttpx did not start: {proc.tail()}"
-    return port, None
 
 
 def tls_load(binary, connect_port, cafile, mode, conns, duration, path="/1k", tunnel=None, resume=False):
@@ -156,8 +136,8 @@ def main():
 
         _, floor_port, _, _, _ = start_floor(work, http_port, https_port)
         log("TLS: starting nghttpx (reference: TLS on both sides, HTTP/1.1, two workers)")
-        reference_port, problem = start_nghttpx(work, https_port, origin_cert, os.path.join(work, "nginx", "key.pem"),
-                                                backend_proto="http/1.1", workers=2)
+        reference_port, problem, _ = start_nghttpx(work, https_port, backend_proto="http/1.1", workers=2,
+                                                tls=(os.path.join(work, "nginx", "key.pem"), origin_cert))
         if problem:
             notes.append(f"- nghttpx: {problem}")
         rounds = max(1, args.rounds)
