@@ -275,21 +275,9 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     }
 
     /// nghttp2 asks for up to `length` bytes of the stream's request body.
-    private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
-        return HTTP2ClientSession.with(userData) { this in
-            guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-            switch this.core.readBody(stream: stream, into: buffer, length: length) {
-            case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-            case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-            case .data(let count): return count
-            case .end(let count, let body):
-                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-                if let trailers = body.trailers {
-                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                    _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
-                }
-                return count
-            }
+    private static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in
+        HTTP2ClientSession.with(userData) { this in
+            this.core.answerBodyRead(stream: stream, into: buffer, length: length, flags: flags)
         }
     }
 }

@@ -10,17 +10,12 @@ enum HTTP2NameValues {
         for header in headers { byteCount += header.name.utf8.count + header.value.utf8.count }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, byteCount)) { storage in
             withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(1, headers.count)) { nva in
+                // A static helper with an `inout` offset: a nested function capturing a mutable
+                // local made Swift box that local on the heap, one allocation per call.
                 var offset = 0
-                func place(_ string: String) -> (UnsafeMutablePointer<UInt8>, Int) {
-                    let start = storage.baseAddress! + offset
-                    let count = UnsafeMutableBufferPointer(start: start, count: byteCount - offset)
-                        .initialize(fromContentsOf: string.utf8)
-                    offset += count
-                    return (start, count)
-                }
                 for (index, header) in headers.enumerated() {
-                    let (name, nameLength) = place(header.name)
-                    let (value, valueLength) = place(header.value)
+                    let (name, nameLength) = place(header.name, in: storage, at: &offset)
+                    let (value, valueLength) = place(header.value, in: storage, at: &offset)
                     nva.initializeElement(at: index, to: nghttp2_nv(name: name, value: value, namelen: nameLength,
                                                                     valuelen: valueLength,
                                                                     flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
@@ -28,6 +23,17 @@ enum HTTP2NameValues {
                 return body(UnsafePointer(nva.baseAddress!), headers.count)
             }
         }
+    }
+
+    /// Copies `string`'s bytes into `storage` at `offset`, moves `offset` past them, and returns
+    /// where they are.
+    private static func place(_ string: String, in storage: UnsafeMutableBufferPointer<UInt8>,
+                              at offset: inout Int) -> (UnsafeMutablePointer<UInt8>, Int) {
+        let start = storage.baseAddress! + offset
+        let count = UnsafeMutableBufferPointer(start: start, count: storage.count - offset)
+            .initialize(fromContentsOf: string.utf8)
+        offset += count
+        return (start, count)
     }
 
     /// A header field nghttp2 handed to a callback, as a value.

@@ -377,30 +377,14 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// nghttp2 asks for up to `length` bytes of the stream's body.
     private static let readBody: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
-        return HTTP2ServerSession.with(userData) { this in
-            guard let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-            switch this.core.readBody(stream: stream, into: buffer, length: length) {
-            case .failure: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
-            case .deferred: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-            case .data(let count): return count
-            case .end(let count, let body):
-                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-                if let code = body.resetCode {
-                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
-                    return count
-                }
-                if let trailers = body.trailers {
-                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                    _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
-                }
+        HTTP2ServerSession.with(userData) { this in
+            this.core.answerBodyRead(stream: stream, into: buffer, length: length, flags: flags) {
                 if nghttp2_session_get_stream_remote_close(session, stream) == 0 {
                     // The response is complete before the request (RFC 9113 §8.1): the client is
                     // asked to stop sending, without error.
                     nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
                                               HTTP2ErrorCode.noError.rawValue)
                 }
-                return count
             }
         }
     }

@@ -140,29 +140,36 @@ final class HTTP2SessionCore {  // confined to the owning connection's loop queu
         body.resumeIfDeferred(session, stream: stream)
     }
 
-    /// What nghttp2's data source read callback answers for a stream.
-    enum ReadStep {
-        /// `count` bytes were copied; more follow.
-        case data(Int)
-        /// Nothing queued yet: answer NGHTTP2_ERR_DEFERRED (the queue resumes nghttp2).
-        case deferred
-        /// `count` bytes were copied and the body is complete: set NGHTTP2_DATA_FLAG_EOF, then
-        /// what `body` says comes after it (trailers, a reset).
-        case end(Int, HTTP2OutboundBody)
-        /// No such stream.
-        case failure
-    }
-
-    /// Copies up to `length` queued bytes of `stream`'s body into nghttp2's frame.
-    func readBody(stream: Int32, into buffer: UnsafeMutablePointer<UInt8>?, length: Int) -> ReadStep {
-        guard let body = bodies[stream], let buffer else { return .failure }
+    /// Answers nghttp2's data source read callback for either side: copies up to `length` queued
+    /// bytes of `stream`'s body into nghttp2's frame and returns their count, or asks nghttp2 to
+    /// wait (NGHTTP2_ERR_DEFERRED; the queue resumes it). At the body's end it sets EOF and submits
+    /// what the body says follows: a reset (only the server side resets a response it relays), or
+    /// a trailer section; `ended` is then told, unless the stream was reset.
+    func answerBodyRead(stream: Int32, into buffer: UnsafeMutablePointer<UInt8>?, length: Int,
+                        flags: UnsafeMutablePointer<UInt32>?, ended: () -> Void = {}) -> Int {
+        guard let flags, let body = bodies[stream], let buffer else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
         let (count, producerMayContinue) = body.take(into: buffer, length: length)
         if producerMayContinue { drained.append(stream) }
-        guard body.pending == 0 else { return .data(count) }
-        if body.ended { return .end(count, body) }
-        if count > 0 { return .data(count) }
-        body.deferSending()
-        return .deferred
+        guard body.pending == 0 else { return count }
+        guard body.ended else {
+            if count > 0 { return count }
+            body.deferSending()
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
+        flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+        if let code = body.resetCode {
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+            return count
+        }
+        if let trailers = body.trailers {
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            _ = HTTP2NameValues.with(trailers) { nva, n in nghttp2_submit_trailer(session, stream, nva, n) }
+        }
+        ended()
+        return count
     }
 }
 
