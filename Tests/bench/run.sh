@@ -62,7 +62,7 @@ command -v mitmdump >/dev/null 2>&1 || python3 -m pip install -q mitmproxy >/dev
 # nghttpx (Debian nghttp2-proxy) is the reference proxy of the TLS and HTTP/2 rows; without it they say so and go on.
 [[ -x /usr/sbin/nghttpx ]] || command -v nghttpx >/dev/null 2>&1 \
   || { [[ $(id -u) -eq 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nghttp2-proxy >/dev/null 2>&1; } \
-  || say "nghttpx not installed (apt-get install nghttp2-proxy): the HTTP/2 rows go without it"
+  || say "nghttpx not installed (apt-get install nghttp2-proxy): the keep-alive, TLS and HTTP/2 rows go without their reference column"
 # The Debian packages start system daemons on install where an init system exists;
 # we never use those: every server below is our own instance on a free port.
 
