@@ -8,8 +8,9 @@ import LookoutLogQuery
 final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sink`, `stopped`, `dropped`, `awaitingDrain` confined to `LiveMonitor.queue`
     private let hub: LiveMonitor
     let filter: LogFilter?
-    /// The filter as written: subscribers with the same text share one verdict per record.
-    let filterText: String?
+    /// The filter as written, "" for none: subscribers with the same text form one audience,
+    /// and the filter runs once per record for all of them (`LiveMonitor.fanOut`).
+    let audienceKey: String
     let verbose: Bool
     let lastEventID: UInt64?
     private var sink: AdminStreamSink?
@@ -20,10 +21,11 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
     /// A drain notice is awaited to send the `dropped` event.
     private var awaitingDrain = false
 
-    init(hub: LiveMonitor, filter: LogFilter?, filterText: String? = nil, verbose: Bool, lastEventID: UInt64?) {
+    /// `filterText` is the text `filter` was parsed from (never blank when `filter` is set).
+    init(hub: LiveMonitor, filter: LogFilter?, filterText: String, verbose: Bool, lastEventID: UInt64?) {
         self.hub = hub
         self.filter = filter
-        self.filterText = filter == nil ? nil : filterText
+        self.audienceKey = filter == nil ? "" : filterText
         self.verbose = verbose
         self.lastEventID = lastEventID
     }
@@ -58,23 +60,11 @@ final class EventSubscriber: AdminStreamProducer, @unchecked Sendable {  // `sin
         return frame
     }
 
-    /// On the hub's queue: sends `frame` if this subscriber wants a record of `kind` that reads
-    /// as `parsed` (parsed once for all subscribers, when some subscriber filters). `verdicts`
-    /// holds this record's result for each filter text met so far, so a hundred watchers with
-    /// the same filter evaluate it once.
-    func deliver(_ kind: LiveRecord.Kind, frame: [UInt8], parsed: LogRecord?, verdicts: inout [(String, Bool)]) {
+    /// On the hub's queue: sends `frame`, a record of `kind` that this subscriber's audience
+    /// asked for (its filter, if any, has matched).
+    func deliver(_ kind: LiveRecord.Kind, frame: [UInt8]) {
         guard let sink, !stopped else { return }
         if kind == .lifecycle && !verbose { return }
-        if let filter {
-            let matched: Bool
-            if let text = filterText, let known = verdicts.first(where: { $0.0 == text }) {
-                matched = known.1
-            } else {
-                matched = parsed.map(filter.matches) ?? false
-                if let text = filterText { verdicts.append((text, matched)) }
-            }
-            guard matched else { return }
-        }
         // Still backed up since the last loss: lose this one too without touching the sink.
         if awaitingDrain {
             dropped += 1

@@ -77,7 +77,7 @@ public final class LiveEndpoint: AdminEndpoint {
             lastEventID = sequence
         }
         let verbose = ["1", "true", "yes"].contains(parameters["verbose"] ?? "")
-        let subscriber = EventSubscriber(hub: hub, filter: filter, filterText: parameters["filter"], verbose: verbose,
+        let subscriber = EventSubscriber(hub: hub, filter: filter, filterText: parameters["filter"] ?? "", verbose: verbose,
                                          lastEventID: lastEventID)
         return AdminAnswer(contentType: "text/event-stream; charset=utf-8", stream: subscriber)
     }

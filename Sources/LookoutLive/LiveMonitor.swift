@@ -8,11 +8,13 @@ import Synchronization
 /// Records are the log's own JSON, encoded once here. It asks for summaries only; lifecycle events
 /// are built (for everyone) only while a subscriber wants them (`&verbose=1`) or the log is
 /// verbose anyway, so watching costs nothing until someone watches closely.
-public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder`, `subscribers`, `nextSequence` confined to `queue`
+public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder`, `audiences`, `nextSequence` confined to `queue`
     public let queue: DispatchQueue
     let ring: LiveRing
     private var encoder: LogLineEncoder
-    private var subscribers: [ObjectIdentifier: EventSubscriber] = [:]
+    /// The subscribers, grouped by the filter text they asked for ("" for none).
+    private var audiences: [String: Audience] = [:]
+    private var subscriberCountOnQueue = 0
     private var nextSequence: UInt64 = 1
     private weak var composite: CompositeEventMonitor?
     private let alwaysLifecycle: Bool
@@ -69,19 +71,33 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         let record = LiveRecord(sequence: nextSequence, kind: kind, exchangeID: exchangeID, line: line)
         nextSequence += 1
         ring.append(record)
-        fanOut(record, to: subscribers.values)
+        fanOut(record, to: audiences.values)
     }
 
-    /// Frames `record` once, parses it once if someone filters, and offers it to each of `targets`.
-    private func fanOut(_ record: LiveRecord, to targets: some Collection<EventSubscriber>) {
+    /// Offers `record` to each audience: parsed once if some audience filters, each filter run
+    /// once for all who share it, framed once if anyone takes it. An audience whose filter
+    /// rejects the record costs nothing per member, so a hundred watchers of the failures view
+    /// cost one filter run per record while nothing fails.
+    private func fanOut(_ record: LiveRecord, to targets: some Collection<Audience>) {
         guard !targets.isEmpty else { return }
-        let frame = EventSubscriber.frame(record.sequence, record.line)
-        let filtering = targets.contains { $0.filter != nil }
+        var frame: [UInt8]?
         record.line.withUnsafeBufferPointer { bytes in
-            let parsed = filtering ? LogRecord(bytes) : nil
-            var verdicts: [(String, Bool)] = []
-            for subscriber in targets {
-                subscriber.deliver(record.kind, frame: frame, parsed: parsed, verdicts: &verdicts)
+            var parsed: LogRecord?
+            var parseFailed = false
+            for audience in targets {
+                if record.kind == .lifecycle && audience.verboseMembers == 0 { continue }
+                if let filter = audience.filter {
+                    if parsed == nil && !parseFailed {
+                        parsed = LogRecord(bytes)
+                        parseFailed = parsed == nil
+                    }
+                    guard let parsed, filter.matches(parsed) else { continue }
+                }
+                let framed = frame ?? EventSubscriber.frame(record.sequence, record.line)
+                frame = framed
+                for subscriber in audience.members {
+                    subscriber.deliver(record.kind, frame: framed)
+                }
             }
         }
     }
@@ -92,10 +108,16 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     func register(_ subscriber: EventSubscriber) {
         dispatchPrecondition(condition: .onQueue(queue))
         if let last = subscriber.lastEventID {
-            for record in ring.records(after: last) { fanOut(record, to: [subscriber]) }
+            let alone = [Audience(filter: subscriber.filter, first: subscriber)]
+            for record in ring.records(after: last) { fanOut(record, to: alone) }
         }
-        subscribers[ObjectIdentifier(subscriber)] = subscriber
-        subscriberCount.store(subscribers.count, ordering: .relaxed)
+        if let audience = audiences[subscriber.audienceKey] {
+            audience.add(subscriber)
+        } else {
+            audiences[subscriber.audienceKey] = Audience(filter: subscriber.filter, first: subscriber)
+        }
+        subscriberCountOnQueue += 1
+        subscriberCount.store(subscriberCountOnQueue, ordering: .relaxed)
         if subscriber.verbose {
             verboseSubscribers += 1
             updateLifecycleInterest()
@@ -106,13 +128,15 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     /// On `queue`: removes `subscriber` (a no-op for one never added).
     func unregister(_ subscriber: EventSubscriber) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else { return }
-        subscriberCount.store(subscribers.count, ordering: .relaxed)
+        guard let audience = audiences[subscriber.audienceKey], audience.remove(subscriber) else { return }
+        if audience.members.isEmpty { audiences[subscriber.audienceKey] = nil }
+        subscriberCountOnQueue -= 1
+        subscriberCount.store(subscriberCountOnQueue, ordering: .relaxed)
         if subscriber.verbose {
             verboseSubscribers -= 1
             updateLifecycleInterest()
         }
-        if subscribers.isEmpty {
+        if audiences.isEmpty {
             heartbeat?.cancel()
             heartbeat = nil
         }
@@ -129,11 +153,13 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
 
     /// A comment line every `heartbeatInterval` keeps idle streams (and proxies between) open.
     private func startHeartbeatIfNeeded() {
-        guard heartbeat == nil, !subscribers.isEmpty else { return }
+        guard heartbeat == nil, !audiences.isEmpty else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + heartbeatInterval, repeating: heartbeatInterval)
         timer.setEventHandler { [unowned self] in
-            for subscriber in subscribers.values { subscriber.sendHeartbeat() }
+            for audience in audiences.values {
+                for subscriber in audience.members { subscriber.sendHeartbeat() }
+            }
         }
         timer.activate()
         heartbeat = timer

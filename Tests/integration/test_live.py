@@ -445,7 +445,15 @@ def test_watchers_with_the_same_filter_share_its_verdict_and_others_keep_theirs(
         assert [r["status"] for r in stream.records("exchange")] == [503, 503]
     other._parse()
     assert [r["status"] for r in other.records("exchange") if r["kind"] == "http"] == [200, 200, 200]
-    for stream in [*same, other, everything]:
+
+    # One watcher of the shared filter leaves: the others of its audience keep receiving.
+    same[0].close()
+    wait_until(lambda: b"4 open" in raw_exchange(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0].body,
+               message="the watcher removed")
+    curl(proxy, site.url("/fail"))
+    for stream in same[1:]:
+        stream.wait_for(lambda s: len(s.records("exchange")) == 3, message="the third failure")
+    for stream in [*same[1:], other, everything]:
         stream.close()
 
 
