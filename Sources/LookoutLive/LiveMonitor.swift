@@ -14,7 +14,6 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private var encoder: LogLineEncoder
     /// The subscribers, grouped by the filter text they asked for ("" for none).
     private var audiences: [String: Audience] = [:]
-    private var subscriberCountOnQueue = 0
     private var nextSequence: UInt64 = 1
     private weak var composite: CompositeEventMonitor?
     private let alwaysLifecycle: Bool
@@ -116,8 +115,7 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         } else {
             audiences[subscriber.audienceKey] = Audience(filter: subscriber.filter, first: subscriber)
         }
-        subscriberCountOnQueue += 1
-        subscriberCount.store(subscriberCountOnQueue, ordering: .relaxed)
+        subscriberCount.add(1, ordering: .relaxed)
         if subscriber.verbose {
             verboseSubscribers += 1
             updateLifecycleInterest()
@@ -130,8 +128,7 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         dispatchPrecondition(condition: .onQueue(queue))
         guard let audience = audiences[subscriber.audienceKey], audience.remove(subscriber) else { return }
         if audience.members.isEmpty { audiences[subscriber.audienceKey] = nil }
-        subscriberCountOnQueue -= 1
-        subscriberCount.store(subscriberCountOnQueue, ordering: .relaxed)
+        subscriberCount.subtract(1, ordering: .relaxed)
         if subscriber.verbose {
             verboseSubscribers -= 1
             updateLifecycleInterest()
