@@ -77,7 +77,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
+                          dependencies: ["Lookout", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log"),
                                          .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -1,5 +1,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -35,6 +39,46 @@ int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity
         masks[i] = events[i].events;
     }
     return n;
+}
+
+int64_t lookout_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int lookout_epoll_spin(int epfd, uint64_t *tokens, uint32_t *masks, int capacity, int64_t spin_ns,
+                       int *gave_way) {
+    int64_t start = lookout_monotonic_ns();
+    *gave_way = 0;
+    for (;;) {
+        int n = lookout_epoll_poll(epfd, tokens, masks, capacity, 0);
+        if (n != 0) return n;
+        int64_t before = lookout_monotonic_ns();
+        sched_yield();
+        int64_t after = lookout_monotonic_ns();
+        /* A yield as long as the whole spin ran other threads for a full time slice: they
+           want this CPU, so stop polling. Short ones (a helper thread's turn) are fine. */
+        if (after - before >= spin_ns) {
+            *gave_way = 1;
+            return 0;
+        }
+        if (after - start >= spin_ns) return 0;
+    }
+}
+
+int64_t lookout_pressure_some_total(int fd) {
+    char text[256];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0) return -1;
+    text[n] = 0;
+    /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=12345\nfull ..." (Documentation/accounting/psi.rst) */
+    char *end = strchr(text, '\n');
+    if (end) *end = 0;
+    if (strncmp(text, "some ", 5) != 0) return -1;
+    char *total = strstr(text, "total=");
+    if (!total) return -1;
+    return strtoll(total + 6, NULL, 10);
 }
 
 int lookout_epoll_add_wake(int epfd, uint64_t token) {

@@ -3,7 +3,7 @@ import Yams
 /// The keys the configuration file knows, section by section, in file order.
 enum Schema {
     static let topLevel = [
-        "listen", "state_dir", "event_loops", "max_connections",
+        "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping",
@@ -128,6 +128,11 @@ final class ConfigReader {
             config.eventLoops = integer(node, "event_loops", in: 0...256,
                                         rangeMessage: "must be between 0 and 256 (0 = one per core)")
                 ?? config.eventLoops
+        }
+        if let node = top["event_loop_spin_us"] {
+            config.eventLoopSpinMicroseconds = integer(node, "event_loop_spin_us", in: 0...1000,
+                                                       rangeMessage: "must be between 0 and 1000 microseconds (0 = never spin)")
+                ?? config.eventLoopSpinMicroseconds
         }
         if let node = top["max_connections"] {
             config.maxConnections = integer(node, "max_connections", atLeast: 1) ?? config.maxConnections

@@ -15,6 +15,9 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var stateDirectory: String
     /// `event_loops`: 0 means one per core (the runtime resolves it).
     public var eventLoops: Int
+    /// `event_loop_spin_us`: how long an event loop with nothing to do may poll before sleeping,
+    /// while traffic is dense and no thread waits for a CPU; 0 = never.
+    public var eventLoopSpinMicroseconds: Int
     /// `max_connections`: concurrent client connections.
     public var maxConnections: Int
     /// `limits`
@@ -93,6 +96,7 @@ public struct LookoutConfiguration: Sendable, Equatable {
         stateDirectory = ConfigurationLoader.expandTilde(
             LookoutConfiguration.defaultStateDirectory, home: home) ?? LookoutConfiguration.defaultStateDirectory
         eventLoops = 0
+        eventLoopSpinMicroseconds = 50
         maxConnections = 4096
         limits = Limits()
         timeouts = Timeouts()

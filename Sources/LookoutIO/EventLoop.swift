@@ -59,7 +59,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     /// How often armed timers are checked; timers fire up to this late.
     public static let timerTick = DispatchTimeInterval.milliseconds(50)
 
-    init(index: Int, readBufferSize: Int) {
+    init(index: Int, readBufferSize: Int, spinMicroseconds: Int) {
         self.index = index
         // Not the default (overcommit) target: that one hands each wake-up to whichever of up to
         // ~9 pool threads is free, so 2 cores kept switching between them (1 KiB keep-alive: 9
@@ -69,7 +69,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
                                    target: .global(qos: .userInteractive))
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
         self.ciphertextBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        poller.start(on: self)
+        poller.start(on: self, spinMicroseconds: spinMicroseconds)
     }
 
     deinit {
@@ -242,11 +242,19 @@ public final class EventLoopGroup: @unchecked Sendable {  // `nextIndex` is only
     public let loops: [EventLoop]
     private var nextIndex = 0
 
+    /// How long each loop's poll thread may poll before sleeping (`event_loop_spin_us`; see
+    /// `PollSpin`); 0 = never.
+    public let spinMicroseconds: Int
+
     /// `count` 0 means one loop per core.
-    public init(count: Int, readBufferSize: Int = 128 * 1024) {
+    public init(count: Int, readBufferSize: Int = 128 * 1024, spinMicroseconds: Int = 50) {
         let n = count > 0 ? count : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        loops = (0..<n).map { EventLoop(index: $0, readBufferSize: readBufferSize) }
+        self.spinMicroseconds = spinMicroseconds
+        loops = (0..<n).map { EventLoop(index: $0, readBufferSize: readBufferSize, spinMicroseconds: spinMicroseconds) }
     }
+
+    /// Whether the kernel reports CPU pressure, without which loops never spin.
+    public static var canSpin: Bool { CPUPressureFile.isAvailable }
 
     /// The next loop in round-robin order. Not thread-safe: call from one queue.
     public func next() -> EventLoop {

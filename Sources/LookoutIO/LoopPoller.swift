@@ -65,10 +65,12 @@ final class LoopPoller: @unchecked Sendable {  // confined to the owning loop's 
         }
     }
 
-    /// Starts the poll thread that delivers readiness on `loop`'s queue.
-    func start(on loop: EventLoop) {
+    /// Starts the poll thread that delivers readiness on `loop`'s queue; it polls up to
+    /// `spinMicroseconds` before sleeping when `PollSpin` says so.
+    func start(on loop: EventLoop, spinMicroseconds: Int) {
         started = true
-        PollThread(epollFD: epollFD, stopFD: stopFD, loop: loop, poller: self).start(name: "lookout.poll.\(loop.index)")
+        PollThread(epollFD: epollFD, stopFD: stopFD, loop: loop, poller: self, spin: PollSpin(microseconds: spinMicroseconds))
+            .start(name: "lookout.poll.\(loop.index)")
     }
 
     /// Watches `fd` (edge-triggered) for `handler`; returns the registration to pass to `remove`.
@@ -143,12 +145,14 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
     private let tokens: UnsafeMutablePointer<UInt64>
     private let masks: UnsafeMutablePointer<UInt32>
     private var name = ""
+    private var spin: PollSpin
 
-    init(epollFD: Int32, stopFD: Int32, loop: EventLoop, poller: LoopPoller) {
+    init(epollFD: Int32, stopFD: Int32, loop: EventLoop, poller: LoopPoller, spin: PollSpin) {
         self.epollFD = epollFD
         self.stopFD = stopFD
         self.loop = loop
         self.poller = poller
+        self.spin = spin
         tokens = .allocate(capacity: LoopPoller.batch)
         masks = .allocate(capacity: LoopPoller.batch)
     }
@@ -171,8 +175,9 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
         loop?.pollThread.store(UInt(bitPattern: Int(pthread_self())), ordering: .relaxed)
         loop?.pollThreadKernelID.store(lookout_thread_id(), ordering: .relaxed)
         var timeout: Int32 = -1
+        let pressure = CPUPressureFile()
         while true {
-            let n = Int(lookout_epoll_poll(epollFD, tokens, masks, Int32(LoopPoller.batch), timeout))
+            let n = timeout == 0 ? poll(timeout: 0) : pollOrSleep(pressure)
             guard n >= 0 else { continue }
             if (0..<n).contains(where: { tokens[$0] == LoopPoller.stopToken }) { break }
             guard let loop, let poller else { break }
@@ -186,6 +191,30 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
         Glibc.close(epollFD)
         tokens.deallocate()
         masks.deallocate()
+    }
+
+    private func poll(timeout: Int32) -> Int {
+        Int(lookout_epoll_poll(epollFD, tokens, masks, Int32(LoopPoller.batch), timeout))
+    }
+
+    /// Waits for readiness with nothing else to do: polls first when `spin` says so (see
+    /// `PollSpin`), then sleeps, timing the sleep for the next decision.
+    private func pollOrSleep(_ pressure: borrowing CPUPressureFile) -> Int {
+        guard spin.nanoseconds > 0 else { return poll(timeout: -1) }
+        let now = lookout_monotonic_ns()
+        if spin.needsPressureSample(now: now) {
+            spin.samplePressure(totalMicroseconds: pressure.someTotalMicroseconds(), now: now)
+        }
+        if spin.shouldSpin {
+            var gaveWay: Int32 = 0
+            let n = Int(lookout_epoll_spin(epollFD, tokens, masks, Int32(LoopPoller.batch), spin.nanoseconds, &gaveWay))
+            if gaveWay != 0 { spin.spinGaveWay() }
+            if n != 0 { return n }
+        }
+        let asleep = lookout_monotonic_ns()
+        let n = poll(timeout: -1)
+        spin.didSleep(nanoseconds: lookout_monotonic_ns() - asleep)
+        return n
     }
 }
 

@@ -3,6 +3,7 @@ import Logging
 import Lookout
 import CoreMetrics
 import LookoutConfig
+import LookoutIO
 import LookoutLive
 import LookoutMetrics
 import LookoutMonitors
@@ -42,6 +43,9 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         } else {
             logMonitor = nil
             logger.notice("traffic log disabled (log.enabled: false)")
+        }
+        if file.eventLoopSpinMicroseconds > 0 && !EventLoopGroup.canSpin {
+            logger.warning("event_loop_spin_us: \(file.eventLoopSpinMicroseconds) has no effect: this kernel does not report CPU pressure (/proc/pressure/cpu), and event loops spin only while no thread waits for a CPU")
         }
         var monitors: [EventMonitor] = logMonitor.map { [$0] } ?? []
         var adminEndpoints: [any AdminEndpoint] = []

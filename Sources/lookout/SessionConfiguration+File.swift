@@ -14,6 +14,7 @@ extension SessionConfiguration {
         listen = file.listen.map { ($0.host, $0.port) }
         adminListen = file.admin.listen.map { ($0.host, $0.port) }
         eventLoopCount = file.eventLoops
+        eventLoopSpinMicroseconds = file.eventLoopSpinMicroseconds
         maxConnections = file.maxConnections
         parserLimits = HTTPParserLimits(maxRequestLineBytes: file.limits.maxRequestLineBytes,
                                         maxHeaderBytes: file.limits.maxHeaderBytes,

@@ -185,6 +185,9 @@ struct RangeErrorTests {
     @Test("values out of range", arguments: [
         ("event_loops: 257", "1:14 event_loops: must be between 0 and 256 (0 = one per core)"),
         ("event_loops: -1", "1:14 event_loops: must be between 0 and 256 (0 = one per core)"),
+        ("event_loop_spin_us: 1001", "1:21 event_loop_spin_us: must be between 0 and 1000 microseconds (0 = never spin)"),
+        ("event_loop_spin_us: -5", "1:21 event_loop_spin_us: must be between 0 and 1000 microseconds (0 = never spin)"),
+        ("event_loop_spin_us: 5us", "1:21 event_loop_spin_us: expected a whole number, got \"5us\""),
         ("max_connections: 0", "1:18 max_connections: must be at least 1"),
         ("max_connections: -5", "1:18 max_connections: must be at least 1"),
         ("limits:\n  max_request_line_bytes: 0", "2:27 limits.max_request_line_bytes: must be at least 1"),

@@ -12,6 +12,7 @@ func everyValueChanged() -> LookoutConfiguration {
     ]
     c.stateDirectory = "/var/lib/lookout"
     c.eventLoops = 3
+    c.eventLoopSpinMicroseconds = 7
     c.maxConnections = 100
     c.limits = .init(maxRequestLineBytes: 1024, maxHeaderBytes: 4096, maxHeaderCount: 16,
                      maxRequestBodyBytes: 1_048_576)
@@ -36,6 +37,7 @@ func yaml(for c: LookoutConfiguration) -> String {
         \(c.listen.map { "  - \"\($0)\"" }.joined(separator: "\n"))
         state_dir: \(c.stateDirectory)
         event_loops: \(c.eventLoops)
+        event_loop_spin_us: \(c.eventLoopSpinMicroseconds)
         max_connections: \(c.maxConnections)
         limits:
           max_request_line_bytes: \(c.limits.maxRequestLineBytes)
@@ -88,6 +90,7 @@ struct RoundTripTests {
               - '127.0.0.2:0'
             state_dir: /var/lib/lookout
             event_loops: 3
+            event_loop_spin_us: 7
             max_connections: 100
             limits:
               max_request_line_bytes: 1024
@@ -146,7 +149,7 @@ struct RoundTripTests {
     func flowStyle() throws {
         let yaml = """
             {listen: ["127.0.0.1:3128", "[::1]:3129", "127.0.0.2:0"], state_dir: "/var/lib/lookout",
-             "event_loops": 3, max_connections: 100,
+             "event_loops": 3, event_loop_spin_us: 7, max_connections: 100,
              limits: {max_request_line_bytes: 1024, max_header_bytes: 4096, max_header_count: 16,
                       max_request_body_bytes: 1048576},
              timeouts: {client_header: 1.5, client_idle: 2, upstream_connect: 0.25, upstream_first_byte: 4,
@@ -161,6 +164,8 @@ struct RoundTripTests {
 
     @Test("each key alone changes only its own field", arguments: [
         ("event_loops: 256", changed { c in c.eventLoops = 256 }),
+        ("event_loop_spin_us: 0", changed { c in c.eventLoopSpinMicroseconds = 0 }),
+        ("event_loop_spin_us: 1000", changed { c in c.eventLoopSpinMicroseconds = 1000 }),
         ("max_connections: 1", changed { c in c.maxConnections = 1 }),
         ("limits: {max_request_line_bytes: 1}", changed { c in c.limits.maxRequestLineBytes = 1 }),
         ("limits: {max_header_bytes: 2}", changed { c in c.limits.maxHeaderBytes = 2 }),

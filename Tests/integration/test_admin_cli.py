@@ -72,6 +72,7 @@ FULL_CONFIG = """\
 listen: ["127.0.0.1:8080", "[::1]:8080"]
 state_dir: ~/.lookout
 event_loops: 0
+event_loop_spin_us: 50
 max_connections: 4096
 limits:
   max_request_line_bytes: 8192

@@ -23,6 +23,17 @@ int lookout_epoll_remove(int epfd, int fd);
 /// epoll_wait (timeout in milliseconds, -1 for none; EINTR retried): fills up to `capacity`
 /// tokens and masks, returns the count or -1.
 int lookout_epoll_poll(int epfd, uint64_t *tokens, uint32_t *masks, int capacity, int timeout);
+/// Polls `epfd` without sleeping until something is ready or `spin_ns` nanoseconds have passed,
+/// offering the CPU to other runnable threads (sched_yield) between polls. Returns the count
+/// filled: 0 when the time ran out, -1 on failure. Sets `*gave_way` (and returns 0) when one
+/// yield lasted the whole spin: other threads ran a full slice, so the CPU is wanted.
+int lookout_epoll_spin(int epfd, uint64_t *tokens, uint32_t *masks, int capacity, int64_t spin_ns,
+                       int *gave_way);
+/// CLOCK_MONOTONIC in nanoseconds (vDSO: no system call).
+int64_t lookout_monotonic_ns(void);
+/// The "some" line's `total=` of a PSI file (/proc/pressure/cpu: microseconds during which at
+/// least one runnable task waited for a CPU), read from offset 0 of the open `fd`; -1 on failure.
+int64_t lookout_pressure_some_total(int fd);
 /// An eventfd watched (level-triggered) by `epfd` under `token`, for waking a thread blocked in
 /// `lookout_epoll_poll`; -1 on failure.
 int lookout_epoll_add_wake(int epfd, uint64_t token);

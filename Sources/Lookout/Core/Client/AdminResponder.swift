@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutIO
 
 /// Answers origin-form requests addressed to the proxy itself: a status page, a health check, the
 /// cache's endpoints, then the session's `AdminEndpoint`s (`/metrics`).
@@ -89,6 +90,13 @@ enum AdminResponder {
         return interface.map { "\(status) (\($0))" } ?? status
     }
 
+    private static func spinLine(_ session: Session) -> String {
+        let micros = session.group.spinMicroseconds
+        if micros == 0 { return "0 (event loops sleep as soon as they are idle)" }
+        if !EventLoopGroup.canSpin { return "\(micros), unused: no /proc/pressure/cpu" }
+        return "\(micros) (while traffic is dense and no thread waits for a CPU)"
+    }
+
     private static func cacheLine(_ session: Session) -> String {
         guard let cache = session.cache else { return "off (cache.enabled: false)" }
         let s = cache.store.statistics
@@ -103,6 +111,7 @@ enum AdminResponder {
         Lookout \(Session.version): an event-monitoring HTTP forward proxy
         uptime_seconds: \(Int(uptime))
         event_loops: \(session.group.loops.count)
+        event_loop_spin_us: \(spinLine(session))
         open_connections: \(statistics.openClientConnections)
         open_upstream_connections: \(statistics.openUpstreamConnections)
         exchanges_in_flight: \(statistics.exchangesInFlight)

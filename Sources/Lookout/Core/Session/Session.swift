@@ -122,7 +122,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.adminTokenCheck = configuration.adminToken.map(AdminTokenCheck.init(token:))
         self.logger = logger
-        self.group = EventLoopGroup(count: configuration.eventLoopCount)
+        self.group = EventLoopGroup(count: configuration.eventLoopCount,
+                                    spinMicroseconds: configuration.eventLoopSpinMicroseconds)
         self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }
         self.resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
         self.delegate = SessionDelegate(monitor: monitor, logger: logger, redirectHandler: self.redirectHandler,

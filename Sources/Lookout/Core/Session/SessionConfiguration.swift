@@ -43,6 +43,8 @@ public struct SessionConfiguration: Sendable {
     public var adminListen: [(host: String, port: Int)] = []
     /// 0 = one event loop per core.
     public var eventLoopCount = 0
+    /// How long an idle event loop may poll before sleeping (`PollSpin`); 0 = never.
+    public var eventLoopSpinMicroseconds = 50
     public var maxConnections = 4096
     public var parserLimits = HTTPParserLimits()
     /// 0 = unlimited.
