@@ -460,7 +460,7 @@ def wrk(target, origin_port, path, conns, duration, latency=False, headers=(), w
     else:
         env.pop("BENCH_TARGET", None)
         url = f"http://{LOOPBACK}:{target.port}{path}"
-    cmd = ["wrk", "-t2", f"-c{conns}", f"-d{duration}s", "--timeout", "5s", "-s", LUA]
+    cmd = ["wrk", f"-t{min(2, conns)}", f"-c{conns}", f"-d{duration}s", "--timeout", "5s", "-s", LUA]
     if latency:
         cmd.append("--latency")
     for h in headers:
@@ -606,7 +606,7 @@ def main():
         log("starting nghttpx (reference HTTP/1.1 proxy, plain on both sides)")
         ng_port, problem, ng = start_nghttpx(work, http_port, backend_proto="http/1.1", workers=2)
         if ng_port:
-            targets.append(Target("nghttpx", "nghttpx (reference, reverse, no observation; 1 KiB row only)", ng_port,
+            targets.append(Target("nghttpx", "nghttpx (reference, reverse, no observation; 1 KiB rows only)", ng_port,
                                   ng.pid, False, keepalive_only=True))
         else:
             notes.append(f"nghttpx skipped: {problem}.")
@@ -635,6 +635,8 @@ def main():
 
         tests = [
             ("k1", "/1k", 64, True, ()),
+            # One client sending one request at a time: each request's latency through the proxy.
+            ("one", "/1k", 1, True, ()),
             ("m1", "/1m", 8, False, ()),
             ("close", "/1k", 64, False, ("Connection: close",)),
         ]
@@ -643,7 +645,8 @@ def main():
             runs = {t.key: [] for t in targets}
             for round_number in range(rounds):
                 for t in targets:
-                    if t.bulk_only or (t.keepalive_only and tag != "k1"):
+                    # The extra Lookouts (metrics off, watched) measure their cost on the c64 row only.
+                    if t.bulk_only or (t.keepalive_only and tag != "k1" and not (tag == "one" and t.key == "nghttpx")):
                         continue
                     if tag == "k1" and round_number == 0:  # short warm-up, not measured
                         wrk(t, http_port, path, conns, min(2, D))
@@ -794,6 +797,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
             x = r.get("k1", {}); return None if "failed" in x or not x else x["p50_us"] / 1000
         if key == "k1_p99":
             x = r.get("k1", {}); return None if "failed" in x or not x else x["p99_us"] / 1000
+        if key == "one_rps":
+            x = r.get("one", {}); return None if "failed" in x or not x else x["rps"]
+        if key == "one_p50":
+            x = r.get("one", {}); return None if "failed" in x or not x else x["p50_us"] / 1000
         if key == "m1":
             x = r.get("m1", {}); return None if "failed" in x or not x else x["mib_s"]
         if key == "close":
@@ -808,6 +815,8 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         ("k1_rps", "1 KiB keep-alive, c64 (req/s)", 0),
         ("k1_p50", "1 KiB keep-alive p50 (ms)", 2),
         ("k1_p99", "1 KiB keep-alive p99 (ms)", 2),
+        ("one_rps", "1 KiB, one connection, one request at a time (req/s)", 0),
+        ("one_p50", "… p50 (ms)", 3),
         ("m1", "1 MiB responses, c8 (MiB/s)", 0),
         ("close", "new connection per request, c64 (req/s)", 0),
         ("bulk", f"CONNECT bulk HTTPS, {args.parallel} parallel (MiB/s)", 0),
