@@ -175,7 +175,7 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
         loop?.pollThread.store(UInt(bitPattern: Int(pthread_self())), ordering: .relaxed)
         loop?.pollThreadKernelID.store(lookout_thread_id(), ordering: .relaxed)
         var timeout: Int32 = -1
-        let pressure = CPUPressureFile()
+        let pressure = CPUPressureFile(needed: spin.nanoseconds > 0)
         while true {
             let n = timeout == 0 ? poll(timeout: 0) : pollOrSleep(pressure)
             guard n >= 0 else { continue }

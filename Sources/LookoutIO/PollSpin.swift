@@ -91,8 +91,9 @@ struct PollSpin {
 struct CPUPressureFile: ~Copyable {
     private let fd: Int32
 
-    init() {
-        fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC)
+    /// Opens the file only when `needed` (a loop that never spins keeps no descriptor for it).
+    init(needed: Bool = true) {
+        fd = needed ? open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC) : -1
     }
 
     deinit {
