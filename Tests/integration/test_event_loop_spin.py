@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from pathlib import Path
 
 from conftest import Reader, connect, raw_exchange, read_response, request_bytes
+from origins import RawOrigin
 
 PSI = Path("/proc/pressure/cpu")
 
@@ -28,43 +28,22 @@ def cpu_nanoseconds(pid: int) -> int:
     return total
 
 
-class PromptOrigin:
+PROMPT_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + bytes(100)
+
+
+def behave_prompt(conn: socket.socket, origin: RawOrigin):
     """Answers each keep-alive request at once with one write (the suite's HTTP origin writes head
     and body apart, and delayed ACKs make each of its answers take about 40 ms: no dense traffic)."""
-
-    RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + bytes(100)
-
-    def __init__(self):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/prompt"
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    pending = b""
+    while True:
+        while b"\r\n\r\n" not in pending:
+            data = conn.recv(65536)
+            if not data:
                 return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket):
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        pending = b""
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in pending:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    pending += data
-                _, pending = pending.split(b"\r\n\r\n", 1)
-                conn.sendall(self.RESPONSE)
-
-    def close(self):
-        self.listener.close()
+            pending += data
+        _, pending = pending.split(b"\r\n\r\n", 1)
+        conn.sendall(PROMPT_ANSWER)
 
 
 def status_page(proxy) -> str:
@@ -96,30 +75,30 @@ def test_status_page_reports_the_spin(make_proxy):
 
 
 def test_back_to_back_requests_through_a_spinning_proxy(make_proxy):
-    origin = PromptOrigin()
+    origin = RawOrigin(behave_prompt).start()
     try:
         proxy = make_proxy({"event_loop_spin_us": 1000})
-        keep_alive_requests(proxy, origin.url(), 300, 0)
+        keep_alive_requests(proxy, origin.url("/prompt"), 300, 0)
         records = proxy.summaries(300)
         assert all(r["status"] == 200 for r in records)
     finally:
-        origin.close()
+        origin.stop()
 
 
 def test_sparse_traffic_costs_no_polling(make_proxy):
     """Requests 10 ms apart: every sleep of the loop is longer than 4 spins of 1 ms, so a loop
     with the longest spin allowed must not poll at all. If it did, each request would cost up to
     a millisecond of polling (the idle gap after its answer): about 80 ms over 80 requests."""
-    origin = PromptOrigin()
+    origin = RawOrigin(behave_prompt).start()
     spinning = make_proxy({"event_loop_spin_us": 1000})
     sleeping = make_proxy({"event_loop_spin_us": 0})
     used = {}
     try:
         for name, proxy in (("spinning", spinning), ("sleeping", sleeping)):
-            keep_alive_requests(proxy, origin.url(), 5, 0)  # connections to the origin are pooled
+            keep_alive_requests(proxy, origin.url("/prompt"), 5, 0)  # connections to the origin are pooled
             before = cpu_nanoseconds(proxy.proc.pid)
-            keep_alive_requests(proxy, origin.url(), 80, 0.010)
+            keep_alive_requests(proxy, origin.url("/prompt"), 80, 0.010)
             used[name] = cpu_nanoseconds(proxy.proc.pid) - before
     finally:
-        origin.close()
+        origin.stop()
     assert used["spinning"] < used["sleeping"] + 30_000_000, used
