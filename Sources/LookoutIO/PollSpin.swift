@@ -41,7 +41,9 @@ struct PollSpin {
 
     private var shortSleepsInARow = 0
     private var pressureSampledAt: Int64?
-    private var pressureTotalMicroseconds: Int64 = 0
+    /// The last total read; nil before the first reading and after a failed one, so a rate is
+    /// only ever taken between two readings that both succeeded.
+    private var pressureTotalMicroseconds: Int64?
     /// Busy until the first two readings say otherwise.
     private(set) var cpuWanted = true
 
@@ -58,17 +60,17 @@ struct PollSpin {
 
     /// Takes a reading of the PSI "some" total (microseconds), nil when it could not be read.
     mutating func samplePressure(totalMicroseconds: Int64?, now: Int64) {
-        guard let total = totalMicroseconds else {
-            cpuWanted = true
+        defer {
+            pressureTotalMicroseconds = totalMicroseconds
             pressureSampledAt = now
+        }
+        guard let total = totalMicroseconds, let previousTotal = pressureTotalMicroseconds,
+              let previous = pressureSampledAt, now > previous else {
+            cpuWanted = true
             return
         }
-        if let previous = pressureSampledAt, now > previous {
-            let stalled = Double(total - pressureTotalMicroseconds) * 1000
-            cpuWanted = stalled / Double(now - previous) >= PollSpin.pressureLimit
-        }
-        pressureTotalMicroseconds = total
-        pressureSampledAt = now
+        let stalled = Double(total - previousTotal) * 1000
+        cpuWanted = stalled / Double(now - previous) >= PollSpin.pressureLimit
     }
 
     /// Whether to poll for `nanoseconds` before sleeping.

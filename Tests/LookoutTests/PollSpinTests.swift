@@ -16,7 +16,15 @@ struct PollSpinTests {
         return spin
     }
 
-    @Test("spins after a short sleep on a machine where nothing waits for a CPU")
+    /// `settled`, after two short sleeps of 10 us (dense traffic).
+    private func dense(stalled: Int64) -> PollSpin {
+        var spin = settled(stalled: stalled)
+        spin.didSleep(nanoseconds: 10_000)
+        spin.didSleep(nanoseconds: 10_000)
+        return spin
+    }
+
+    @Test("spins after two short sleeps on a machine where nothing waits for a CPU")
     func spinsWhenDenseAndQuiet() {
         var spin = settled(stalled: 5_000)  // 5 % of the time
         #expect(!spin.cpuWanted)
@@ -29,9 +37,7 @@ struct PollSpinTests {
 
     @Test("sleeps at once after a long sleep: an idle or lightly used proxy never polls")
     func longSleepStopsSpinning() {
-        var spin = settled(stalled: 0)
-        spin.didSleep(nanoseconds: 10_000)
-        spin.didSleep(nanoseconds: 10_000)
+        var spin = dense(stalled: 0)
         #expect(spin.shouldSpin)
         spin.didSleep(nanoseconds: 200_000)  // exactly 4 spins: not short
         #expect(!spin.shouldSpin)
@@ -48,9 +54,7 @@ struct PollSpinTests {
 
     @Test("does not spin while threads wait for a CPU (pressure at or above 30 %)")
     func pressureStopsSpinning() {
-        var spin = settled(stalled: 30_000)
-        spin.didSleep(nanoseconds: 10_000)
-        spin.didSleep(nanoseconds: 10_000)
+        var spin = dense(stalled: 30_000)
         #expect(spin.cpuWanted)
         #expect(!spin.shouldSpin)
         // The next reading, 100 ms later, finds the machine quiet again.
@@ -62,9 +66,7 @@ struct PollSpinTests {
 
     @Test("a yield that ran other threads for a whole spin turns it off until the next reading")
     func gaveWay() {
-        var spin = settled(stalled: 0)
-        spin.didSleep(nanoseconds: 10_000)
-        spin.didSleep(nanoseconds: 10_000)
+        var spin = dense(stalled: 0)
         spin.spinGaveWay()
         #expect(!spin.shouldSpin)
         spin.samplePressure(totalMicroseconds: 1_000, now: 200 * ms)
@@ -84,6 +86,11 @@ struct PollSpinTests {
         noPSI.didSleep(nanoseconds: 1_000)
         noPSI.didSleep(nanoseconds: 1_000)
         #expect(!noPSI.shouldSpin)
+        // After a failed reading the old total is no baseline: the next good one gives no rate yet.
+        noPSI.samplePressure(totalMicroseconds: 1_000, now: 300 * ms)
+        #expect(!noPSI.shouldSpin)
+        noPSI.samplePressure(totalMicroseconds: 1_000, now: 400 * ms)
+        #expect(noPSI.shouldSpin)
 
         var zero = PollSpin(microseconds: 0)
         #expect(!zero.needsPressureSample(now: 0))
