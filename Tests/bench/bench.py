@@ -1015,6 +1015,10 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         "Direct idle RSS is the whole nginx tree (master + workers); proxies are one process each.",
         "tinyproxy and Squid: default settings apart from ports/ACLs; Squid with `cache deny all`, "
         "`cache_mem 0`, `access_log none`.",
+        "tinyproxy 1.11 closes every client connection after one response without sending "
+        "`Connection: close` (RFC 9112 §9.6), so wrk reports a read error for each request and opens "
+        "a new connection: its keep-alive figures are new-connection figures, and it holds no idle "
+        "connections for the idle-RSS row.",
         "CONNECT bulk: each transfer is a fresh curl (new tunnel + TLS handshake) of "
         f"a {args.big_mib} MiB file; direct = curl straight to nginx's TLS port.",
         f"Wall time of the measurement run: {elapsed:.0f} s.",

@@ -141,8 +141,14 @@ def main():
                 s.close()
                 s, _, headers = one_conn()
                 continue
-            s.sendall(req)
-            _, headers, _ = read_response(s)
+            try:
+                s.sendall(req)
+                _, headers, _ = read_response(s)
+            except OSError:
+                # Some servers (tinyproxy 1.11) close after every response without saying
+                # `Connection: close` (RFC 9112 §9.6): the next request finds the socket closed.
+                s.close()
+                s, _, headers = one_conn()
         s.close()
     time.sleep(args.settle)
     before = tree_rss_kib(args.pid)
