@@ -35,6 +35,10 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private var lastActivity = Instant.now()
     /// Per stream with a response waiting on the client's window: when the window last moved.
     private var stalledSince: [Int32: (sent: UInt64, since: Instant)] = [:]
+    /// The last `:authority` found to name the intercepted origin (`namesOrigin`).
+    private var lastMatchedAuthority: String?
+    /// "https://host[:port]": every stream's URL starts with it.
+    private let originURLPrefix: String
 
     init(stream: ByteStream, session: Session, context: LoopContext, records: ExchangeRecords, origin: Origin,
          delegate: HTTP2ClientSideDelegate) throws {
@@ -47,6 +51,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         self.context = context
         self.records = records
         self.origin = origin
+        self.originURLPrefix = origin.url(path: "")
         self.delegate = delegate
         self.timer = LoopTimer(loop: stream.loop)
         protocolSession.delegate = self
@@ -222,8 +227,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             let method = headers.first { $0.name == ":method" }?.value ?? ""
             refuse(clientStream, requestID: requestID, method: method, url: origin.authority, error: error)
         case .success(let (head, authority)):
-            let url = origin.url(path: head.rawTarget)
-            if let authority, !Self.names(authority, origin) {
+            let url = originURLPrefix + head.rawTarget
+            if let authority, !namesOrigin(authority) {
                 refuse(clientStream, requestID: requestID, head: head, url: url,
                        error: .requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
                 return
@@ -332,11 +337,17 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     /// Whether `authority` names the intercepted origin's host. The port is not compared: a
     /// client behind a port forward (or a relay) names the port it connected to, while a request
     /// for another host is one a coalescing client should send on a connection of its own.
-    private static func names(_ authority: String, _ origin: Origin) -> Bool {
+    ///
+    /// A client sends the same `:authority` on every stream of a connection, so the last one that
+    /// matched is kept and a request naming it again is not parsed again.
+    private func namesOrigin(_ authority: String) -> Bool {
+        if authority == lastMatchedAuthority { return true }
         var host = URLAuthority.host(in: authority)
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
         // Hosts compare without regard to ASCII case (RFC 3986 §3.2.2), here without two lowercased copies.
-        return host.utf8.elementsEqual(origin.host.utf8) { asciiLowercase($0) == asciiLowercase($1) }
+        let matches = host.utf8.elementsEqual(origin.host.utf8) { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+        if matches { lastMatchedAuthority = authority }
+        return matches
     }
 
     private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
