@@ -181,6 +181,14 @@ def test_refusals_are_stream_errors_with_records(make_proxy, pki, good_origin):
     misdirected = other.request("/fixed/1")
     r = other.response(misdirected)
     assert r.status == 421 and r.header("x-lookout-error") == "misdirected_request", (r.status, r.headers)
+    # The same check on a connection whose earlier streams named the origin (Lookout keeps the
+    # authority that last matched): another one on a later stream is still misdirected.
+    assert client.response(client.request("/fixed/2")).status == 200
+    client.authority, named = "elsewhere.example:443", client.authority
+    misdirected_later = client.request("/fixed/1")
+    client.authority = named
+    r = client.response(misdirected_later)
+    assert r.status == 421 and r.header("x-lookout-error") == "misdirected_request", (r.status, r.headers)
     # An HPACK bomb: one 1 KB field, then indexed references to it — a small frame that decodes
     # to more than the limit.
     bomb = client.request("/fixed/1", headers=[("x-rep", "v" * 1000)] * 10)
@@ -203,10 +211,10 @@ def test_refusals_are_stream_errors_with_records(make_proxy, pki, good_origin):
     assert r.reset == h2.errors.ErrorCodes.PROTOCOL_ERROR, (r.status, r.reset)
     ok = client.request("/fixed/3")
     assert client.response(ok).status == 200, "a refusal ends only its own stream"
-    recs = proxy.summaries(6, kind="intercepted")
+    recs = proxy.summaries(8, kind="intercepted")
     codes = sorted((r.get("error") or {}).get("code", "") for r in recs)
-    assert codes == ["", "connect_over_http2", "malformed_request", "misdirected_request", "request_header_too_large",
-                     "request_header_too_large"], recs
+    assert codes == ["", "", "connect_over_http2", "malformed_request", "misdirected_request", "misdirected_request",
+                     "request_header_too_large", "request_header_too_large"], recs
     assert all(r["http_version"] == "HTTP/2" and "stream_id" in r for r in recs), recs
     client.close()
     other.close()
