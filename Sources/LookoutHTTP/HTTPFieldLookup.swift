@@ -9,9 +9,14 @@ extension HTTPFields {
     @inlinable
     public func value(for name: HTTPField.Name) -> String? {
         let canonical = name.canonicalName
-        guard let first = firstIndex(where: { $0.name.canonicalName == canonical }) else { return nil }
+        // Lengths first: most fields are ruled out without a string comparison.
+        let length = canonical.utf8.count
+        func matches(_ field: HTTPField) -> Bool {
+            field.name.canonicalName.utf8.count == length && field.name.canonicalName == canonical
+        }
+        guard let first = firstIndex(where: matches) else { return nil }
         let rest = index(after: first)
-        if rest == endIndex || self[rest...].firstIndex(where: { $0.name.canonicalName == canonical }) == nil {
+        if rest == endIndex || self[rest...].firstIndex(where: matches) == nil {
             return self[first].value
         }
         return self[name]

@@ -11,7 +11,7 @@ extension HTTP2MessageTranslation {
     public static func requestHeaders(method: String, scheme: String, authority: String, path: String,
                                       fields: HTTPFields, acceptsTrailers: Bool) -> [HTTP2Header] {
         var named: Set<String> = []
-        if let connection = fields[.connection] {
+        if let connection = fields.value(for: .connection) {
             FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
         }
         var headers: [HTTP2Header] = []
@@ -22,7 +22,8 @@ extension HTTP2MessageTranslation {
         headers.append(HTTP2Header(":path", path))
         for field in fields {
             let name = field.name.canonicalName
-            if name == "host" || isConnectionSpecific(name) || (!named.isEmpty && named.contains(name)) { continue }
+            if (name.utf8.count == 4 && name == "host") || isConnectionSpecific(name)
+                || (!named.isEmpty && named.contains(name)) { continue }
             headers.append(HTTP2Header(name, field.value))
         }
         if acceptsTrailers { headers.append(HTTP2Header("te", "trailers")) }
@@ -41,11 +42,11 @@ extension HTTP2MessageTranslation {
         var fields = HTTPFields()
         fields.reserveCapacity(headers.count)
         for header in headers {
-            if header.name == ":status" {
-                status = Int(header.value)
+            if header.isPseudo {
+                if header.name == ":status" { status = Int(header.value) }
                 continue
             }
-            guard !header.isPseudo, let name = HTTPField.Name(header.name) else { continue }
+            guard let name = HTTPField.Name(header.name) else { continue }
             fields.append(HTTPField(name: name, value: header.value))
         }
         guard let status, (100...999).contains(status) else { return nil }

@@ -29,14 +29,16 @@ public enum HTTP2MessageTranslation {
         // First the fields that become something else, so `Host` (and the joined cookie) can be
         // appended first: inserting at the front rebuilt the field storage every time.
         for header in headers {
-            switch header.name {
-            case ":method": method = header.value
-            case ":path": path = header.value
-            case ":authority": authority = header.value
-            case ":protocol": protocolName = header.value
-            case "cookie": cookies.append(header.value)
-            case "host": host = header.value
-            default: break
+            if header.isPseudo {
+                switch header.name {
+                case ":method": method = header.value
+                case ":path": path = header.value
+                case ":authority": authority = header.value
+                case ":protocol": protocolName = header.value
+                default: break
+                }
+            } else if isCookieOrHost(header.name) {
+                if header.name.utf8.count == 6 { cookies.append(header.value) } else { host = header.value }
             }
         }
         if method == "CONNECT" || protocolName != nil { return .failure(.connectNotSupported) }
@@ -47,13 +49,9 @@ public enum HTTP2MessageTranslation {
         fields.append(HTTPField(name: hostFieldName, value: hostValue))
         // §8.2.3: crumbs split for compression are joined with "; " for HTTP/1.1.
         if !cookies.isEmpty { fields.append(HTTPField(name: .cookie, value: cookies.joined(separator: "; "))) }
-        for header in headers {
-            switch header.name {
-            case ":method", ":path", ":authority", ":protocol", ":scheme", "cookie", "host": continue
-            default:
-                guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
-                fields.append(HTTPField(name: name, value: header.value))
-            }
+        for header in headers where !header.isPseudo && !isCookieOrHost(header.name) {
+            guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
+            fields.append(HTTPField(name: name, value: header.value))
         }
         let framing: BodyFraming
         if endStream {
@@ -73,7 +71,7 @@ public enum HTTP2MessageTranslation {
     /// connection-specific fields and any the `Connection` field names (§8.2.2).
     public static func headers(_ fields: HTTPFields) -> [HTTP2Header] {
         var named: Set<String> = []
-        if let connection = fields[.connection] {
+        if let connection = fields.value(for: .connection) {
             FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
         }
         var headers: [HTTP2Header] = []
@@ -90,11 +88,25 @@ public enum HTTP2MessageTranslation {
     static let hostFieldName = HTTPField.Name("Host")!
 
     /// The connection-specific fields (RFC 9113 §8.2.2 and RFC 9110 §7.6.1), by lowercase name.
-    /// A switch, not a set: it compares the name with each, where a set hashed every field's name
-    /// on every message.
+    /// This runs for every field of every message: most names are ruled out by their length
+    /// alone, before any string comparison (each one an out-of-line call when the strings differ).
     static func isConnectionSpecific(_ name: String) -> Bool {
-        switch name {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te": true
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
+        default: false
+        }
+    }
+
+    /// `cookie` or `host` (lowercase, as HTTP/2 names are): the two request fields that become
+    /// something else on the way to HTTP/1.1. Ruled out by length first, as above.
+    static func isCookieOrHost(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 4: name == "host"
+        case 6: name == "cookie"
         default: false
         }
     }

@@ -68,6 +68,23 @@ import Testing
         #expect(HTTP2MessageTranslation.headers(fields) == [HTTP2Header("content-type", "text/plain")])
     }
 
+    /// Names are ruled out by their length before they are compared: every connection-specific
+    /// name goes, and names of the same lengths that differ by one letter stay.
+    @Test func everyConnectionSpecificNameGoesAndItsLookalikesStay() {
+        let dropped = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"]
+        let kept = ["tk", "upgrada", "connectiox", "keep-alivf", "proxy-connectioo", "transfer-encodinf", "host", "cookie"]
+        var fields = HTTPFields()
+        for name in dropped + kept { fields.append(HTTPField(name: HTTPField.Name(name)!, value: "v")) }
+        #expect(HTTP2MessageTranslation.headers(fields).map(\.name) == kept)
+    }
+
+    /// `cookie` and `host` are the request fields that become something else; a lookalike of the
+    /// same length is an ordinary field.
+    @Test func onlyCookieAndHostAreTakenOutOfARequestsFields() throws {
+        let (head, _) = try head(get + [HTTP2Header("cookia", "1"), HTTP2Header("hosx", "2"), HTTP2Header("cookie", "c=3")])
+        #expect(head.headerFields.map { "\($0.name): \($0.value)" } == ["Host: example.com", "Cookie: c=3", "cookia: 1", "hosx: 2"])
+    }
+
     @Test func errorCodesHaveTheirRegisteredNames() {
         #expect(HTTP2ErrorCode.enhanceYourCalm.registeredName == "ENHANCE_YOUR_CALM")
         #expect(HTTP2ErrorCode(rawValue: 0x42).registeredName == "0x42")
