@@ -1,3 +1,4 @@
+import Glibc
 import HTTPTypes
 
 /// One header field as it crossed an HTTP/2 connection: names are lowercase (RFC 9113 §8.2.1,
@@ -12,6 +13,17 @@ public struct HTTP2Header: Sendable, Equatable {
     }
 
     public var isPseudo: Bool { name.utf8.first == UInt8(ascii: ":") }
+
+    /// Whether this field's name and value are exactly these bytes.
+    func hasBytes(name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int) -> Bool {
+        Self.string(self.name, equals: name, count: nameLength) && Self.string(self.value, equals: value, count: valueLength)
+    }
+
+    private static func string(_ string: String, equals bytes: UnsafePointer<UInt8>, count: Int) -> Bool {
+        guard string.utf8.count == count else { return false }
+        var string = string
+        return string.withUTF8 { stored in count == 0 || memcmp(stored.baseAddress!, bytes, count) == 0 }
+    }
 }
 
 extension HTTP2ErrorCode {

@@ -186,9 +186,11 @@ struct HTTP2IncomingFields {
     init() { headers.reserveCapacity(16) }
 
     /// Adds one field. Past `limit` nothing more is kept (an HPACK bomb — small frames decoding to
-    /// huge fields — stops being stored here); true when this field crossed it.
+    /// huge fields — stops being stored here); true when this field crossed it. A field with the
+    /// same bytes as the one at its place in `previous` (the connection's last section) shares
+    /// that field's strings instead of making its own.
     mutating func append(name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>, valueLength: Int,
-                         limit: Int) -> Bool {
+                         limit: Int, previous: [HTTP2Header]) -> Bool {
         bytes += nameLength + valueLength + 32
         if bytes > limit {
             defer {
@@ -198,7 +200,14 @@ struct HTTP2IncomingFields {
             return !oversized
         }
         if !oversized {
-            headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value, valueLength: valueLength))
+            let index = headers.count
+            if index < previous.count,
+               previous[index].hasBytes(name: name, nameLength: nameLength, value: value, valueLength: valueLength) {
+                headers.append(previous[index])
+            } else {
+                headers.append(HTTP2NameValues.header(name: name, nameLength: nameLength, value: value,
+                                                      valueLength: valueLength))
+            }
         }
         return false
     }
@@ -213,6 +222,10 @@ struct HTTP2IncomingFields {
 struct HTTP2IncomingSection {
     private var stream: Int32 = 0
     private var fields: HTTP2IncomingFields?
+    /// The last section taken. Consecutive sections on a connection mostly repeat each other's
+    /// fields in the same order (a client's requests, an origin's responses), and a field that
+    /// repeats one here reuses its strings: no allocation, copy or UTF-8 check for it.
+    private var previous: [HTTP2Header] = []
 
     /// A HEADERS frame opened a section on `stream`.
     mutating func begin(_ stream: Int32) {
@@ -225,14 +238,15 @@ struct HTTP2IncomingSection {
     mutating func append(_ stream: Int32, name: UnsafePointer<UInt8>, nameLength: Int, value: UnsafePointer<UInt8>,
                          valueLength: Int, limit: Int) -> Bool {
         guard stream == self.stream else { return false }
-        return fields?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit)
-            ?? false
+        return fields?.append(name: name, nameLength: nameLength, value: value, valueLength: valueLength, limit: limit,
+                              previous: previous) ?? false
     }
 
-    /// The stream's section, now complete, and no longer kept.
+    /// The stream's section, now complete, and no longer kept (but for its fields' reuse).
     mutating func take(_ stream: Int32) -> HTTP2IncomingFields? {
-        guard stream == self.stream else { return nil }
-        return fields.take()
+        guard stream == self.stream, let taken = fields.take() else { return nil }
+        if !taken.oversized { previous = taken.headers }
+        return taken
     }
 
     mutating func forget(_ stream: Int32) {

@@ -118,6 +118,39 @@ import Testing
                                                     "finish 1 grpc-status=0", "close 1 NO_ERROR -"])
     }
 
+    /// A field with the same bytes as the one at its place in the connection's last section
+    /// reuses its strings; any difference — a value, a name, a field more or less — must come
+    /// through as sent, on both sides.
+    @Test func repeatedSectionsArriveAsSentWhateverChanges() throws {
+        let sections: [[HTTP2Header]] = [
+            request + [HTTP2Header("x-a", "1"), HTTP2Header("user-agent", "a client with a long name/1.0")],
+            request + [HTTP2Header("x-a", "1"), HTTP2Header("user-agent", "a client with a long name/1.0")],
+            request + [HTTP2Header("x-a", "2"), HTTP2Header("user-agent", "a client with a long name/1.1")],
+            request + [HTTP2Header("x-b", "2")],
+            request + [HTTP2Header("x-b", "2"), HTTP2Header("x-c", "")],
+            request,
+        ]
+        var streams: [Int32] = []
+        for section in sections {
+            streams.append(try client.submitRequest(section, hasBody: false))
+            try exchangeFrames()
+        }
+        let requests = serverEvents.events.filter { $0.hasPrefix("request") }
+        #expect(requests == zip(streams, sections).map { stream, section in
+            "request \(stream) " + section.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
+        })
+        for (stream, date) in zip(streams, ["Mon, 23 Nov 2026 10:00:00 GMT", "Mon, 23 Nov 2026 10:00:00 GMT",
+                                            "Mon, 23 Nov 2026 10:00:01 GMT", "Mon, 23 Nov 2026 10:00:01 GMT",
+                                            "Mon, 23 Nov 2026 10:00:02 GMT", "Mon, 23 Nov 2026 10:00:02 GMT"]) {
+            server.sendResponse(stream: stream, status: 200, headers: [HTTP2Header("date", date)], endStream: true)
+            try exchangeFrames()
+        }
+        let responses = clientEvents.events.filter { $0.hasPrefix("response") }
+        #expect(responses.map { $0.components(separatedBy: "date=").last! } == [
+            "Mon, 23 Nov 2026 10:00:00 GMT", "Mon, 23 Nov 2026 10:00:00 GMT", "Mon, 23 Nov 2026 10:00:01 GMT",
+            "Mon, 23 Nov 2026 10:00:01 GMT", "Mon, 23 Nov 2026 10:00:02 GMT", "Mon, 23 Nov 2026 10:00:02 GMT"])
+    }
+
     @Test func unconsumedResponseBytesHoldTheStreamWindowShut() throws {
         clientEvents.consumeAtOnce = false
         let stream = try client.submitRequest(request, hasBody: false)
