@@ -26,6 +26,9 @@ public enum HTTP2MessageTranslation {
         var method = "", path = "", authority: String?, protocolName: String?
         var cookies: [String] = []
         var host: String?
+        // A pseudo-field RFC 9113 §8.3.1 does not define (nghttp2 resets such a stream first;
+        // refused here as well, as before this loop looked at pseudo-fields alone).
+        var unknownPseudo: String?
         // First the fields that become something else, so `Host` (and the joined cookie) can be
         // appended first: inserting at the front rebuilt the field storage every time.
         for header in headers {
@@ -35,7 +38,8 @@ public enum HTTP2MessageTranslation {
                 case ":path": path = header.value
                 case ":authority": authority = header.value
                 case ":protocol": protocolName = header.value
-                default: break
+                case ":scheme": break
+                default: unknownPseudo = unknownPseudo ?? header.name
                 }
             } else if isCookieOrHost(header.name) {
                 if header.name.utf8.count == 6 { cookies.append(header.value) } else { host = header.value }
@@ -44,6 +48,7 @@ public enum HTTP2MessageTranslation {
         if method == "CONNECT" || protocolName != nil { return .failure(.connectNotSupported) }
         guard let hostValue = authority ?? host, !hostValue.isEmpty else { return .failure(.missingAuthority) }
         guard let parsedMethod = HTTPRequest.Method(method) else { return .failure(.invalidField(":method")) }
+        if let unknownPseudo { return .failure(.invalidField(unknownPseudo)) }
         var fields = HTTPFields()
         fields.reserveCapacity(headers.count)
         fields.append(HTTPField(name: hostFieldName, value: hostValue))

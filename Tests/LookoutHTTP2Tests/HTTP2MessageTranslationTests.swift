@@ -38,6 +38,12 @@ import Testing
         }
     }
 
+    @Test func aPseudoFieldRFC9113DoesNotDefineIsRefused() {
+        #expect(throws: HTTP2RequestProblem.invalidField(":bogus")) {
+            try HTTP2MessageTranslation.requestHead(get + [HTTP2Header(":bogus", "v")], endStream: true, fieldBytes: 10).get()
+        }
+    }
+
     @Test func bodyFramingFollowsContentLengthOrIsChunked() throws {
         let post = [HTTP2Header(":method", "POST")] + get.dropFirst()
         #expect(try head(post + [HTTP2Header("content-length", "12")], endStream: false).head.framing == .contentLength(12))
