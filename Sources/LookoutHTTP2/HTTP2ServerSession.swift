@@ -138,9 +138,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// Submits a response head; without `endStream` a body follows through `enqueueBody`.
     public func sendResponse(stream: Int32, status: Int, headers: [HTTP2Header], endStream: Bool) {
-        var fields = [HTTP2Header(":status", String(status))]
-        fields += headers
-        let result: Int32 = HTTP2NameValues.with(fields) { nva, count in
+        let result: Int32 = HTTP2NameValues.with(headers, leading: HTTP2Header(":status", String(status))) { nva, count in
             if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
             core.expectBody(on: stream)
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
@@ -151,9 +149,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     /// An interim response (1xx, RFC 9113 §8.1): a HEADERS frame that does not end the stream.
     public func sendInformational(stream: Int32, status: Int, headers: [HTTP2Header]) {
-        var fields = [HTTP2Header(":status", String(status))]
-        fields += headers
-        _ = HTTP2NameValues.with(fields) { nva, count in
+        _ = HTTP2NameValues.with(headers, leading: HTTP2Header(":status", String(status))) { nva, count in
             nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva, count, nil)
         }
     }

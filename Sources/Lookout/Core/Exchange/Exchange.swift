@@ -285,6 +285,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         // again by the first adapter that appends a field (one allocation per request).
         var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
                                            headerFields: head.headerFields)
+        // The fields are still the client's (the summary logs them), so the first change copies
+        // them; reserving room for Host and Via makes that copy the only allocation — set in
+        // place, Host copied them at their exact size and the appended Via grew them again.
+        upstream.headerFields.reserveCapacity(head.headerFields.count + 2)
         upstream.headerFields[Exchange.hostHeader] = hostOverride ?? origin.hostFieldValue
         HopByHopHeaders.remove(from: &upstream.headerFields)
         var chunked = false
