@@ -158,11 +158,12 @@ public final class TLSConnection: @unchecked Sendable {
         OpenSSLErrorQueue.clear()
         var count = 0
         let result = SSL_read_ex(ssl, base, buffer.count, &count)
-        let code = SSL_get_error(ssl, result)
         if result == 1 {
             captureSession()
             return .bytes(count)
         }
+        // Asked only after a failure: a success needs no explanation (and this runs per record).
+        let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             captureSession()
@@ -183,8 +184,8 @@ public final class TLSConnection: @unchecked Sendable {
         OpenSSLErrorQueue.clear()
         var written = 0
         let result = SSL_write_ex(ssl, base, bytes.count, &written)
-        let code = SSL_get_error(ssl, result)
         if result == 1 { return written }
+        let code = SSL_get_error(ssl, result)
         switch code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return 0
