@@ -65,7 +65,7 @@ final class HTTP2SessionCore {  // confined to the owning connection's loop queu
     /// up to `coalescedWriteBytes` per write; a frame that size or larger goes on its own, uncopied.
     /// Then tells `canSendMore` of the streams whose queue drained.
     func writeOutput(_ write: (UnsafeRawBufferPointer) -> Bool, canSendMore: (Int32) -> Void) throws -> Bool {
-        let keptUp = try withUnsafeTemporaryAllocation(byteCount: Self.coalescedWriteBytes, alignment: 1) { gathered in
+        let keptUp = try HTTP2GatherBuffer.with { gathered in
             var gatheredCount = 0
             var keptUp = true
             func writeGathered() {
