@@ -19,10 +19,14 @@ public struct HTTP2Header: Sendable, Equatable {
         Self.string(self.name, equals: name, count: nameLength) && Self.string(self.value, equals: value, count: valueLength)
     }
 
+    /// Read in place: `withUTF8` is mutating, so calling it meant a copy of the string (a retain
+    /// and a release per field of every section received). A string without contiguous UTF-8
+    /// (none that Lookout makes) counts as different, so the field just gets strings of its own.
     private static func string(_ string: String, equals bytes: UnsafePointer<UInt8>, count: Int) -> Bool {
         guard string.utf8.count == count else { return false }
-        var string = string
-        return string.withUTF8 { stored in count == 0 || memcmp(stored.baseAddress!, bytes, count) == 0 }
+        return string.utf8.withContiguousStorageIfAvailable { stored in
+            count == 0 || memcmp(stored.baseAddress!, bytes, count) == 0
+        } ?? false
     }
 }
 

@@ -604,12 +604,22 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// A final response head, with what the policies decided about it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
-    func taskDidReceiveResponse(_ response: ResponseHead, plan: ResponsePlan) -> Bool {
+    func taskDidReceiveResponse(_ response: consuming ResponseHead, plan: ResponsePlan) -> Bool {
         guard case .forward(let location) = plan else {
             pendingPlan = plan
             return false
         }
+        // What is read from the origin's own fields, before they are moved out of the head: with
+        // the head the only other owner, adding Via and the rest below would otherwise copy all
+        // of them first (copy-on-write), once per response.
+        let offeredUpgrade = response.status == 101 ? response.headerFields[.upgrade] : nil
+        let chunkedCoding: String? = if case .chunked = response.framing {
+            TransferCoding.canonicalField(response.headerFields)
+        } else {
+            nil
+        }
         var fields = response.headerFields
+        response.headerFields = HTTPFields()
         HopByHopHeaders.remove(from: &fields)
         var cacheStatus: String?
         if let cache, summary.redirects == 0, response.status != 101 {
@@ -629,14 +639,14 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             // The origin accepted the switch (the task only passes a 101 on when one was asked
             // for): the client gets the 101 with the switch named, then the bytes both ways.
             fields[.connection] = "upgrade"
-            if let accepted = response.headerFields[.upgrade] {
+            if let accepted = offeredUpgrade {
                 fields[.upgrade] = accepted
                 acceptedUpgrade = accepted
             }
             clientFraming = .none
             keepClientAlive = false
         } else {
-            prepareFraming(for: response, fields: &fields)
+            prepareFraming(for: response, chunkedCoding: chunkedCoding, fields: &fields)
         }
         if let location { fields[.location] = location }
         if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
@@ -821,7 +831,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     /// How the response body goes to the client, and whether the client connection stays open.
-    private func prepareFraming(for response: ResponseHead, fields: inout HTTPFields) {
+    /// `chunkedCoding` is the `Transfer-Encoding` a chunked response goes on with, from the
+    /// origin's own fields.
+    private func prepareFraming(for response: ResponseHead, chunkedCoding: String?, fields: inout HTTPFields) {
         switch response.framing {
         case .none:
             clientFraming = .none
@@ -832,7 +844,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             if response.contentLengthIsList { fields[.contentLength] = String(length) }
         case .chunked where head.version != .http1_0:
             clientFraming = .chunked
-            fields[.transferEncoding] = TransferCoding.canonicalField(response.headerFields)
+            fields[.transferEncoding] = chunkedCoding ?? "chunked"
         case .chunked, .untilClose:
             // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
             clientFraming = .untilClose
@@ -871,8 +883,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
-    func taskDidComplete(_ task: UpstreamTask, metrics: TransactionMetrics, error: ProxyError?, retry: RetryDecision) {
-        record(metrics)
+    func taskDidComplete(_ task: UpstreamTask, metrics: consuming TransactionMetrics, error: ProxyError?,
+                         retry: RetryDecision) {
+        record(consume metrics)
         self.task = nil
         if error == nil, let switched = task.takeSwitchedStream() {
             switchProtocols(task: task, upstream: switched.stream, upstreamLeftover: switched.leftover)
@@ -985,10 +998,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         return metrics
     }
 
-    private func record(_ metrics: TransactionMetrics) {
+    private func record(_ metrics: consuming TransactionMetrics) {
         if let previous = summary.upstream {
             if transactions.isEmpty { transactions.append(previous) }
-            transactions.append(metrics)
+            transactions.append(copy metrics)  // a further attempt: kept in both
         }
         summary.upstream = metrics
     }

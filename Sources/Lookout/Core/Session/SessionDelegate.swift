@@ -117,7 +117,9 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
     }
 
     /// Monitors, then the redirect and retry policies, then the exchange with the resulting plan.
-    func task(_ task: UpstreamTask, didReceiveResponse head: ResponseHead) -> ResponseDisposition {
+    /// `head` is the exchange's to keep: handed on, not copied, so the exchange can add its own
+    /// fields without copying the origin's (copy-on-write, two owners).
+    func task(_ task: UpstreamTask, didReceiveResponse head: consuming ResponseHead) -> ResponseDisposition {
         let exchange = exchange(for: task)
         emit(context(task), TaskDidReceiveResponse(status: head.status, reasonPhrase: head.reasonPhrase,
                                                    headerFields: head.headerFields))
@@ -150,7 +152,7 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
             }
         }
         // The exchange may also hold a forwarded response back (the cache answers instead).
-        return exchange.taskDidReceiveResponse(head, plan: plan) ? .allow : .abandon
+        return exchange.taskDidReceiveResponse(consume head, plan: plan) ? .allow : .abandon
     }
 
     /// Returns false when the client is backed up.
@@ -175,7 +177,9 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
 
     /// Metrics first, then completion (the map forgets the task only after both), then — unless
     /// the exchange itself stopped the task — the retry policy and the exchange.
-    func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: TransactionMetrics, notifyExchange: Bool) {
+    /// `metrics` is the exchange's to keep (handed on, not copied again: it holds a dozen strings).
+    func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: consuming TransactionMetrics,
+              notifyExchange: Bool) {
         let map = task.context.taskMap
         let exchange = exchange(for: task)
         emit(context(task), TaskDidGatherMetrics(metrics: exchange.metrics(adding: metrics)))
@@ -191,7 +195,7 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
                      RequestIsRetrying(attempt: task.attempt + 1, delay: delay, reason: reason))
             }
         }
-        exchange.taskDidComplete(task, metrics: metrics, error: error, retry: retry)
+        exchange.taskDidComplete(task, metrics: consume metrics, error: error, retry: retry)
     }
 
     // MARK: - Tunnels

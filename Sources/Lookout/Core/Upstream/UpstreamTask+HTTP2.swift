@@ -73,13 +73,13 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         delegate.task(self, didReceiveInformational: head)
     }
 
-    func streamDidReceiveResponse(_ head: ResponseHead) {
+    func streamDidReceiveResponse(_ head: consuming ResponseHead) {
         guard !isDone else { return }
         noteResponseBytes()
         metrics.responseHeaderBytes += UInt64(head.headLength)
         responseHeadReceived = true
         metrics.statusCode = head.status
-        if delegate.task(self, didReceiveResponse: head) == .abandon {
+        if delegate.task(self, didReceiveResponse: consume head) == .abandon {
             // Held back (a retry or a followed redirect follows): the stream is reset, and the
             // connection goes on serving the others — nothing to drain, unlike HTTP/1.1.
             metrics.responseEnd = .now()

@@ -319,7 +319,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         if head.status < 200 {
             stream.delegate.streamDidReceiveInformational(head)
         } else {
-            stream.delegate.streamDidReceiveResponse(head)
+            stream.delegate.streamDidReceiveResponse(consume head)
         }
     }
 

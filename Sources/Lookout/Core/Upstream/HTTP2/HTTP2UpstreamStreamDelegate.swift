@@ -7,7 +7,7 @@ protocol HTTP2UpstreamStreamDelegate: AnyObject {
     /// An interim response (1xx).
     func streamDidReceiveInformational(_ head: ResponseHead)
     /// The final response head.
-    func streamDidReceiveResponse(_ head: ResponseHead)
+    func streamDidReceiveResponse(_ head: consuming ResponseHead)
     /// Response body bytes. Returns whether they were passed on: false keeps them on the
     /// stream's window (the origin may send no more than the window) until the task consumes them.
     func streamDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool
