@@ -125,13 +125,33 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     /// the stream. Returns the stream id.
     public func submitRequest(_ headers: [HTTP2Header], hasBody: Bool) throws -> Int32 {
         let stream: Int32 = HTTP2NameValues.with(headers) { nva, count in
-            guard hasBody else { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
-            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
-            return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+            submitRequest(nva, count, hasBody: hasBody)
         }
         guard stream > 0 else { throw HTTP2SessionError(code: stream) }
         if hasBody { core.expectBody(on: stream) }
         return stream
+    }
+
+    /// The same for a request head's parts, translated on the way (`HTTP2MessageTranslation
+    /// .requestHeaders` says how) and written straight into nghttp2's array. Returns the stream
+    /// and the header section's size as RFC 9113 §6.5.2 counts it.
+    public func submitRequest(method: String, scheme: String, authority: String, path: String, fields: HTTPFields,
+                              acceptsTrailers: Bool, hasBody: Bool) throws -> (stream: Int32, headerBytes: Int) {
+        let (stream, headerBytes): (Int32, Int) = HTTP2NameValues.with(maxCount: fields.count + 5) { writer in
+            HTTP2MessageTranslation.writeRequest(method: method, scheme: scheme, authority: authority, path: path,
+                                                 fields: fields, acceptsTrailers: acceptsTrailers, to: &writer)
+        } _: { nva, count, listSize in
+            (submitRequest(nva, count, hasBody: hasBody), listSize)
+        }
+        guard stream > 0 else { throw HTTP2SessionError(code: stream) }
+        if hasBody { core.expectBody(on: stream) }
+        return (stream, headerBytes)
+    }
+
+    private func submitRequest(_ nva: UnsafePointer<nghttp2_nv>, _ count: Int, hasBody: Bool) -> Int32 {
+        guard hasBody else { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+        return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
     }
 
     /// Queues request body bytes. False when the stream holds `streamBufferBytes` or more: the

@@ -10,24 +10,27 @@ extension HTTP2MessageTranslation {
     /// only as `trailers`, sent when `acceptsTrailers` (gRPC needs it) — and `Host` is the `:authority`.
     public static func requestHeaders(method: String, scheme: String, authority: String, path: String,
                                       fields: HTTPFields, acceptsTrailers: Bool) -> [HTTP2Header] {
-        var named: Set<String> = []
-        if let connection = fields.value(for: .connection) {
-            FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
-        }
         var headers: [HTTP2Header] = []
-        headers.reserveCapacity(fields.count + 4)
+        headers.reserveCapacity(fields.count + 5)
         headers.append(HTTP2Header(":method", method))
         headers.append(HTTP2Header(":scheme", scheme))
         headers.append(HTTP2Header(":authority", authority))
         headers.append(HTTP2Header(":path", path))
-        for field in fields {
-            let name = field.name.canonicalName
-            if (name.utf8.count == 4 && name == "host") || isConnectionSpecific(name)
-                || (!named.isEmpty && named.contains(name)) { continue }
-            headers.append(HTTP2Header(name, field.value))
-        }
+        ForwardedFields(of: fields, isRequest: true).forEach { name, value in headers.append(HTTP2Header(name, value)) }
         if acceptsTrailers { headers.append(HTTP2Header("te", "trailers")) }
         return headers
+    }
+
+    /// The same section written straight from the fields (`HTTP2ClientSession.submitRequest`);
+    /// at most `fields.count + 5` of them.
+    static func writeRequest(method: String, scheme: String, authority: String, path: String, fields: HTTPFields,
+                             acceptsTrailers: Bool, to writer: inout HTTP2SectionWriter) {
+        writer.append(":method", method)
+        writer.append(":scheme", scheme)
+        writer.append(":authority", authority)
+        writer.append(":path", path)
+        ForwardedFields(of: fields, isRequest: true).forEach { name, value in writer.append(name, value) }
+        if acceptsTrailers { writer.append("te", "trailers") }
     }
 
     /// The response head an HTTP/2 response header section stands for: the status, a reason

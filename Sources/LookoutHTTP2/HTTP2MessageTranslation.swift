@@ -76,18 +76,43 @@ public enum HTTP2MessageTranslation {
     /// Response (or trailer) fields for an HTTP/2 stream: lowercase names (§8.2.1), without the
     /// connection-specific fields and any the `Connection` field names (§8.2.2).
     public static func headers(_ fields: HTTPFields) -> [HTTP2Header] {
-        var named: Set<String> = []
-        if let connection = fields.value(for: .connection) {
-            FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
-        }
         var headers: [HTTP2Header] = []
         headers.reserveCapacity(fields.count)
-        for field in fields {
-            let name = field.name.canonicalName
-            if isConnectionSpecific(name) || (!named.isEmpty && named.contains(name)) { continue }
-            headers.append(HTTP2Header(name, field.value))
-        }
+        ForwardedFields(of: fields, isRequest: false).forEach { name, value in headers.append(HTTP2Header(name, value)) }
         return headers
+    }
+
+    /// A response's header section as it goes out (§8.3.2): `:status`, then `headers(fields)`,
+    /// written straight from the fields.
+    static func writeResponse(status: Int, fields: HTTPFields, to writer: inout HTTP2SectionWriter) {
+        writer.append(":status", String(status))
+        ForwardedFields(of: fields, isRequest: false).forEach { name, value in writer.append(name, value) }
+    }
+
+    /// The fields of a message that an HTTP/2 header section carries, by their lowercase names
+    /// (§8.2.1): not the connection-specific ones, nor those the message's `Connection` field
+    /// names (§8.2.2), and for a request not `Host`, which `:authority` carries (§8.3.1).
+    struct ForwardedFields {
+        private let fields: HTTPFields
+        private let isRequest: Bool
+        private var named: Set<String> = []
+
+        init(of fields: HTTPFields, isRequest: Bool) {
+            self.fields = fields
+            self.isRequest = isRequest
+            if let connection = fields.value(for: .connection) {
+                FieldList.forEachElement(of: connection) { element in named.insert(element.string.lowercased()) }
+            }
+        }
+
+        func forEach(_ body: (_ name: String, _ value: String) -> Void) {
+            for field in fields {
+                let name = field.name.canonicalName
+                if (isRequest && name.utf8.count == 4 && name == "host") || isConnectionSpecific(name)
+                    || (!named.isEmpty && named.contains(name)) { continue }
+                body(name, field.value)
+            }
+        }
     }
 
     /// HTTP/1.1's `Host`, spelled as HTTP/1.1 clients send it.

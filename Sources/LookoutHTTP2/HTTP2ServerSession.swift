@@ -139,12 +139,27 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// Submits a response head; without `endStream` a body follows through `enqueueBody`.
     public func sendResponse(stream: Int32, status: Int, headers: [HTTP2Header], endStream: Bool) {
         let result: Int32 = HTTP2NameValues.with(headers, leading: HTTP2Header(":status", String(status))) { nva, count in
-            if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
-            core.expectBody(on: stream)
-            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
-            return nghttp2_submit_response(session, stream, nva, count, &provider)
+            submitResponse(stream: stream, nva, count, endStream: endStream)
         }
         if result != 0 { core.forgetBody(of: stream) }
+    }
+
+    /// The same for a response head's fields, translated on the way (`HTTP2MessageTranslation`:
+    /// no connection-specific fields, §8.2.2) and written straight into nghttp2's array.
+    public func sendResponse(stream: Int32, status: Int, fields: HTTPFields, endStream: Bool) {
+        let result: Int32 = HTTP2NameValues.with(maxCount: fields.count + 1) { writer in
+            HTTP2MessageTranslation.writeResponse(status: status, fields: fields, to: &writer)
+        } _: { nva, count, _ in
+            submitResponse(stream: stream, nva, count, endStream: endStream)
+        }
+        if result != 0 { core.forgetBody(of: stream) }
+    }
+
+    private func submitResponse(stream: Int32, _ nva: UnsafePointer<nghttp2_nv>, _ count: Int, endStream: Bool) -> Int32 {
+        if endStream { return nghttp2_submit_response(session, stream, nva, count, nil) }
+        core.expectBody(on: stream)
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+        return nghttp2_submit_response(session, stream, nva, count, &provider)
     }
 
     /// An interim response (1xx, RFC 9113 §8.1): a HEADERS frame that does not end the stream.

@@ -151,6 +151,32 @@ import Testing
             "Mon, 23 Nov 2026 10:00:01 GMT", "Mon, 23 Nov 2026 10:00:02 GMT", "Mon, 23 Nov 2026 10:00:02 GMT"])
     }
 
+    /// Heads written straight from their fields into nghttp2's array: translated on the way (no
+    /// `Host`, no connection-specific fields or those `Connection` names), in order, with the size
+    /// §6.5.2 counts — for a usual section, and for one past the writer's stack buffer.
+    @Test(arguments: [10, 3000])
+    func headsWrittenFromTheirFieldsArriveTranslated(fieldSize: Int) throws {
+        let filler = String(repeating: "v", count: fieldSize)
+        var fields: HTTPFields = [HTTPField.Name("Host")!: "a.test", .connection: "x-hop", .userAgent: "pair/1"]
+        fields.append(HTTPField(name: HTTPField.Name("x-hop")!, value: "dropped"))
+        fields.append(HTTPField(name: .transferEncoding, value: "chunked"))
+        fields.append(HTTPField(name: HTTPField.Name("x-filler")!, value: filler))
+        let (stream, headerBytes) = try client.submitRequest(method: "GET", scheme: "https", authority: "a.test",
+                                                             path: "/p", fields: fields, acceptsTrailers: true,
+                                                             hasBody: false)
+        let expected = HTTP2MessageTranslation.requestHeaders(method: "GET", scheme: "https", authority: "a.test",
+                                                              path: "/p", fields: fields, acceptsTrailers: true)
+        #expect(expected.map(\.name) == [":method", ":scheme", ":authority", ":path", "user-agent", "x-filler", "te"])
+        #expect(headerBytes == expected.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 })
+        try exchangeFrames()
+        #expect(serverEvents.events.first == "request \(stream) " + expected.map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+
+        server.sendResponse(stream: stream, status: 203, fields: fields, endStream: true)
+        try exchangeFrames()
+        #expect(clientEvents.events.dropFirst().first
+                == "response \(stream) :status=203 host=a.test user-agent=pair/1 x-filler=\(filler)")
+    }
+
     @Test func unconsumedResponseBytesHoldTheStreamWindowShut() throws {
         clientEvents.consumeAtOnce = false
         let stream = try client.submitRequest(request, hasBody: false)

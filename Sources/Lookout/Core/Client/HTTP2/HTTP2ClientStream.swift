@@ -45,8 +45,7 @@ final class HTTP2ClientStream: ExchangeDelegate, ClientResponseWriter, @unchecke
         guard !isClosed else { return }
         headSent = true
         responseEnded = framing == .none
-        side.protocolSession.sendResponse(stream: id, status: status, headers: HTTP2MessageTranslation.headers(fields),
-                                          endStream: responseEnded)
+        side.protocolSession.sendResponse(stream: id, status: status, fields: fields, endStream: responseEnded)
         side.scheduleFlush()
     }
 

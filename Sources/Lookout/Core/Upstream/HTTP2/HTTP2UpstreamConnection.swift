@@ -95,12 +95,11 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         -> Result<(stream: Int32, headerBytes: Int), ProxyError>
     {
         let authority = request.fields.value(for: Exchange.hostHeader) ?? request.origin.hostFieldValue
-        let headers = HTTP2MessageTranslation.requestHeaders(method: request.method.rawValue, scheme: request.origin.scheme,
-                                                            authority: authority, path: request.target,
-                                                            fields: request.fields, acceptsTrailers: request.acceptsTrailers)
-        let stream: Int32
+        let stream: Int32, headerBytes: Int
         do {
-            stream = try protocolSession.submitRequest(headers, hasBody: request.hasBody)
+            (stream, headerBytes) = try protocolSession.submitRequest(
+                method: request.method.rawValue, scheme: request.origin.scheme, authority: authority, path: request.target,
+                fields: request.fields, acceptsTrailers: request.acceptsTrailers, hasBody: request.hasBody)
         } catch {
             return .failure(.upstreamFailed(reason: .closed("cannot open an HTTP/2 stream: \(error)")))
         }
@@ -108,7 +107,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         streamsOpened += 1
         pingOutstanding = false
         scheduleFlush()
-        return .success((stream, headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 }))
+        return .success((stream, headerBytes))
     }
 
     /// Queues request body bytes; false when the stream's queue is full (wait for `streamCanTakeMoreBody`).
