@@ -105,7 +105,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     fileprivate var resetInjected = false
 
     init(id: UInt64, session: Session, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
-         records: ExchangeRecords, head: RequestHead, origin: Origin, path: String, url: String,
+         records: ExchangeRecords, head: consuming RequestHead, origin: Origin, path: String, url: String,
          kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil) {
         self.id = id
         self.delegate = delegate
@@ -113,7 +113,6 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         self.context = context
         self.client = client
         self.records = records
-        self.head = head
         self.summary = ExchangeSummary(requestID: id, connectionID: records.connectionID,
                                        clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
                                        url: url, httpVersion: head.version.description, start: .now())
@@ -124,6 +123,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
                                        asksForUpgrade: false, acceptsTrailers: false)
         self.upstreamPath = path
         self.firstHost = origin.host
+        // Last, so the head is moved in rather than copied (its fields, a dozen strings).
+        self.head = head
     }
 
     /// The first hop's origin-form target.

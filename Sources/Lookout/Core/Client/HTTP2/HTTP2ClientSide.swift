@@ -216,7 +216,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         let requestID = session.makeRequestID()
         let clientStream = HTTP2ClientStream(id: id, side: self)
         streams[id] = clientStream
-        switch HTTP2MessageTranslation.requestHead(headers, endStream: endStream, fieldBytes: fieldBytes) {
+        let translated = HTTP2MessageTranslation.requestHead(headers, endStream: endStream, fieldBytes: fieldBytes)
+        switch consume translated {
         case .failure(let problem):
             let error: ProxyError
             switch problem {
@@ -237,9 +238,10 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                 refuse(clientStream, requestID: requestID, head: head, url: url, error: refusal)
                 return
             }
+            let path = head.rawTarget
             let exchange = Exchange(id: requestID, session: session, context: context, client: clientStream,
                                     delegate: clientStream, records: records, head: head, origin: origin,
-                                    path: head.rawTarget, url: url, kind: .intercepted, clientStreamID: id)
+                                    path: path, url: url, kind: .intercepted, clientStreamID: id)
             clientStream.run(exchange)
         }
     }
