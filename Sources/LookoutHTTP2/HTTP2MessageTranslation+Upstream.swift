@@ -12,12 +12,8 @@ extension HTTP2MessageTranslation {
                                       fields: HTTPFields, acceptsTrailers: Bool) -> [HTTP2Header] {
         var headers: [HTTP2Header] = []
         headers.reserveCapacity(fields.count + 5)
-        headers.append(HTTP2Header(":method", method))
-        headers.append(HTTP2Header(":scheme", scheme))
-        headers.append(HTTP2Header(":authority", authority))
-        headers.append(HTTP2Header(":path", path))
-        ForwardedFields(of: fields, isRequest: true).forEach { name, value in headers.append(HTTP2Header(name, value)) }
-        if acceptsTrailers { headers.append(HTTP2Header("te", "trailers")) }
+        forEachRequestField(method: method, scheme: scheme, authority: authority, path: path, fields: fields,
+                            acceptsTrailers: acceptsTrailers) { name, value in headers.append(HTTP2Header(name, value)) }
         return headers
     }
 
@@ -25,12 +21,20 @@ extension HTTP2MessageTranslation {
     /// at most `fields.count + 5` of them.
     static func writeRequest(method: String, scheme: String, authority: String, path: String, fields: HTTPFields,
                              acceptsTrailers: Bool, to writer: inout HTTP2SectionWriter) {
-        writer.append(":method", method)
-        writer.append(":scheme", scheme)
-        writer.append(":authority", authority)
-        writer.append(":path", path)
-        ForwardedFields(of: fields, isRequest: true).forEach { name, value in writer.append(name, value) }
-        if acceptsTrailers { writer.append("te", "trailers") }
+        forEachRequestField(method: method, scheme: scheme, authority: authority, path: path, fields: fields,
+                            acceptsTrailers: acceptsTrailers) { name, value in writer.append(name, value) }
+    }
+
+    /// The request section's fields in order, for both of the above.
+    private static func forEachRequestField(method: String, scheme: String, authority: String, path: String,
+                                            fields: HTTPFields, acceptsTrailers: Bool,
+                                            _ body: (_ name: String, _ value: String) -> Void) {
+        body(":method", method)
+        body(":scheme", scheme)
+        body(":authority", authority)
+        body(":path", path)
+        ForwardedFields(of: fields, isRequest: true).forEach(body)
+        if acceptsTrailers { body("te", "trailers") }
     }
 
     /// The response head an HTTP/2 response header section stands for: the status, a reason
