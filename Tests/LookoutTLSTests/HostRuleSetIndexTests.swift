@@ -34,3 +34,17 @@ import Testing
         #expect(try self.set(["*.example.com"]).rule(for: "example.com") == nil)
     }
 }
+
+/// `HostName.isIPv4Literal` copies the host to a stack buffer for `inet_pton`: it must answer as
+/// `inet_pton` does on the whole text, at and past the 15-byte longest literal.
+@Suite struct IPv4LiteralTests {
+    @Test(arguments: [
+        ("127.0.0.1", true), ("0.0.0.0", true), ("255.255.255.255", true), ("192.0.2.1", true),
+        ("256.1.1.1", false), ("1.2.3", false), ("1.2.3.4.5", false), ("1.2.3.4 ", false), ("", false),
+        ("1111.111.111.111", false), ("255.255.255.2555", false), ("example.com", false), ("::1", false),
+        ("a-very-long-host-name.example.com", false), ("1.2.3.4\u{0}5", false),
+    ])
+    func answersAsInetPtonDoes(host: String, expected: Bool) {
+        #expect(HostName.isIPv4Literal(host) == expected)
+    }
+}

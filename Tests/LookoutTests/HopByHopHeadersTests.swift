@@ -28,4 +28,25 @@ import Testing
         HopByHopHeaders.remove(from: &fields)
         #expect(fields == before)
     }
+
+    @Test func removesANamedFieldBeforeItsConnectionFieldAndKeepsTheRestInOrder() {
+        var fields = HTTPFields()
+        for (field, value) in [("X-Early", "1"), ("A", "a"), ("Keep-Alive", "timeout=5"), ("B", "b"),
+                               ("Connection", "x-early, keep-alive"), ("C", "c"), ("x-early", "2"), ("D", "d")] {
+            fields.append(HTTPField(name: name(field), value: value))
+        }
+        HopByHopHeaders.remove(from: &fields)
+        #expect(fields.map(\.name.canonicalName) == ["a", "b", "c", "d"])
+        #expect(fields.map(\.value) == ["a", "b", "c", "d"])
+    }
+
+    @Test func removesOnlyTheConnectionFieldOfAUsualResponse() {
+        var fields = HTTPFields()
+        for (field, value) in [("Server", "nginx"), ("Date", "x"), ("Content-Type", "text/plain"),
+                               ("Content-Length", "3"), ("Connection", "keep-alive"), ("ETag", "\"1\"")] {
+            fields.append(HTTPField(name: name(field), value: value))
+        }
+        HopByHopHeaders.remove(from: &fields)
+        #expect(fields.map(\.name.canonicalName) == ["server", "date", "content-type", "content-length", "etag"])
+    }
 }

@@ -40,13 +40,25 @@ enum HostName {
         return nil
     }
 
-    /// Whether `host` is an IPv4 or IPv6 literal.
-    /// A dotted-quad IPv4 literal, checked without building its bytes.
+    /// A dotted-quad IPv4 literal, checked without building its bytes. Every proxied request
+    /// asks (its host's rule key), so the text goes to `inet_pton` from a stack buffer: passing
+    /// the `String` itself made a C string on the heap each time. The longest literal,
+    /// "255.255.255.255", has 15 bytes; anything longer is not one.
     static func isIPv4Literal(_ host: String) -> Bool {
-        var v4 = in_addr()
-        return inet_pton(AF_INET, host, &v4) == 1
+        let maxLength = 15
+        let length = host.utf8.count
+        guard length > 0, length <= maxLength else { return false }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxLength + 1) { buffer in
+            _ = buffer.initialize(from: host.utf8)  // String's UTF-8 copies out in one move
+            buffer[length] = 0
+            // A NUL inside would end the C string early ("1.2.3.4\0x" read as "1.2.3.4").
+            guard memchr(buffer.baseAddress!, 0, length) == nil else { return false }
+            var v4 = in_addr()
+            return buffer.withMemoryRebound(to: CChar.self) { inet_pton(AF_INET, $0.baseAddress!, &v4) } == 1
+        }
     }
 
+    /// Whether `host` is an IPv4 or IPv6 literal.
     static func isIPAddress(_ host: String) -> Bool {
         ipAddressBytes(host) != nil
     }
