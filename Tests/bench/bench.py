@@ -356,28 +356,47 @@ def _stat_ticks(pid):
         return 0
 
 
-def _ours_ticks():
-    """CPU used by this script (plus reaped children: wrk, curl, helpers) and by the servers."""
-    total = _stat_ticks("self")
-    pids = {p.pid for p in PROCS}
+def _stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name, or None when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("ascii", "replace")
+        return data[data.rfind(")") + 2:].split()
+    except OSError:
+        return None
+
+
+def _process_tree(roots):
+    """The pids in ``roots`` and all their live descendants."""
     kids = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    data = f.read().decode("ascii", "replace")
-                kids.setdefault(int(data[data.rfind(")") + 2:].split()[1]), []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    todo, seen = list(pids), set()
+            v = _stat_fields(entry)
+            if v and len(v) > 1 and v[1].isdigit():
+                kids.setdefault(int(v[1]), []).append(int(entry))
+    todo, seen = list(roots), set()
     while todo:
         pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        total += _stat_ticks(pid)
-        todo.extend(kids.get(pid, []))
-    return total
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(kids.get(pid, []))
+    return seen
+
+
+def _ours_ticks():
+    """CPU used by this script (plus reaped children: wrk, curl, helpers) and by the servers."""
+    return _stat_ticks("self") + sum(_stat_ticks(pid) for pid in _process_tree({p.pid for p in PROCS}))
+
+
+def _tree_user_system_ticks(pid):
+    """(user, system) clock ticks of a process and its live descendants (nginx's and nghttpx's
+    workers are children of the pid a target knows)."""
+    user = system = 0
+    for p in _process_tree([pid]):
+        v = _stat_fields(p)
+        if v and len(v) > 12:
+            user, system = user + int(v[11]), system + int(v[12])
+    return user, system
 
 
 def _system_ticks():
@@ -654,8 +673,14 @@ def main():
                     log(f"wrk {tag} ({path}, c{conns}{', Connection: close' if hdrs else ''}, {D}s)"
                         f"{f', round {round_number + 1}/{rounds}' if rounds > 1 else ''}: {t.label}")
                     cw = CpuWatch()
+                    # On the keep-alive row, the target's own CPU per request, user and system
+                    # apart: where a proxy's cost lies (its code, or the kernel's socket work).
+                    ticks0 = _tree_user_system_ticks(t.pid) if tag == "k1" else None
                     r = wrk(t, http_port, path, conns, D, latency=lat, headers=hdrs, work=work, tag=tag)
                     r["foreign_cpu"] = cw.foreign()
+                    if ticks0 is not None and r.get("requests"):
+                        ticks1, hz = _tree_user_system_ticks(t.pid), os.sysconf("SC_CLK_TCK")
+                        r["cpu_us_per_request"] = tuple((b - a) * 1e6 / hz / r["requests"] for a, b in zip(ticks0, ticks1))
                     n = log_records(t)
                     if n is not None:
                         r["log_records"] = n
@@ -931,6 +956,14 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
                 parts.append(f"CONNECT bulk through the zero-copy (splice) floor: "
                              f"{val(spliced, 'bulk') / val(direct, 'bulk'):.2f}× direct")
             out.append("Against the floor (a byte relay with no HTTP, same run): " + "; ".join(parts) + ".\n")
+        cpu = [(t.label, t.results["k1"]["cpu_us_per_request"]) for t in targets
+               if isinstance(t.results.get("k1"), dict) and t.results["k1"].get("cpu_us_per_request")]
+        if cpu:
+            out.append("CPU per request on 1 KiB keep-alive, the median round, each target's own processes "
+                       "(µs, user + system; `/proc/PID/stat`): "
+                       + "; ".join(f"{label}: {u:.1f} + {sy:.1f}" for label, (u, sy) in cpu)
+                       + ". The system part is mostly the kernel's socket work, which every relay does; the "
+                       "user part is the target's own code.\n")
 
     out.append("## Details\n")
     for t in targets:
