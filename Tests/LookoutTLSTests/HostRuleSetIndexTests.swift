@@ -47,4 +47,14 @@ import Testing
     func answersAsInetPtonDoes(host: String, expected: Bool) {
         #expect(HostName.isIPv4Literal(host) == expected)
     }
+
+    /// The same buffer serves `ipAddressBytes`, with IPv6 literals up to 45 bytes and brackets.
+    @Test(arguments: [
+        ("2001:db8::1", 16), ("[2001:DB8::1]", 16), ("[1.2.3.4]", 4), ("192.0.2.1", 4),
+        ("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", 16), ("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.2555", 0),
+        ("::1\u{0}", 0), ("[]", 0), ("example.com", 0), ("2001:db8::g", 0),
+    ])
+    func addressBytesAnswerAsInetPtonDoes(host: String, byteCount: Int) {
+        #expect(HostName.ipAddressBytes(host)?.count ?? 0 == byteCount)
+    }
 }

@@ -345,17 +345,6 @@ def start_lookout(name, lookout, work, https_port, log_yaml, extra=""):
 
 # --------------------------------------------------------------------------- CPU interference
 
-def _stat_ticks(pid):
-    """utime+stime+cutime+cstime of one process (clock ticks)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode("ascii", "replace")
-        v = data[data.rfind(")") + 2:].split()
-        return int(v[11]) + int(v[12]) + int(v[13]) + int(v[14])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def _stat_fields(pid):
     """The fields of /proc/PID/stat after the command name, or None when the process is gone."""
     try:
@@ -364,6 +353,15 @@ def _stat_fields(pid):
         return data[data.rfind(")") + 2:].split()
     except OSError:
         return None
+
+
+def _stat_ticks(pid):
+    """utime+stime+cutime+cstime of one process (clock ticks)."""
+    v = _stat_fields(pid)
+    try:
+        return sum(int(x) for x in v[11:15]) if v else 0
+    except ValueError:
+        return 0
 
 
 def _process_tree(roots):

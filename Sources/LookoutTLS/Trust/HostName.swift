@@ -25,36 +25,41 @@ enum HostName {
     /// The network-order bytes of an IPv4 (4 bytes) or IPv6 (16 bytes) literal, or nil when
     /// `host` is a name. Brackets are accepted around IPv6.
     static func ipAddressBytes(_ host: String) -> [UInt8]? {
-        var text = host
+        var text = Substring(host)
         if text.hasPrefix("["), text.hasSuffix("]") {
-            text = String(text.dropFirst().dropLast())
+            text = text.dropFirst().dropLast()
         }
         var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
+        if parse(text, family: AF_INET, into: &v4) {
             return withUnsafeBytes(of: &v4) { Array($0) }
         }
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
+        if parse(text, family: AF_INET6, into: &v6) {
             return withUnsafeBytes(of: &v6) { Array($0) }
         }
         return nil
     }
 
-    /// A dotted-quad IPv4 literal, checked without building its bytes. Every proxied request
-    /// asks (its host's rule key), so the text goes to `inet_pton` from a stack buffer: passing
-    /// the `String` itself made a C string on the heap each time. The longest literal,
-    /// "255.255.255.255", has 15 bytes; anything longer is not one.
+    /// A dotted-quad IPv4 literal, checked without building its bytes (every proxied request
+    /// asks, for its host's rule key).
     static func isIPv4Literal(_ host: String) -> Bool {
-        let maxLength = 15
-        let length = host.utf8.count
+        var v4 = in_addr()
+        return parse(Substring(host), family: AF_INET, into: &v4)
+    }
+
+    /// `inet_pton` on `text`, from a stack buffer: passing a `String` made a C string on the heap
+    /// on every call. Text longer than any literal of the family ("255.255.255.255" has 15 bytes,
+    /// an IPv6 literal at most 45, `INET6_ADDRSTRLEN` less its NUL) is not one, nor is text with a
+    /// NUL inside, which would end the C string early ("1.2.3.4\0x" read as "1.2.3.4").
+    private static func parse(_ text: Substring, family: Int32, into address: UnsafeMutableRawPointer) -> Bool {
+        let maxLength = family == AF_INET ? 15 : 45
+        let length = text.utf8.count
         guard length > 0, length <= maxLength else { return false }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxLength + 1) { buffer in
-            _ = buffer.initialize(from: host.utf8)  // String's UTF-8 copies out in one move
+            _ = buffer.initialize(from: text.utf8)  // the UTF-8 copies out in one move
             buffer[length] = 0
-            // A NUL inside would end the C string early ("1.2.3.4\0x" read as "1.2.3.4").
             guard memchr(buffer.baseAddress!, 0, length) == nil else { return false }
-            var v4 = in_addr()
-            return buffer.withMemoryRebound(to: CChar.self) { inet_pton(AF_INET, $0.baseAddress!, &v4) } == 1
+            return buffer.withMemoryRebound(to: CChar.self) { inet_pton(family, $0.baseAddress!, address) } == 1
         }
     }
 

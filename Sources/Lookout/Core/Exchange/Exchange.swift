@@ -614,7 +614,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         // the head the only other owner, adding Via and the rest below would otherwise copy all
         // of them first (copy-on-write), once per response.
         let offeredUpgrade = response.status == 101 ? response.headerFields[.upgrade] : nil
-        let chunkedCoding: String? = if case .chunked = response.framing {
+        let chunkedCoding: String? = if case .chunked = response.framing, head.version != .http1_0 {
             TransferCoding.canonicalField(response.headerFields)
         } else {
             nil
@@ -833,7 +833,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// How the response body goes to the client, and whether the client connection stays open.
     /// `chunkedCoding` is the `Transfer-Encoding` a chunked response goes on with, from the
-    /// origin's own fields.
+    /// origin's own fields (read only when the client takes chunks).
     private func prepareFraming(for response: ResponseHead, chunkedCoding: String?, fields: inout HTTPFields) {
         switch response.framing {
         case .none:
