@@ -60,7 +60,7 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutMonitors",
-                dependencies: ["Lookout", "LookoutHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
+                dependencies: ["Lookout", "LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
                 exclude: ["LOG.md"],
                 swiftSettings: hotPathSettings),
         // Prometheus metrics: a monitor that counts every exchange, and the `/metrics` admin page.

@@ -92,6 +92,8 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     private var midLine = false
     /// The last write failed (errors are reported to `onError` once per failure streak).
     private var failing = false
+    /// Writes the file back behind the records and drops it from the page cache.
+    private var writeBehind: LogWriteBehind
 
     /// Opens the destination. Throws `JSONLinesLogError.cannotOpen` when the file cannot be opened.
     ///
@@ -102,10 +104,13 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
     ///   - includeHeaders: add `request_headers` / `response_headers` to summary records.
     ///   - sharesSummaryRecords: see the property; only worth it when another monitor writes the
     ///     same records.
+    ///   - writeBehindWindow: how much of a log file may sit in the page cache before it is
+    ///     written back and dropped, in two windows (`LogWriteBehind`); whole pages.
     ///   - onError: told, on `queue`, about a failed reopen and about the first failed write of
     ///     each streak of failures (e.g. to log it on stderr).
     public init(destination: LogDestination, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool,
                 sharesSummaryRecords: Bool = false,
+                writeBehindWindow: Int = LogWriteBehind.defaultWindow,
                 queue: DispatchQueue = DispatchQueue(label: "lookout.monitor.jsonlines", qos: .utility),
                 onError: (@Sendable (JSONLinesLogError) -> Void)? = nil) throws {
         self.destination = destination
@@ -123,6 +128,8 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
         case .file(let path):
             fd = try Self.openLog(path)
         }
+        writeBehind = LogWriteBehind(window: writeBehindWindow)
+        writeBehind.attach(to: fd)
         queue.setSpecific(key: onQueueKey, value: true)
     }
 
@@ -212,6 +219,7 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
         }
         _ = close(fd)
         fd = newFD
+        writeBehind.attach(to: fd)
         // A torn line from a failed write stays behind in the old file unless this is still it.
         if midLine {
             var st = stat()
@@ -255,6 +263,7 @@ public final class JSONLinesLogMonitor: EventMonitor, @unchecked Sendable {
         if count == buffer.count {
             written.add(UInt64(records), ordering: .relaxed)
             failing = false
+            writeBehind.didWrite(to: fd)
             return
         }
         // Failed part-way: lines fully written count as written; the rest are dropped.

@@ -63,4 +63,13 @@ int lookout_interface_is_wireless(const char *name);
 /// Copies `length` bytes from `in_fd` at `*in_offset` to the current offset of `out_fd` in the
 /// kernel (copy_file_range(2), behind _GNU_SOURCE); returns the bytes copied or -1.
 long lookout_copy_file_range(int in_fd, long long *in_offset, int out_fd, size_t length);
+
+/// sync_file_range(2) (behind _GNU_SOURCE): starts and/or waits for the writeback of
+/// `length` bytes of `fd` at `offset`. Returns 0 or -1 (errno set).
+enum {
+    LOOKOUT_SYNC_WAIT_BEFORE = 1, /* SYNC_FILE_RANGE_WAIT_BEFORE */
+    LOOKOUT_SYNC_WRITE = 2,       /* SYNC_FILE_RANGE_WRITE */
+    LOOKOUT_SYNC_WAIT_AFTER = 4,  /* SYNC_FILE_RANGE_WAIT_AFTER */
+};
+int lookout_sync_file_range(int fd, long long offset, long long length, unsigned int flags);
 #endif
