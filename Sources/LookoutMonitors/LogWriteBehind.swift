@@ -34,7 +34,7 @@ public struct LogWriteBehind {
     private(set) var isActive = false
 
     init(window: Int = LogWriteBehind.defaultWindow) {
-        precondition(window > 0 && window % 4096 == 0, "window must be whole pages")
+        precondition(window > 0 && window % Self.pageSize == 0, "window must be whole pages")
         self.window = window
     }
 
@@ -46,9 +46,17 @@ public struct LogWriteBehind {
             return
         }
         isActive = true
-        startedThrough = status.st_size
+        restart(at: status.st_size)
+    }
+
+    /// Windows start on page boundaries, so each drop frees whole pages and none straddles two
+    /// windows (a page that did would stay cached: `POSIX_FADV_DONTNEED` drops whole pages only).
+    private mutating func restart(at offset: Int) {
+        startedThrough = offset - offset % Self.pageSize
         droppedThrough = startedThrough
     }
+
+    private static let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
     /// After a write to `fd`: the file now ends at the descriptor's offset (`O_APPEND` moves it
     /// to the end of each write).
@@ -58,8 +66,7 @@ public struct LogWriteBehind {
         guard end >= 0 else { isActive = false; return }
         if end < startedThrough {
             // Truncated under us (`copytruncate` rotation): count from the new end.
-            startedThrough = end
-            droppedThrough = end
+            restart(at: end)
             return
         }
         while end - startedThrough >= window {

@@ -89,6 +89,24 @@ struct LogWriteBehindTests {
         #expect(data.enumerated().allSatisfy { $0.element == chunk[$0.offset % chunk.count] })
     }
 
+    @Test func windowsStartOnAPageBoundary() throws {
+        let path = temporaryLogPath()
+        let earlier = try openAppending(path)
+        var unused = LogWriteBehind(window: Self.window)
+        append(Self.pageSize + 10, to: earlier, &unused)
+        close(earlier)
+        let fd = try openAppending(path)
+        defer { close(fd) }
+        var behind = LogWriteBehind(window: Self.window)
+        behind.attach(to: fd)
+        #expect(behind.startedThrough == Self.pageSize)
+        append(3 * Self.window, to: fd, &behind)
+        #expect(behind.startedThrough == Self.pageSize + 3 * Self.window)
+        #expect(behind.droppedThrough == Self.pageSize + 2 * Self.window)
+        let resident = try residentPages(path)
+        #expect(!pages(resident, from: Self.pageSize, to: Self.pageSize + 2 * Self.window).contains(true))
+    }
+
     @Test func anExistingFileIsLeftAloneAndCountedFromItsEnd() throws {
         let path = temporaryLogPath()
         let earlier = try openAppending(path)
@@ -122,10 +140,10 @@ struct LogWriteBehindTests {
         // `copytruncate` rotation empties the file under the writer.
         #expect(truncate(path, 0) == 0)
         append(100, to: fd, &behind, seed: 7)
-        #expect(behind.startedThrough == 100 && behind.droppedThrough == 100)
+        #expect(behind.startedThrough == 0 && behind.droppedThrough == 0)  // from the page the end is in
         append(3 * Self.window, to: fd, &behind, seed: 7)
-        #expect(behind.startedThrough == 100 + 3 * Self.window)
-        #expect(behind.droppedThrough == 100 + 2 * Self.window)
+        #expect(behind.startedThrough == 3 * Self.window)
+        #expect(behind.droppedThrough == 2 * Self.window)
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(data.count == 100 + 3 * Self.window)
     }
