@@ -11,7 +11,7 @@ import CLookoutSocket
 /// the machine does read. At 50,000 records a second that is 40 MB/s of both: writes that may
 /// stall in `balance_dirty_pages` once the dirty limit is reached, and a page cache that the log
 /// gradually takes over. Measured on the project's VM it also made each new page expensive: the
-/// kernel took fresh pages for the log, and the hypervisor's first touch of each cost 1.6–2.0 ms
+/// kernel took fresh pages for the log, and the hypervisor's first touch of each cost 1.6–2.7 ms
 /// of system time per MB written (0.22 ms when the pages of a deleted file were reused).
 ///
 /// So, per `window` bytes appended (the scheme `sync_file_range(2)`'s manual page describes):

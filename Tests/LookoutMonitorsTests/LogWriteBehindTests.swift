@@ -31,17 +31,42 @@ struct LogWriteBehindTests {
         return fd
     }
 
-    /// Appends `count` bytes in 16 KiB writes, telling `behind` after each, as the log does.
-    private func append(_ count: Int, to fd: Int32, _ behind: inout LogWriteBehind, seed: UInt8 = 0) {
-        let chunk = (0..<16 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+    /// `path` opened for appending, as the log opens it, and watched from its current end.
+    private func watchedFile(_ path: String) throws -> (fd: Int32, behind: LogWriteBehind) {
+        let fd = try openAppending(path)
+        var behind = LogWriteBehind(window: Self.window)
+        behind.attach(to: fd)
+        return (fd, behind)
+    }
+
+    /// The 16 KiB of bytes every write repeats (`seed` tells two runs apart).
+    private static func chunk(seed: UInt8 = 0) -> [UInt8] {
+        (0..<16 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+    }
+
+    /// Writes `count` bytes of `chunk(seed:)` in 16 KiB writes, calling `afterEach` after each.
+    private func writeChunks(_ count: Int, to fd: Int32, seed: UInt8 = 0, afterEach: () -> Void = {}) {
+        let chunk = Self.chunk(seed: seed)
         var left = count
         while left > 0 {
             let n = min(left, chunk.count)
             let written = chunk.withUnsafeBytes { write(fd, $0.baseAddress, n) }
             #expect(written == n)
-            behind.didWrite(to: fd)
+            afterEach()
             left -= n
         }
+    }
+
+    /// Appends `count` bytes, telling `behind` after each write, as the log does.
+    private func append(_ count: Int, to fd: Int32, _ behind: inout LogWriteBehind, seed: UInt8 = 0) {
+        writeChunks(count, to: fd, seed: seed) { behind.didWrite(to: fd) }
+    }
+
+    /// Leaves `count` bytes in the file at `path` as an earlier run would, with nothing watching.
+    private func writeUnwatched(_ count: Int, to path: String) throws {
+        let fd = try openAppending(path)
+        writeChunks(count, to: fd)
+        close(fd)
     }
 
     /// Which pages of the file at `path` are in the page cache (mincore(2) over a mapping).
@@ -67,10 +92,8 @@ struct LogWriteBehindTests {
 
     @Test func everyWindowButTheLastIsWrittenBackAndDropped() throws {
         let path = temporaryLogPath()
-        let fd = try openAppending(path)
+        var (fd, behind) = try watchedFile(path)
         defer { close(fd) }
-        var behind = LogWriteBehind(window: Self.window)
-        behind.attach(to: fd)
         #expect(behind.isActive)
 
         append(5 * Self.window + 1000, to: fd, &behind)
@@ -85,20 +108,15 @@ struct LogWriteBehindTests {
         // Nothing is lost: the file reads back as written.
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(data.count == 5 * Self.window + 1000)
-        let chunk = (0..<16 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let chunk = Self.chunk()
         #expect(data.enumerated().allSatisfy { $0.element == chunk[$0.offset % chunk.count] })
     }
 
     @Test func windowsStartOnAPageBoundary() throws {
         let path = temporaryLogPath()
-        let earlier = try openAppending(path)
-        var unused = LogWriteBehind(window: Self.window)
-        append(Self.pageSize + 10, to: earlier, &unused)
-        close(earlier)
-        let fd = try openAppending(path)
+        try writeUnwatched(Self.pageSize + 10, to: path)
+        var (fd, behind) = try watchedFile(path)
         defer { close(fd) }
-        var behind = LogWriteBehind(window: Self.window)
-        behind.attach(to: fd)
         #expect(behind.startedThrough == Self.pageSize)
         append(3 * Self.window, to: fd, &behind)
         #expect(behind.startedThrough == Self.pageSize + 3 * Self.window)
@@ -109,16 +127,11 @@ struct LogWriteBehindTests {
 
     @Test func anExistingFileIsLeftAloneAndCountedFromItsEnd() throws {
         let path = temporaryLogPath()
-        let earlier = try openAppending(path)
-        var unused = LogWriteBehind(window: Self.window)
-        append(3 * Self.window, to: earlier, &unused)  // not attached: nothing dropped
-        close(earlier)
-        #expect(!unused.isActive)
+        try writeUnwatched(3 * Self.window, to: path)
+        #expect(!LogWriteBehind(window: Self.window).isActive)  // until attached, it does nothing
 
-        let fd = try openAppending(path)
+        var (fd, behind) = try watchedFile(path)
         defer { close(fd) }
-        var behind = LogWriteBehind(window: Self.window)
-        behind.attach(to: fd)
         #expect(behind.startedThrough == 3 * Self.window)
         append(Self.window - 1, to: fd, &behind)
         #expect(behind.startedThrough == 3 * Self.window)
@@ -130,10 +143,8 @@ struct LogWriteBehindTests {
 
     @Test func aTruncatedFileIsCountedFromItsNewEnd() throws {
         let path = temporaryLogPath()
-        let fd = try openAppending(path)
+        var (fd, behind) = try watchedFile(path)
         defer { close(fd) }
-        var behind = LogWriteBehind(window: Self.window)
-        behind.attach(to: fd)
         append(3 * Self.window, to: fd, &behind)
         #expect(behind.droppedThrough == 2 * Self.window)
 
@@ -157,6 +168,20 @@ struct LogWriteBehindTests {
         #expect(!behind.isActive)
         behind.didWrite(to: ends[1])  // no lseek on a pipe, no error
         #expect(behind.startedThrough == 0)
+    }
+
+    /// A descriptor that stops answering (here closed; a filesystem that refuses the calls ends
+    /// the same way) turns write-behind off for the file instead of failing each write.
+    @Test func aFailingDescriptorTurnsItOff() throws {
+        let path = temporaryLogPath()
+        var (fd, behind) = try watchedFile(path)
+        append(Self.window, to: fd, &behind)
+        #expect(behind.isActive && behind.startedThrough == Self.window)
+        close(fd)
+        behind.didWrite(to: fd)
+        #expect(!behind.isActive)
+        behind.didWrite(to: fd)  // stays off, touches nothing
+        #expect(behind.startedThrough == Self.window)
     }
 
     /// The log monitor writes its file back behind the records, and every record arrives whole.
