@@ -99,6 +99,10 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     let pollThread = Atomic<UInt>(0)
     /// The poll thread's kernel thread id (its `/proc/self/task` entry; tests), 0 until it starts.
     let pollThreadKernelID = Atomic<Int32>(0)
+    /// How many times the poll thread polled before sleeping (`PollSpin`), and for how long in
+    /// all: written by that thread only, read for the status page.
+    let spinCount = Atomic<Int>(0)
+    let spinNanoseconds = Atomic<Int64>(0)
     /// Work the poll thread runs on its next turn (see `execute`).
     private var nextTurn: [@Sendable () -> Void] = []
     private var runningTurn: [@Sendable () -> Void] = []
@@ -255,6 +259,14 @@ public final class EventLoopGroup: @unchecked Sendable {  // `nextIndex` is only
 
     /// Whether the kernel reports CPU pressure, without which loops never spin.
     public static var canSpin: Bool { CPUPressureFile.isAvailable }
+
+    /// How many times the loops polled before sleeping since they started, and for how long in
+    /// all: what `event_loop_spin_us` has cost.
+    public var spinTotals: (spins: Int, nanoseconds: Int64) {
+        loops.reduce((0, 0)) { totals, loop in
+            (totals.0 + loop.spinCount.load(ordering: .relaxed), totals.1 + loop.spinNanoseconds.load(ordering: .relaxed))
+        }
+    }
 
     /// The next loop in round-robin order. Not thread-safe: call from one queue.
     public func next() -> EventLoop {

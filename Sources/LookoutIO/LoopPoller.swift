@@ -206,9 +206,14 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
             spin.samplePressure(totalMicroseconds: pressure.someTotalMicroseconds(), now: now)
         }
         if spin.shouldSpin {
+            let spinStart = lookout_monotonic_ns()
             var gaveWay: Int32 = 0
             let n = Int(lookout_epoll_spin(epollFD, tokens, masks, Int32(LoopPoller.batch), spin.nanoseconds, &gaveWay))
             if gaveWay != 0 { spin.spinGaveWay() }
+            if let loop {
+                loop.spinCount.add(1, ordering: .relaxed)
+                loop.spinNanoseconds.add(lookout_monotonic_ns() - spinStart, ordering: .relaxed)
+            }
             if n != 0 { return n }
         }
         let asleep = lookout_monotonic_ns()

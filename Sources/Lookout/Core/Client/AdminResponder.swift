@@ -94,7 +94,9 @@ enum AdminResponder {
         let micros = session.group.spinMicroseconds
         if micros == 0 { return "0 (event loops sleep as soon as they are idle)" }
         if !EventLoopGroup.canSpin { return "\(micros), unused: no /proc/pressure/cpu" }
-        return "\(micros) (while traffic is dense and no thread waits for a CPU)"
+        let (spins, nanoseconds) = session.group.spinTotals
+        return "\(micros) (while traffic is dense and no thread waits for a CPU); "
+            + "polled \(spins) times, \(nanoseconds / 1000) µs in all"
     }
 
     private static func cacheLine(_ session: Session) -> String {
