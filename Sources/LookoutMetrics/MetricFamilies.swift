@@ -28,6 +28,12 @@ enum MetricFamilies {
     static var connectionsRejected: MetricNameDescriptor { counter("connections_rejected", "Client connections refused before any request (access.clients, max_connections, shutdown), by error code.") }
     static var droppedEvents: MetricNameDescriptor { counter("monitor_events_dropped", "Events a monitor lost because its queue was full (log.queue_limit).") }
 
+    static var loopSpins: MetricNameDescriptor { counter("event_loop_spins", "Times an event loop polled before sleeping (event_loop_spin_us).") }
+    static var loopSpinSeconds: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "lookout", metricName: "event_loop_spin_seconds", unitName: "total",
+                             helpText: "Time event loops spent polling before sleeping (event_loop_spin_us), in seconds.")
+    }
+
     static var clientConnections: MetricNameDescriptor { gauge("client_connections_open", "Client connections open now.") }
     static var upstreamConnections: MetricNameDescriptor { gauge("upstream_connections_open", "Upstream connections open now (busy, pooled and tunnels').") }
     static var inFlight: MetricNameDescriptor { gauge("exchanges_in_flight", "Exchanges started and not yet finished.") }

@@ -11,8 +11,17 @@ public final class MetricsEndpoint: AdminEndpoint {
     private let inFlight: Gauge
     private let startTime: Gauge
     private let droppedEvents: Counter
-    /// The dropped-event count already added to `droppedEvents` (scrapes may run on several loops at once).
-    private let droppedReported = Mutex<UInt64>(0)
+    private let loopSpins: Counter
+    private let loopSpinSeconds: Counter
+    /// The totals already added to the counters fed from the session's statistics (scrapes may
+    /// run on several loops at once).
+    private let reported = Mutex(Reported())
+
+    private struct Reported {
+        var droppedEvents: UInt64 = 0
+        var loopSpins = 0
+        var loopSpinNanoseconds: Int64 = 0
+    }
 
     public static let path = "/metrics"
     /// The text format's media type (Prometheus "exposition formats", text-based format).
@@ -25,6 +34,8 @@ public final class MetricsEndpoint: AdminEndpoint {
         inFlight = registry.makeGauge(descriptor: MetricFamilies.inFlight)
         startTime = registry.makeGauge(descriptor: MetricFamilies.startTime)
         droppedEvents = registry.makeCounter(descriptor: MetricFamilies.droppedEvents)
+        loopSpins = registry.makeCounter(descriptor: MetricFamilies.loopSpins)
+        loopSpinSeconds = registry.makeCounter(descriptor: MetricFamilies.loopSpinSeconds)
         registry.makeGauge(descriptor: MetricFamilies.buildInfo, labels: [("version", version)]).set(Int64(1))
     }
 
@@ -46,10 +57,18 @@ public final class MetricsEndpoint: AdminEndpoint {
         upstreamConnections.set(Int64(statistics.openUpstreamConnections))
         inFlight.set(Int64(statistics.exchangesInFlight))
         startTime.set(statistics.startTimeSeconds)
-        droppedReported.withLock { reported in
-            if statistics.droppedEvents > reported {
-                droppedEvents.increment(by: Int64(statistics.droppedEvents - reported))
-                reported = statistics.droppedEvents
+        reported.withLock { reported in
+            if statistics.droppedEvents > reported.droppedEvents {
+                droppedEvents.increment(by: Int64(statistics.droppedEvents - reported.droppedEvents))
+                reported.droppedEvents = statistics.droppedEvents
+            }
+            if statistics.loopSpins > reported.loopSpins {
+                loopSpins.increment(by: Int64(statistics.loopSpins - reported.loopSpins))
+                reported.loopSpins = statistics.loopSpins
+            }
+            if statistics.loopSpinNanoseconds > reported.loopSpinNanoseconds {
+                loopSpinSeconds.increment(by: Double(statistics.loopSpinNanoseconds - reported.loopSpinNanoseconds) / 1e9)
+                reported.loopSpinNanoseconds = statistics.loopSpinNanoseconds
             }
         }
         if let current = statistics.reachability {

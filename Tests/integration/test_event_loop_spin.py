@@ -14,6 +14,7 @@ from pathlib import Path
 
 from conftest import Reader, connect, raw_exchange, read_response, request_bytes
 from origins import RawOrigin
+from test_metrics import fetch_metrics
 
 PSI = Path("/proc/pressure/cpu")
 
@@ -81,6 +82,12 @@ def test_back_to_back_requests_through_a_spinning_proxy(make_proxy):
         assert microseconds <= spins * 1_100, (spins, microseconds)  # no spin is longer than its 1 ms
         if PSI.exists() and stalled / (elapsed * 1e6) < 0.1:
             assert spins > 0, (stalled, elapsed)
+        # /metrics exports the same totals (read after the status page, so never fewer).
+        metrics = {name: float(value) for name, value in
+                   re.findall(r"^(lookout_event_loop_spin\w*_total) (\S+)$", fetch_metrics(proxy.port), re.M)}
+        assert metrics["lookout_event_loop_spins_total"] >= spins, (metrics, spins)
+        assert metrics["lookout_event_loop_spin_seconds_total"] >= microseconds / 1e6 - 1e-6, (metrics, microseconds)
+        assert metrics["lookout_event_loop_spin_seconds_total"] <= metrics["lookout_event_loop_spins_total"] * 0.0011
     finally:
         origin.stop()
 

@@ -224,6 +224,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// The gauges of the status page and `/metrics`, read now (any thread).
     public var statistics: SessionStatistics {
         let cacheStatistics = cache?.store.statistics
+        let spins = group.spinTotals
         return SessionStatistics(
             openClientConnections: openConnections.load(ordering: .relaxed),
             openUpstreamConnections: openUpstreamConnections.value,
@@ -233,7 +234,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             reachability: reachability?.status,
             cacheObjects: cacheStatistics?.objects,
             cacheBytes: cacheStatistics?.bytes,
-            startTimeSeconds: Double(startTime.unixMicroseconds) / 1_000_000)
+            startTimeSeconds: Double(startTime.unixMicroseconds) / 1_000_000,
+            loopSpins: spins.spins, loopSpinNanoseconds: spins.nanoseconds)
     }
 
     /// Called by a client connection when it has closed.

@@ -16,10 +16,15 @@ public struct SessionStatistics: Sendable {
     public var cacheBytes: Int64?
     /// Unix time of the session's start, in seconds.
     public var startTimeSeconds: Double
+    /// How many times the event loops polled before sleeping (`event_loop_spin_us`), and for how
+    /// long in all, since the start.
+    public var loopSpins: Int
+    public var loopSpinNanoseconds: Int64
 
     public init(openClientConnections: Int = 0, openUpstreamConnections: Int = 0, exchangesInFlight: Int = 0,
                 exchangesFinished: UInt64 = 0, droppedEvents: UInt64 = 0, reachability: ReachabilityStatus? = nil,
-                cacheObjects: Int? = nil, cacheBytes: Int64? = nil, startTimeSeconds: Double = 0) {
+                cacheObjects: Int? = nil, cacheBytes: Int64? = nil, startTimeSeconds: Double = 0,
+                loopSpins: Int = 0, loopSpinNanoseconds: Int64 = 0) {
         self.openClientConnections = openClientConnections
         self.openUpstreamConnections = openUpstreamConnections
         self.exchangesInFlight = exchangesInFlight
@@ -29,5 +34,7 @@ public struct SessionStatistics: Sendable {
         self.cacheObjects = cacheObjects
         self.cacheBytes = cacheBytes
         self.startTimeSeconds = startTimeSeconds
+        self.loopSpins = loopSpins
+        self.loopSpinNanoseconds = loopSpinNanoseconds
     }
 }
