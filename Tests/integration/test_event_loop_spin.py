@@ -79,7 +79,9 @@ def test_back_to_back_requests_through_a_spinning_proxy(make_proxy):
         records = proxy.summaries(3000)
         assert all(r["status"] == 200 for r in records)
         spins, microseconds = spin_totals(proxy)
-        assert microseconds <= spins * 1_100, (spins, microseconds)  # no spin is longer than its 1 ms
+        # A spin lasts up to its 1 ms (most end sooner, when bytes arrive), plus the odd time the
+        # thread was preempted mid-spin on a busy machine: the total is in microseconds, not more.
+        assert microseconds <= spins * 1_000 + 50_000, (spins, microseconds)
         if PSI.exists() and stalled / (elapsed * 1e6) < 0.1:
             assert spins > 0, (stalled, elapsed)
         # /metrics exports the same totals (read after the status page, so never fewer).
@@ -87,7 +89,7 @@ def test_back_to_back_requests_through_a_spinning_proxy(make_proxy):
                    re.findall(r"^(lookout_event_loop_spin\w*_total) (\S+)$", fetch_metrics(proxy.port), re.M)}
         assert metrics["lookout_event_loop_spins_total"] >= spins, (metrics, spins)
         assert metrics["lookout_event_loop_spin_seconds_total"] >= microseconds / 1e6 - 1e-6, (metrics, microseconds)
-        assert metrics["lookout_event_loop_spin_seconds_total"] <= metrics["lookout_event_loop_spins_total"] * 0.0011
+        assert metrics["lookout_event_loop_spin_seconds_total"] <= metrics["lookout_event_loop_spins_total"] * 0.001 + 0.05
     finally:
         origin.stop()
 
@@ -116,8 +118,9 @@ def test_sparse_traffic_costs_no_polling(make_proxy):
         after = spin_totals(proxy)
     finally:
         origin.stop()
-    # One status page request between the phases is not dense traffic either.
-    assert after[0] - before[0] <= 1 and after[1] - before[1] <= 2_000, (before, after)
+    # One status page request between the phases is not dense traffic either. A spin polling
+    # after every answer would be 80 spins and about 80 ms; one stray spin is tolerated.
+    assert after[0] - before[0] <= 1 and after[1] - before[1] <= 20_000, (before, after)
 
 
 def spin_totals(proxy) -> tuple[int, int]:
