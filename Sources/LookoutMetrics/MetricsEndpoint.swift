@@ -23,6 +23,14 @@ public final class MetricsEndpoint: AdminEndpoint {
         var loopSpinNanoseconds: Int64 = 0
     }
 
+    /// How much a session total grew since the last scrape reported it, which then follows it;
+    /// nil when it did not grow.
+    private static func growth<Total: BinaryInteger>(of total: Total, since reported: inout Total) -> Total? {
+        guard total > reported else { return nil }
+        defer { reported = total }
+        return total - reported
+    }
+
     public static let path = "/metrics"
     /// The text format's media type (Prometheus "exposition formats", text-based format).
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -58,17 +66,14 @@ public final class MetricsEndpoint: AdminEndpoint {
         inFlight.set(Int64(statistics.exchangesInFlight))
         startTime.set(statistics.startTimeSeconds)
         reported.withLock { reported in
-            if statistics.droppedEvents > reported.droppedEvents {
-                droppedEvents.increment(by: Int64(statistics.droppedEvents - reported.droppedEvents))
-                reported.droppedEvents = statistics.droppedEvents
+            if let added = Self.growth(of: statistics.droppedEvents, since: &reported.droppedEvents) {
+                droppedEvents.increment(by: Int64(added))
             }
-            if statistics.loopSpins > reported.loopSpins {
-                loopSpins.increment(by: Int64(statistics.loopSpins - reported.loopSpins))
-                reported.loopSpins = statistics.loopSpins
+            if let added = Self.growth(of: statistics.loopSpins, since: &reported.loopSpins) {
+                loopSpins.increment(by: Int64(added))
             }
-            if statistics.loopSpinNanoseconds > reported.loopSpinNanoseconds {
-                loopSpinSeconds.increment(by: Double(statistics.loopSpinNanoseconds - reported.loopSpinNanoseconds) / 1e9)
-                reported.loopSpinNanoseconds = statistics.loopSpinNanoseconds
+            if let added = Self.growth(of: statistics.loopSpinNanoseconds, since: &reported.loopSpinNanoseconds) {
+                loopSpinSeconds.increment(by: Double(added) / 1e9)
             }
         }
         if let current = statistics.reachability {

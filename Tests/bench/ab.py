@@ -37,16 +37,8 @@ TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid):
-    """User and system time of every thread of `pid` so far, in seconds."""
-    user = system = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # a thread that ended between the listing and the read
-        user += int(fields[11])
-        system += int(fields[12])
+    """User and system time of the process `pid` (all its threads) so far, in seconds."""
+    user, system = bench._tree_user_system_ticks(pid)
     return user / TICKS_PER_SECOND, system / TICKS_PER_SECOND
 
 

@@ -90,13 +90,12 @@ enum AdminResponder {
         return interface.map { "\(status) (\($0))" } ?? status
     }
 
-    private static func spinLine(_ session: Session) -> String {
+    private static func spinLine(_ session: Session, _ statistics: SessionStatistics) -> String {
         let micros = session.group.spinMicroseconds
         if micros == 0 { return "0 (event loops sleep as soon as they are idle)" }
         if !EventLoopGroup.canSpin { return "\(micros), unused: no /proc/pressure/cpu" }
-        let (spins, nanoseconds) = session.group.spinTotals
         return "\(micros) (while traffic is dense and no thread waits for a CPU); "
-            + "polled \(spins) times, \(nanoseconds / 1000) µs in all"
+            + "polled \(statistics.loopSpins) times, \(statistics.loopSpinNanoseconds / 1000) µs in all"
     }
 
     private static func cacheLine(_ session: Session) -> String {
@@ -113,7 +112,7 @@ enum AdminResponder {
         Lookout \(Session.version): an event-monitoring HTTP forward proxy
         uptime_seconds: \(Int(uptime))
         event_loops: \(session.group.loops.count)
-        event_loop_spin_us: \(spinLine(session))
+        event_loop_spin_us: \(spinLine(session, statistics))
         open_connections: \(statistics.openClientConnections)
         open_upstream_connections: \(statistics.openUpstreamConnections)
         exchanges_in_flight: \(statistics.exchangesInFlight)
