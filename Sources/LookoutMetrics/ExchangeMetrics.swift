@@ -77,8 +77,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         let exchangeKey = ExchangeKey(kind: summary.kind, method: MetricLabels.methodIndex(summary.method),
                                       statusClass: MetricLabels.statusClassIndex(summary.status),
                                       code: summary.error?.code ?? "", host: host)
-        // The exchange is counted last: a scrape that sees it also sees its phases, bytes and
-        // trust decision (a scrape runs on its own thread, between any two increments).
+        // The exchange is counted last; the monitor counts it under `MetricsRegistry`'s lock, so
+        // a scrape sees it together with its phases, bytes and trust decision, or none of them.
         defer { counter(exchangeKey).increment() }
         if summary.kind == .admin { return }
 

@@ -5,7 +5,7 @@ import Synchronization
 /// `GET /metrics` on the admin endpoint: the registry in the Prometheus text exposition format
 /// (version 0.0.4), with the session's gauges read at the moment of the scrape.
 public final class MetricsEndpoint: AdminEndpoint {
-    private let registry: PrometheusCollectorRegistry
+    private let registry: MetricsRegistry
     private let clientConnections: Gauge
     private let upstreamConnections: Gauge
     private let inFlight: Gauge
@@ -35,8 +35,9 @@ public final class MetricsEndpoint: AdminEndpoint {
     /// The text format's media type (Prometheus "exposition formats", text-based format).
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public init(registry: PrometheusCollectorRegistry, version: String) {
-        self.registry = registry
+    public init(registry metricsRegistry: MetricsRegistry, version: String) {
+        self.registry = metricsRegistry
+        let registry = metricsRegistry.prometheus
         clientConnections = registry.makeGauge(descriptor: MetricFamilies.clientConnections)
         upstreamConnections = registry.makeGauge(descriptor: MetricFamilies.upstreamConnections)
         inFlight = registry.makeGauge(descriptor: MetricFamilies.inFlight)
@@ -55,8 +56,8 @@ public final class MetricsEndpoint: AdminEndpoint {
             return AdminAnswer(status: 405, contentType: "text/plain; charset=utf-8",
                                body: Array("\(Self.path) answers GET and HEAD only\n".utf8))
         }
-        update(from: request.statistics)
-        return AdminAnswer(contentType: Self.contentType, body: registry.emitToBuffer())
+        registry.counting { update(from: request.statistics) }
+        return AdminAnswer(contentType: Self.contentType, body: registry.render())
     }
 
     /// Sets the gauges read from the session; made on first sight for the optional ones.
@@ -78,13 +79,13 @@ public final class MetricsEndpoint: AdminEndpoint {
         }
         if let current = statistics.reachability {
             for status in ReachabilityStatus.all {
-                registry.makeGauge(descriptor: MetricFamilies.reachability, labels: [("status", status.description)])
+                registry.prometheus.makeGauge(descriptor: MetricFamilies.reachability, labels: [("status", status.description)])
                     .set(Int64(status == current ? 1 : 0))
             }
         }
         if let objects = statistics.cacheObjects, let bytes = statistics.cacheBytes {
-            registry.makeGauge(descriptor: MetricFamilies.cacheObjects).set(Int64(objects))
-            registry.makeGauge(descriptor: MetricFamilies.cacheBytes).set(bytes)
+            registry.prometheus.makeGauge(descriptor: MetricFamilies.cacheObjects).set(Int64(objects))
+            registry.prometheus.makeGauge(descriptor: MetricFamilies.cacheBytes).set(bytes)
         }
     }
 }

@@ -50,9 +50,9 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         var monitors: [EventMonitor] = logMonitor.map { [$0] } ?? []
         var adminEndpoints: [any AdminEndpoint] = []
         if file.metrics.enabled {
-            let registry = PrometheusCollectorRegistry()
+            let registry = MetricsRegistry()
             // Anything in the process that reports through swift-metrics lands on the same page.
-            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry.prometheus))
             monitors.append(MetricsMonitor(registry: registry, settings: MetricsSettings(hostLabels: file.metrics.hostLabels)))
             adminEndpoints.append(MetricsEndpoint(registry: registry, version: Session.version))
         }

@@ -42,7 +42,7 @@ import Testing
 
     private func scrape(_ events: [LookoutEvent], settings: MetricsSettings = MetricsSettings(),
                         statistics: SessionStatistics = SessionStatistics()) throws -> Exposition {
-        let registry = PrometheusCollectorRegistry()
+        let registry = MetricsRegistry()
         let monitor = MetricsMonitor(registry: registry, settings: settings)
         let endpoint = MetricsEndpoint(registry: registry, version: "9.9.9")
         monitor.queue.sync { events.forEach(monitor.receive) }
@@ -145,6 +145,34 @@ import Testing
         #expect(page.value("lookout_trust_evaluations_total", ["rule": "api", "result": "failed", "reason": "pin_mismatch"]) == 1)
     }
 
+    /// Scrapes taken while exchanges are being counted on the monitor's queue each show whole
+    /// exchanges: as many trust decisions and new connections as exchanges, never one ahead.
+    @Test func aScrapeNeverSeesHalfAnExchange() throws {
+        var handshake = summary(url: "https://api.example.com/x")
+        handshake.upstream!.tls = UpstreamTLSDetails(
+            version: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256", serverName: "api.example.com", applicationProtocol: "http/1.1",
+            resumed: false, trust: TrustDecision(host: "api.example.com", rule: "default", evaluator: "default",
+                                                 outcome: .passed, reason: nil, presentedPins: [], enforced: true))
+        let registry = MetricsRegistry()
+        let monitor = MetricsMonitor(registry: registry)
+        let endpoint = MetricsEndpoint(registry: registry, version: "9.9.9")
+        let exchanges = 20_000
+        let event = finished(handshake)
+        for _ in 0..<exchanges { monitor.queue.async { monitor.receive(event) } }
+        var scrapes = 0, torn = 0
+        var counted = 0.0
+        while counted < Double(exchanges) {
+            let page = Exposition(String(decoding: try #require(endpoint.answer(request())).body, as: UTF8.self))
+            counted = page.value("lookout_exchanges_total", ["kind": "http", "method": "GET", "status_class": "2xx", "code": ""]) ?? 0
+            let trusted = page.value("lookout_trust_evaluations_total", ["rule": "default", "result": "passed", "reason": ""]) ?? 0
+            let handshakes = page.value("lookout_upstream_requests_total", ["connection": "new"]) ?? 0
+            if trusted != counted || handshakes != counted { torn += 1 }
+            scrapes += 1
+        }
+        #expect(torn == 0, "\(torn) of \(scrapes) scrapes showed part of an exchange")
+        #expect(scrapes > 1)
+    }
+
     @Test func tunnelsRedirectsCacheAndRejections() throws {
         var tunnel = summary(kind: .tunnel, method: "CONNECT", url: "api.example.com:443")
         tunnel.tunnelBytesClientToUpstream = 517
@@ -171,7 +199,7 @@ import Testing
     }
 
     @Test func gaugesComeFromTheSessionAtEachScrape() throws {
-        let registry = PrometheusCollectorRegistry()
+        let registry = MetricsRegistry()
         let endpoint = MetricsEndpoint(registry: registry, version: "9.9.9")
         var statistics = SessionStatistics(openClientConnections: 3, openUpstreamConnections: 2, exchangesInFlight: 1,
                                            droppedEvents: 5, reachability: .reachable(.ethernet),
@@ -200,7 +228,7 @@ import Testing
     }
 
     @Test func offeredOnlyAtItsPathForGetAndHead() throws {
-        let endpoint = MetricsEndpoint(registry: PrometheusCollectorRegistry(), version: "9.9.9")
+        let endpoint = MetricsEndpoint(registry: MetricsRegistry(), version: "9.9.9")
         #expect(endpoint.answer(request(path: "/metric")) == nil)
         #expect(endpoint.answer(request(path: "/metrics/")) == nil)
         #expect(endpoint.answer(request(method: .head))?.status == 200)
