@@ -95,6 +95,18 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         }
     }
 
+    /// Runs `work` on this loop once the current batch's events are all delivered, before the
+    /// writes they made are flushed: a protocol session that gathers frames from many events
+    /// (HTTP/2) writes them in this batch, not one turn later. Outside a batch on the poll
+    /// thread, it is `execute`.
+    public func executeAtBatchEnd(_ work: @escaping @Sendable () -> Void) {
+        if inBatch, pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self())) {
+            atBatchEnd.append(work)
+        } else {
+            execute(work)
+        }
+    }
+
     /// The poll thread's id (`pthread_t`), set by that thread when it starts; 0 until then.
     let pollThread = Atomic<UInt>(0)
     /// The poll thread's kernel thread id (its `/proc/self/task` entry; tests), 0 until it starts.
@@ -106,6 +118,11 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     /// Work the poll thread runs on its next turn (see `execute`).
     private var nextTurn: [@Sendable () -> Void] = []
     private var runningTurn: [@Sendable () -> Void] = []
+    /// Work for the end of the current batch (see `executeAtBatchEnd`).
+    private var atBatchEnd: [@Sendable () -> Void] = []
+    private var runningAtBatchEnd: [@Sendable () -> Void] = []
+    /// Rounds of batch-end work (work scheduling more) before the rest waits for the next turn.
+    private static let batchEndRounds = 4
 
     /// One turn of the poll thread, on the queue: the work put off to this turn, then `deliver`
     /// (the readiness it collected), as one batch. Returns whether work waits for the next turn,
@@ -134,8 +151,24 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         if inBatch { body(); return }
         inBatch = true
         body()
+        runBatchEndWork()
         flushPending()
         inBatch = false
+    }
+
+    private func runBatchEndWork() {
+        var rounds = 0
+        while !atBatchEnd.isEmpty {
+            guard rounds < Self.batchEndRounds else {
+                nextTurn.append(contentsOf: atBatchEnd)
+                atBatchEnd.removeAll(keepingCapacity: true)
+                return
+            }
+            rounds += 1
+            swap(&atBatchEnd, &runningAtBatchEnd)
+            for work in runningAtBatchEnd { work() }
+            runningAtBatchEnd.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Whether writes should be deferred to the end of the current batch.

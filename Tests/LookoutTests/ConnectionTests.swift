@@ -173,8 +173,9 @@ import Glibc
     }
 }
 
-/// The loop's poll thread: it runs readiness on the loop's queue, defers work sent from there to
-/// its next turn, and ends (closing its descriptors) when its loop goes.
+/// The loop's poll thread: it runs readiness on the loop's queue, runs work sent for the batch's
+/// end before the next turn, defers other work sent from there to its next turn, and ends (closing
+/// its descriptors) when its loop goes.
 @Suite struct PollThreadTests {
     @Test func workSentFromAReadHandlerRunsOnTheQueueAfterTheBatch() async throws {
         let group = EventLoopGroup(count: 1)
@@ -182,20 +183,25 @@ import Glibc
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        let recorder = OrderRecorder(loop: loop)
+        let recorder = OrderRecorder(loop: loop, peer: fds[1])
         let connection = Connection(fd: fds[0], loop: loop, id: 1)
         loop.queue.sync {
             connection.delegate = recorder
+            recorder.writer = connection
             connection.resumeReading()
         }
         var byte: UInt8 = 7
         #expect(Glibc.send(fds[1], &byte, 1, Int32(MSG_NOSIGNAL)) == 1)
         let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
-        while loop.queue.sync(execute: { recorder.order.count < 3 }) && DispatchTime.now().uptimeNanoseconds < deadline {
+        while loop.queue.sync(execute: { recorder.order.count < 5 }) && DispatchTime.now().uptimeNanoseconds < deadline {
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         let order = loop.queue.sync { recorder.order }
-        #expect(order == ["read", "after execute", "next turn"])
+        // Batch-end work runs after the read, before the batch's writes are flushed; work it
+        // sends for the batch's end runs in the same batch, still before the next turn.
+        #expect(order == ["read", "after execute", "batch end", "batch end again", "next turn"])
+        // The batch-end work's write left in that batch: the peer has it before the next turn.
+        #expect(loop.queue.sync { recorder.peerHadBatchEndWriteAtNextTurn })
         #expect(loop.queue.sync { recorder.ranOnQueue })
         loop.queue.sync { connection.close() }
         close(fds[1])
@@ -222,10 +228,16 @@ import Glibc
 /// Records, on the loop, the order of a read, work sent from inside it, and the rest of its batch.
 private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  // confined to `loop.queue`
     let loop: EventLoop
+    let peer: Int32
     var order: [String] = []
     var ranOnQueue = false
+    var peerHadBatchEndWriteAtNextTurn = false
+    var writer: Connection?
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(loop: EventLoop, peer: Int32) {
+        self.loop = loop
+        self.peer = peer
+    }
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         order.append("read")
@@ -233,6 +245,13 @@ private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  //
             dispatchPrecondition(condition: .onQueue(loop.queue))
             ranOnQueue = true
             order.append("next turn")
+            var byte: UInt8 = 0
+            peerHadBatchEndWriteAtNextTurn = recv(peer, &byte, 1, Int32(MSG_DONTWAIT)) == 1 && byte == 9
+        }
+        loop.executeAtBatchEnd { [self] in
+            order.append("batch end")
+            _ = writer?.write([9])
+            loop.executeAtBatchEnd { [self] in order.append("batch end again") }
         }
         order.append("after execute")
     }

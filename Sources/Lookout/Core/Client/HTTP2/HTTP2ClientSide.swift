@@ -15,9 +15,9 @@ protocol HTTP2ClientSideDelegate: AnyObject {
 /// cache, capture, events — toward the CONNECT's origin.
 ///
 /// Bytes flow one way through here: the socket's reads go into nghttp2, the frames it queues go out
-/// when the loop comes round (`scheduleFlush`), never from inside one of its callbacks. While the
-/// socket is backed up nothing more is read, so the client cannot queue work faster than it takes
-/// answers.
+/// once the loop's batch of events is handled (`scheduleFlush`), never from inside one of its
+/// callbacks. While the socket is backed up nothing more is read, so the client cannot queue work
+/// faster than it takes answers.
 final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  // confined to `stream.loop.queue`
     let protocolSession: HTTP2ServerSession
     private let stream: ByteStream
@@ -119,15 +119,16 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     // MARK: - Output
 
-    /// Frames go out once this turn of the loop is over: a response head, its first bytes and
-    /// the END_STREAM of a short answer leave in one write.
+    /// Frames go out once the loop has delivered this batch's events, in the batch's own write:
+    /// a response head, its first bytes and the END_STREAM of a short answer leave together, and
+    /// an answer that arrived in this batch does not wait for the loop's next turn.
     func scheduleFlush() {
         guard !flushScheduled, !ended else { return }
         flushScheduled = true
         // Held strongly until the turn ends (`flush` checks whether it still has a connection):
         // a weak reference would give this object a side table, and every retain and release of
         // it, dozens per exchange, would take the slower path through that table.
-        stream.loop.execute { [self] in
+        stream.loop.executeAtBatchEnd { [self] in
             flushScheduled = false
             flush()
         }

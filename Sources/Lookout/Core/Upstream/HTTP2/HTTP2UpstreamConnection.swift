@@ -8,8 +8,9 @@ import LookoutIO
 /// in the loop's pool for as long as it takes new streams, busy or not.
 ///
 /// Bytes flow as on the client side: reads go into nghttp2, whose callbacks become calls on the
-/// streams' tasks; frames go out when the loop comes round (`scheduleFlush`). A stream's response
-/// window reopens only as its task passes the body on, so a slow client holds back its own stream.
+/// streams' tasks; frames go out once the loop's batch of events is handled (`scheduleFlush`).
+/// A stream's response window reopens only as its task passes the body on, so a slow client holds
+/// back its own stream.
 /// While idle the connection is kept honest with PINGs (§6.7) and closed with a GOAWAY after
 /// `pool.idle_timeout`.
 final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
@@ -154,13 +155,14 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
 
     // MARK: - Output
 
+    /// Requests the batch's events opened go out in the batch's own write, not a turn later.
     func scheduleFlush() {
         guard !flushScheduled, !isClosed else { return }
         flushScheduled = true
         // Held strongly until the turn ends (`flush` checks whether it still has a connection):
         // a weak reference would give this object a side table, and every retain and release of
         // it, dozens per exchange, would take the slower path through that table.
-        connection.loop.execute { [self] in
+        connection.loop.executeAtBatchEnd { [self] in
             flushScheduled = false
             flush()
         }
