@@ -107,6 +107,18 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
         }
     }
 
+    /// Sends what the current batch has gathered so far — its batch-end work, then its writes —
+    /// and lets the batch go on. A delivery whose writes another process waits for (requests
+    /// for an origin) calls it at its end, so that process works on them on the other core while
+    /// the loop handles the batch's other events. Flushing more often than once per delivery
+    /// costs more than it gains: smaller writes make every peer downstream turn over more often.
+    /// Only at the end of a delivery, never from inside a protocol library's callback.
+    public func sendGatheredSoFar() {
+        guard inBatch else { return }
+        runBatchEndWork()
+        flushPending()
+    }
+
     /// The poll thread's id (`pthread_t`), set by that thread when it starts; 0 until then.
     let pollThread = Atomic<UInt>(0)
     /// The poll thread's kernel thread id (its `/proc/self/task` entry; tests), 0 until it starts.

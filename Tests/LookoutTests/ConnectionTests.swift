@@ -202,6 +202,7 @@ import Glibc
         #expect(order == ["read", "after execute", "batch end", "batch end again", "next turn"])
         // The batch-end work's write left in that batch: the peer has it before the next turn.
         #expect(loop.queue.sync { recorder.peerHadBatchEndWriteAtNextTurn })
+        #expect(loop.queue.sync { recorder.sentSoFar }, "sendGatheredSoFar did not send the batch's write")
         #expect(loop.queue.sync { recorder.ranOnQueue })
         loop.queue.sync { connection.close() }
         close(fds[1])
@@ -232,6 +233,7 @@ private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  //
     var order: [String] = []
     var ranOnQueue = false
     var peerHadBatchEndWriteAtNextTurn = false
+    var sentSoFar = false
     var writer: Connection?
 
     init(loop: EventLoop, peer: Int32) {
@@ -241,6 +243,12 @@ private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  //
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         order.append("read")
+        // A write made in a batch waits for its end, unless the batch sends what it has so far.
+        _ = writer?.write([5])
+        var byte: UInt8 = 0
+        let heldInBatch = recv(peer, &byte, 1, Int32(MSG_DONTWAIT)) == -1
+        loop.sendGatheredSoFar()
+        sentSoFar = heldInBatch && recv(peer, &byte, 1, Int32(MSG_DONTWAIT)) == 1 && byte == 5
         loop.execute { [self] in
             dispatchPrecondition(condition: .onQueue(loop.queue))
             ranOnQueue = true

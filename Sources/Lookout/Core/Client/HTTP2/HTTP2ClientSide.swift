@@ -70,6 +70,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     func didRead(_ bytes: UnsafeRawBufferPointer) {
         guard !ended else { return }
         lastActivity = .now()
+        let servedBefore = requestsServed
         do {
             try protocolSession.receive(bytes)
         } catch {
@@ -81,6 +82,11 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             return
         }
         flush()
+        // The requests this read opened leave for their origins now, not after the rest of the
+        // batch (often the origin's answers to earlier streams): the origin works on them on
+        // the other core meanwhile, and the write is the one the batch's end would make. Reads
+        // of request bodies alone do not, so an upload's writes stay gathered per batch.
+        if requestsServed != servedBefore { stream.loop.sendGatheredSoFar() }
     }
 
     func didDrain() {
