@@ -97,7 +97,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
 
     /// Runs `work` on this loop once the current batch's events are all delivered, before the
     /// writes they made are flushed: a protocol session that gathers frames from many events
-    /// (HTTP/2) writes them in this batch, not one turn later. Outside a batch on the poll
+    /// (HTTP/2) writes them in this batch, not one turn later. Outside a batch, or off the poll
     /// thread, it is `execute`.
     public func executeAtBatchEnd(_ work: @escaping @Sendable () -> Void) {
         if inBatch, pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self())) {
