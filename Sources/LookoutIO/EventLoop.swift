@@ -88,7 +88,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     /// on the loop's poll thread, the work waits for the thread's next turn, after the current
     /// batch: no Dispatch worker is woken for it.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        if pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self())) {
+        if isOnPollThread {
             nextTurn.append(work)
         } else {
             queue.async { [self] in runBatch(work) }
@@ -100,7 +100,7 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
     /// (HTTP/2) writes them in this batch, not one turn later. Outside a batch, or off the poll
     /// thread, it is `execute`.
     public func executeAtBatchEnd(_ work: @escaping @Sendable () -> Void) {
-        if inBatch, pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self())) {
+        if inBatch, isOnPollThread {
             atBatchEnd.append(work)
         } else {
             execute(work)
@@ -121,6 +121,9 @@ public final class EventLoop: @unchecked Sendable {  // mutable state confined t
 
     /// The poll thread's id (`pthread_t`), set by that thread when it starts; 0 until then.
     let pollThread = Atomic<UInt>(0)
+    private var isOnPollThread: Bool {
+        pollThread.load(ordering: .relaxed) == UInt(bitPattern: Int(pthread_self()))
+    }
     /// The poll thread's kernel thread id (its `/proc/self/task` entry; tests), 0 until it starts.
     let pollThreadKernelID = Atomic<Int32>(0)
     /// How many times the poll thread polled before sleeping (`PollSpin`), and for how long in

@@ -208,6 +208,31 @@ import Glibc
         close(fds[1])
     }
 
+    @Test func batchEndWorkThatKeepsSchedulingMoreWaitsForTheNextTurnAfterFourRounds() async throws {
+        let group = EventLoopGroup(count: 1)
+        let loop = group.loops[0]
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        let recorder = ChainRecorder(loop: loop, links: 6)
+        let connection = Connection(fd: fds[0], loop: loop, id: 1)
+        loop.queue.sync {
+            connection.delegate = recorder
+            connection.resumeReading()
+        }
+        var byte: UInt8 = 7
+        #expect(Glibc.send(fds[1], &byte, 1, Int32(MSG_NOSIGNAL)) == 1)
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while loop.queue.sync(execute: { recorder.order.count < 8 }) && DispatchTime.now().uptimeNanoseconds < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        // Four rounds run in the read's batch; the rest waits behind work already sent to the
+        // next turn, so a session that keeps finding output cannot hold the loop in one batch.
+        #expect(loop.queue.sync { recorder.order } == ["read", "link 1", "link 2", "link 3", "link 4", "next turn", "link 5", "link 6"])
+        loop.queue.sync { connection.close() }
+        close(fds[1])
+    }
+
     @Test func aReleasedLoopEndsItsPollThread() async throws {
         var group: EventLoopGroup? = EventLoopGroup(count: 1)
         let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
@@ -262,6 +287,33 @@ private final class OrderRecorder: ConnectionDelegate, @unchecked Sendable {  //
             loop.executeAtBatchEnd { [self] in order.append("batch end again") }
         }
         order.append("after execute")
+    }
+
+    func connectionDidReadEOF(_ connection: ByteStream) {}
+    func connectionDidDrain(_ connection: ByteStream) {}
+    func connection(_ connection: ByteStream, didFailWith error: SocketError) {}
+}
+
+/// On a read, sends a next-turn marker and a chain of batch-end work, each link scheduling the next.
+private final class ChainRecorder: ConnectionDelegate, @unchecked Sendable {  // confined to `loop.queue`
+    let loop: EventLoop
+    let links: Int
+    var order: [String] = []
+
+    init(loop: EventLoop, links: Int) {
+        self.loop = loop
+        self.links = links
+    }
+
+    private func link(_ number: Int) {
+        order.append("link \(number)")
+        if number < links { loop.executeAtBatchEnd { [self] in link(number + 1) } }
+    }
+
+    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        order.append("read")
+        loop.execute { [self] in order.append("next turn") }
+        loop.executeAtBatchEnd { [self] in link(1) }
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {}
