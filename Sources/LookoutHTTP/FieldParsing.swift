@@ -90,7 +90,7 @@ enum FieldParsing {
             if eq("Age") { return .age }
             if eq("Via") { return .via }
         case 4:
-            if eq("Host") { return KnownNames.host }
+            if eq("Host") { return .host }
             if eq("host") { return KnownNames.hostLower }
             if eq("Date") { return .date }
             if eq("ETag") { return .eTag }
@@ -285,7 +285,11 @@ enum FieldParsing {
     }
 }
 
+extension HTTPField.Name {
+    /// HTTPTypes models Host as the :authority pseudo-field; on the HTTP/1.1 wire it is a plain field.
+    public static let host = HTTPField.Name("Host")!
+}
+
 enum KnownNames {
-    static let host = HTTPField.Name("Host")!
     static let hostLower = HTTPField.Name("host")!
 }

@@ -52,7 +52,7 @@ public enum HTTP2MessageTranslation {
         if let unknownPseudo { return .failure(.invalidField(unknownPseudo)) }
         var fields = HTTPFields()
         fields.reserveCapacity(headers.count)
-        fields.append(HTTPField(name: hostFieldName, value: hostValue))
+        fields.append(HTTPField(name: .host, value: hostValue))
         // §8.2.3: crumbs split for compression are joined with "; " for HTTP/1.1.
         if !cookies.isEmpty { fields.append(HTTPField(name: .cookie, value: cookies.joined(separator: "; "))) }
         for header in headers where !header.isPseudo && !isCookieOrHost(header.name) {
@@ -108,29 +108,13 @@ public enum HTTP2MessageTranslation {
         func forEach(_ body: (_ name: String, _ value: String) -> Void) {
             for field in fields {
                 let name = field.name.canonicalName
-                if (isRequest && name.utf8.count == 4 && name == "host") || isConnectionSpecific(name)
+                if (isRequest && name.utf8.count == 4 && name == "host") || HopByHopHeaders.isConnectionSpecific(name)
                     || (!named.isEmpty && named.contains(name)) { continue }
                 body(name, field.value)
             }
         }
     }
 
-    /// HTTP/1.1's `Host`, spelled as HTTP/1.1 clients send it.
-    static let hostFieldName = HTTPField.Name("Host")!
-
-    /// The connection-specific fields (RFC 9113 §8.2.2 and RFC 9110 §7.6.1), by lowercase name.
-    /// This runs for every field of every message: most names are ruled out by their length
-    /// alone, before any string comparison (each one an out-of-line call when the strings differ).
-    static func isConnectionSpecific(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2: name == "te"
-        case 7: name == "upgrade"
-        case 10: name == "connection" || name == "keep-alive"
-        case 16: name == "proxy-connection"
-        case 17: name == "transfer-encoding"
-        default: false
-        }
-    }
 
     /// `cookie` or `host` (lowercase, as HTTP/2 names are): the two request fields that become
     /// something else on the way to HTTP/1.1. Ruled out by length first, as above.

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +8,8 @@ import Glibc
 final class BlockingOrigin: @unchecked Sendable {  // `fd` is written once in init
     let port: Int
     private let fd: Int32
+    /// The request heads it read, in order.
+    let received = Mutex<[String]>([])
 
     init(response: String) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -24,7 +27,7 @@ final class BlockingOrigin: @unchecked Sendable {  // `fd` is written once in in
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         let bytes = Array(response.utf8)
-        DispatchQueue.global().async {
+        DispatchQueue.global().async { [self] in
             while true {
                 let client = accept(fd, nil, nil)
                 if client < 0 {
@@ -33,7 +36,8 @@ final class BlockingOrigin: @unchecked Sendable {  // `fd` is written once in in
                     close(fd)
                     return
                 }
-                _ = readHead(client)
+                let head = readHead(client)
+                received.withLock { $0.append(head) }
                 _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 close(client)
             }

@@ -49,7 +49,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
     /// Sends what can be sent now. `sendHead` writes the head with Lookout's own fields added.
     /// `observe` sees every body byte written (for the capture).
     func advance(client: ClientResponseWriter, afterDrain: Bool, observe: (UnsafeRawBufferPointer) -> Void,
-                 sendHead: (_ status: Int, _ reason: String, _ fields: inout HTTPFields, _ framing: ClientFraming) -> Void) -> Progress {
+                 sendHead: (_ status: Int, _ reason: String, _ fields: inout HTTPFields, _ framing: ClientFraming) -> Bool) -> Progress {
         if afterDrain { clientBlocked = false }
         if clientBlocked { return .waiting }
         var snapshot = fill.snapshot(for: id, rearm: false)
@@ -78,7 +78,8 @@ final class FillFollower {  // confined to the following exchange's loop queue
                     framing = .untilClose
                 }
                 headSent = true
-                sendHead(m.status, m.reasonPhrase, &fields, framing)
+                // The exchange's stages may refuse the head: then nothing of the body follows.
+                guard sendHead(m.status, m.reasonPhrase, &fields, framing) else { return give(.done) }
                 if !sendsBody || m.status == 204 || m.status == 304 { return give(.done) }
             }
             while sent < snapshot.written {

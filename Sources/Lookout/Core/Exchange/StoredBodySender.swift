@@ -17,8 +17,7 @@ enum BodySegment: Equatable {
 
 /// Writes a stored answer's body to the client: from memory at once, from the file in 64 KiB
 /// reads while the client keeps up (the exchange calls `send` again when it drains).
-final class StoredBodySender {  // confined to the exchange's loop queue
-    enum Progress { case done, waiting, failed }
+final class StoredBodySender: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
 
     private let object: CachedObject
     private let segments: [BodySegment]
@@ -26,14 +25,19 @@ final class StoredBodySender {  // confined to the exchange's loop queue
     /// Bytes of `segments[index]` already written.
     private var offset: Int64 = 0
     private var buffer: [UInt8] = []
+    /// The stored response's URL, for the error when its file cannot be read.
+    private let url: String
 
-    init(object: CachedObject, segments: [BodySegment]) {
+    init(object: CachedObject, segments: [BodySegment], url: String) {
         self.object = object
         self.segments = segments
+        self.url = url
     }
 
+    var failure: ProxyError { .sessionUnavailable(reason: .cacheReadFailed(url: url)) }
+
     /// `observe` sees every body byte written (for the capture).
-    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> Progress {
+    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
         while index < segments.count {
             switch segments[index] {
             case .literal(let bytes):

@@ -21,7 +21,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Where captured bodies go (`capture.rules`); nil when nothing is captured.
     let captureStore: BodyCaptureStore?
     public let retrier: RequestRetrier
-    public let adapters: [RequestAdapter]
+    /// The order of every exchange's stages, and the per-host stages its rules call for.
+    let stagePlan: StagePlan
     /// Nil when no credentials are configured.
     let authenticator: ProxyAuthenticator?
     /// Nil without `admin.token`.
@@ -72,6 +73,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 redirectHandler: RedirectHandler? = nil,
                 cachedResponseHandler: CachedResponseHandler? = nil,
                 retrier: RequestRetrier? = nil,
+                adapters: [any RequestAdapter] = [],
                 logger: Logger = Logger(label: "lookout")) throws {
         self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
@@ -118,7 +120,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             self.captureStore = nil
         }
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
-        self.adapters = configuration.addVia ? [ViaHeaderAdapter()] : []
+        self.stagePlan = StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters)
         self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.adminTokenCheck = configuration.adminToken.map(AdminTokenCheck.init(token:))
         self.logger = logger

@@ -4,10 +4,9 @@ import Glibc
 
 /// A map-local answer's body: the file read in 64 KiB pieces while the client keeps up (the
 /// exchange calls `send` again when it drains), never held whole.
-final class LocalFileSender {  // confined to the exchange's loop queue
-    enum Progress { case done, waiting, failed }
-
+final class LocalFileSender: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
     private let descriptor: Int32
+    private let path: String
     let size: UInt64
     private var offset: UInt64 = 0
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -21,11 +20,12 @@ final class LocalFileSender {  // confined to the exchange's loop queue
             Glibc.close(descriptor)
             return .failure(LocalFileError("not a regular file"))
         }
-        return .success(LocalFileSender(descriptor: descriptor, size: UInt64(status.st_size)))
+        return .success(LocalFileSender(descriptor: descriptor, path: file, size: UInt64(status.st_size)))
     }
 
-    private init(descriptor: Int32, size: UInt64) {
+    private init(descriptor: Int32, path: String, size: UInt64) {
         self.descriptor = descriptor
+        self.path = path
         self.size = size
     }
 
@@ -33,7 +33,7 @@ final class LocalFileSender {  // confined to the exchange's loop queue
 
     /// `observe` sees every body byte written (for the capture). The length announced is the size
     /// at opening: a file that shrinks meanwhile fails the answer rather than sending a short body.
-    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> Progress {
+    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
         while offset < size {
             let want = Int(min(UInt64(buffer.count), size - offset))
             let (count, accepted) = buffer.withUnsafeMutableBytes { raw -> (Int, Bool) in
@@ -48,6 +48,10 @@ final class LocalFileSender {  // confined to the exchange's loop queue
             if !accepted && offset < size { return .waiting }
         }
         return .done
+    }
+
+    var failure: ProxyError {
+        .mapFailed(reason: .localFileUnreadable(file: path, detail: "it shrank while being sent"))
     }
 }
 

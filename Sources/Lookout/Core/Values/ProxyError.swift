@@ -25,6 +25,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case injectedFault(reason: InjectedFaultReason)
     /// A `map` rule matched but could not be applied.
     case mapFailed(reason: MapFailureReason)
+    /// A stage held the exchange past the deadline it set (`stage` is what it was doing).
+    case stageHoldTimedOut(stage: String, after: Double)
 
     /// What a shaping rule injected; `rule` names its host patterns.
     public enum InjectedFaultReason: Sendable, Equatable {
@@ -220,6 +222,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .downgradeRefused: return "map_downgrade_refused"
             case .localFileUnreadable: return "map_local_unreadable"
             }
+        case .stageHoldTimedOut:
+            return "stage_hold_timed_out"
         }
     }
 
@@ -272,6 +276,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .downgradeRefused: return 502
             case .localFileUnreadable: return 500
             }
+        case .stageHoldTimedOut:
+            return 504
         }
     }
 
@@ -377,6 +383,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             case .localFileUnreadable(let file, let detail):
                 return "map.local file \(file) cannot be read: \(detail)"
             }
+        case .stageHoldTimedOut(let stage, let after):
+            return "the exchange was held (\(stage)) for \(Self.seconds(after)) without being let go"
         }
     }
 
@@ -401,7 +409,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .upstreamFailed(.connectTimedOut), .upstreamFailed(.firstByteTimedOut),
              .upstreamFailed(.idleTimedOut), .clientFailed(.headerTimedOut), .clientFailed(.tunnelIdleTimedOut),
-             .upstreamFailed(.tlsHandshakeTimedOut), .clientFailed(.tlsHandshakeTimedOut):
+             .upstreamFailed(.tlsHandshakeTimedOut), .clientFailed(.tlsHandshakeTimedOut), .stageHoldTimedOut:
             return true
         default:
             return false

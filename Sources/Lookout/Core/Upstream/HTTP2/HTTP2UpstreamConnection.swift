@@ -95,7 +95,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     func openStream(_ request: UpstreamRequest, for delegate: HTTP2UpstreamStreamDelegate)
         -> Result<(stream: Int32, headerBytes: Int), ProxyError>
     {
-        let authority = request.fields.value(for: Exchange.hostHeader) ?? request.origin.hostFieldValue
+        let authority = request.fields.value(for: HTTPField.Name.host) ?? request.origin.hostFieldValue
         let stream: Int32, headerBytes: Int
         do {
             (stream, headerBytes) = try protocolSession.submitRequest(

@@ -1,6 +1,6 @@
 import HTTPTypes
 import Testing
-@testable import Lookout
+import LookoutHTTP
 
 @Suite struct HopByHopHeadersTests {
     private func name(_ text: String) -> HTTPField.Name { HTTPField.Name(text)! }

@@ -1,11 +1,10 @@
 import HTTPTypes
-import LookoutHTTP
 
 /// Connection-specific header fields a proxy must not forward (RFC 9110 §7.6.1, RFC 9112 §9.6).
-enum HopByHopHeaders {
+public enum HopByHopHeaders {
     /// Runs for every field of every message: most names are ruled out by their length alone,
     /// before any string comparison.
-    static func isFixed(_ name: HTTPField.Name) -> Bool {
+    public static func isFixed(_ name: HTTPField.Name) -> Bool {
         let canonical = name.canonicalName
         switch canonical.utf8.count {
         case 2: return canonical == "te"
@@ -22,7 +21,7 @@ enum HopByHopHeaders {
     /// Removes the fixed hop-by-hop fields and every field the `Connection` header names, in
     /// one pass to find them and one to remove them. Allocates nothing for the usual
     /// `Connection: keep-alive` or `close`.
-    static func remove(from fields: inout HTTPFields) {
+    public static func remove(from fields: inout HTTPFields) {
         var found = false
         var listed: [HTTPField.Name] = []
         for field in fields where isFixed(field.name) {
@@ -39,6 +38,20 @@ enum HopByHopHeaders {
         FieldList.forEachElement(of: value) { element in
             if element.equalsLowercase("keep-alive") || element.equalsLowercase("close") { return }
             if let name = HTTPField.Name(element.string) { names.append(name) }
+        }
+    }
+
+    /// The connection-specific fields an HTTP/2 message must not carry (RFC 9113 §8.2.2), by
+    /// lowercase name: the fixed hop-by-hop fields but those that only a proxy hop uses. Ruled out
+    /// by length first, as `isFixed` is.
+    public static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: name == "te"
+        case 7: name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
+        default: false
         }
     }
 }

@@ -1,0 +1,99 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutTLS
+
+/// Further attempts: retries after a backoff and followed redirects, as the session's
+/// `RequestRetrier` and `RedirectHandler` decided, and the metrics of every attempt.
+extension Exchange {
+    func proceed(with plan: ResponsePlan) {
+        switch plan {
+        case .forward:
+            preconditionFailure("a forwarded response is not held back")
+        case .fail(let error):
+            fail(error)
+        case .retry(let delay, let countsAgainstRule):
+            if countsAgainstRule { retriesByRule += 1 }
+            nextAttempt(after: delay)
+        case .follow(let url, let status):
+            follow(url, status: status)
+        }
+    }
+
+    /// Starts the next attempt after `delay` seconds (on the next turn of the loop at the soonest).
+    private func nextAttempt(after delay: Double) {
+        // Dispatch's own timer, not the loop's 50 ms deadline list: backoffs are short and exact.
+        waitingForNextAttempt = true
+        context.loop.execute(after: max(delay, 0)) { [weak self] in
+            guard let self, !finished, waitingForNextAttempt else { return }
+            waitingForNextAttempt = false
+            startAttempt()
+        }
+    }
+
+    /// The next hop of a followed redirect (RFC 9110 §15.4): same trust rules, pool and interception
+    /// as a first request, the method as the status says, credentials only to the first host.
+    private func follow(_ url: String, status: Int) {
+        guard let target = RedirectPolicy.parse(url) else {
+            preconditionFailure("the redirect policy follows only absolute http(s) URLs")
+        }
+        summary.redirects += 1
+        visitedURLs.insert(request.url)
+        hostOverride = nil
+        let method = RedirectStatus.method(after: status, from: request.method)
+        let keepsBody = request.hasBody && method == request.method
+        if request.hasBody && !keepsBody { dropRequestBody() }
+        let key = HostRuleKey(target.host)
+        let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
+                            parent: session.parentProxy(for: key), ruleKey: key)
+        request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
+                                      withBody: keepsBody, stripCredentials: origin.host != firstHost)
+        startAttempt()
+    }
+
+    /// What the redirect policy needs to know.
+    func redirectContext(status: Int, location: String) -> RedirectContext {
+        RedirectContext(status: status, location: location, requestURL: request.url, method: request.method,
+                        redirectsFollowed: summary.redirects, visitedURLs: visitedURLs.union([request.url]),
+                        hasBody: request.hasBody, bodyIsReplayable: bodyIsReplayable)
+    }
+
+    /// What the retry policy needs to know; nil once bytes of a response reached the client.
+    func retryContext(for task: UpstreamTask, outcome: AttemptOutcome) -> RetryContext? {
+        guard !responseHeadSent, !finished else { return nil }
+        return RetryContext(method: request.method, host: request.origin.host, attempt: task.attempt,
+                            retriesByRule: retriesByRule, outcome: outcome,
+                            usedReusedConnection: task.metrics.isReusedConnection,
+                            receivedResponseBytes: task.receivedResponseBytes, bodyIsReplayable: bodyIsReplayable,
+                            now: Double(Instant.now().unixMicroseconds) / 1e6)
+    }
+
+    private var bodyIsReplayable: Bool {
+        !request.hasBody || (replay.map { !$0.isOverLimit } ?? false)
+    }
+
+    /// Every transaction so far plus `current`, for `task.didGatherMetrics`.
+    func metrics(adding current: TransactionMetrics) -> TaskMetrics {
+        var metrics = TaskMetrics(taskStart: summary.start)
+        metrics.transactions = (transactions.isEmpty ? summary.upstream.map { [$0] } ?? [] : transactions) + [current]
+        metrics.redirectCount = summary.redirects
+        metrics.taskEnd = .now()
+        return metrics
+    }
+
+    func record(_ metrics: consuming TransactionMetrics) {
+        if let previous = summary.upstream {
+            if transactions.isEmpty { transactions.append(previous) }
+            transactions.append(copy metrics)  // a further attempt: kept in both
+        }
+        summary.upstream = metrics
+    }
+
+    /// Stops the running attempt (its events are still written) and keeps its transaction.
+    func stopTask() {
+        waitingForNextAttempt = false
+        guard let task else { return }
+        self.task = nil
+        task.cancel()
+        record(task.metrics)
+    }
+}

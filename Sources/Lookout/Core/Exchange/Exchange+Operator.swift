@@ -1,0 +1,53 @@
+/// What the client connection and an operator do to a running exchange from outside: see it,
+/// cancel it, abort it, or tell it the client went away.
+extension Exchange {
+    /// What an operator sees of this exchange now; nil once it has finished.
+    func inFlightSnapshot(at now: Instant) -> InFlightExchange? {
+        guard !finished else { return nil }
+        var snapshot = summary
+        snapshot.end = now
+        let phase: String
+        if let task {
+            snapshot.upstream = task.metrics
+            phase = task.metrics.currentPhase
+        } else if waitingForNextAttempt {
+            phase = "retry_wait"
+        } else if let holdingStage {
+            phase = holdingStage.heldPhase
+        } else if shaped?.isHolding ?? false {
+            phase = "shaping_pace"
+        } else if answerBody != nil {
+            phase = answerPhase
+        } else if follower != nil {
+            phase = "collapsed"
+        } else {
+            phase = "starting"
+        }
+        return InFlightExchange(summary: snapshot, phase: phase)
+    }
+
+    /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
+    /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
+    func cancel(_ error: ProxyError) {
+        shaped?.cancel()
+        fail(error)
+    }
+
+    func clientDidClose(_ error: ProxyError) {
+        guard !finished else { return }
+        stopTask()
+        shaped?.cancel()
+        finish(error: error, keepAlive: false)
+    }
+
+    func abort(_ error: ProxyError) {
+        guard !finished else { return }
+        stopTask()
+        shaped?.cancel()
+        if !responseHeadSent {
+            client.writeError(error, requestID: id)
+            summary.status = error.status
+        }
+        finish(error: error, keepAlive: false)
+    }
+}

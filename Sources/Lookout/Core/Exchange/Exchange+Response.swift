@@ -1,0 +1,125 @@
+import HTTPTypes
+import LookoutHTTP
+
+/// The response's way to the client: its head through the stages, its framing, keep-alive, and
+/// the bodies of answers.
+extension Exchange {
+    /// The final response head through the stages (Via, header rules…); the error that refuses it, if one does.
+    func runResponseStages(status: Int, reasonPhrase: String, fields: inout HTTPFields) -> ProxyError? {
+        guard !stages.isEmpty else { return nil }
+        var response = StageResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields,
+                                         origin: request.origin)
+        // One owner of the fields while the stages change them (copy-on-write would copy them).
+        fields = HTTPFields()
+        defer { fields = response.fields }
+        for stage in stages {
+            if case .fail(let error) = stage.responseHead(&response, exchange: self) { return error }
+        }
+        return nil
+    }
+
+    /// The head to the client, after the stages had it.
+    func sendResponseHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
+        client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
+        responseHeadSent = true
+        if let rule = shapingRule, rule.stall > 0 {
+            ShapingStage.record(.stall(milliseconds: rule.stall * 1000), rule: rule, exchange: self)
+        }
+        summary.responseHeaders = fields
+        summary.requestHeaders = head.headerFields
+    }
+
+    /// An answer in place of the upstream's (a stage's, or a stored response): its head, then its
+    /// body while the client keeps up, then the end of the exchange.
+    func answer(_ answer: StageAnswer, phase: String) {
+        summary.status = answer.status
+        var fields = answer.fields
+        clientFraming = answer.framing
+        decideKeepAlive(possible: requestEnded, fields: &fields)
+        if let error = runResponseStages(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields) {
+            fail(error)
+            return
+        }
+        sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields, framing: clientFraming)
+        guard let body = answer.body else {
+            client.writeEnd(trailers: nil)
+            responseBodyEnded()
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        answerBody = body
+        answerPhase = phase
+        sendAnswerBody()
+    }
+
+    /// Sends the answer's body until the client is backed up (`clientDidDrain` resumes).
+    func sendAnswerBody() {
+        guard let body = answerBody, !finished else { return }
+        switch body.send(to: client, observe: { [self] in responseBodyPassed($0) }) {
+        case .waiting:
+            return
+        case .done:
+            answerBody = nil
+            client.writeEnd(trailers: nil)
+            responseBodyEnded()
+            finish(error: nil, keepAlive: keepClientAlive)
+        case .failed:
+            answerBody = nil
+            // The head announced the length: a short body must reach the client as a broken one.
+            finish(error: body.failure, keepAlive: false, truncate: true)
+        }
+    }
+
+    /// How the response body goes to the client, and whether the client connection stays open.
+    /// `chunkedCoding` is the `Transfer-Encoding` a chunked response goes on with, from the
+    /// origin's own fields (read only when the client takes chunks).
+    func prepareFraming(for response: ResponseHead, chunkedCoding: String?, fields: inout HTTPFields) {
+        switch response.framing {
+        case .none:
+            clientFraming = .none
+        case .contentLength(let length):
+            // An empty body is no body: an HTTP/2 client gets END_STREAM on the HEADERS frame,
+            // which is how a gRPC "Trailers-Only" answer must arrive.
+            clientFraming = length == 0 ? .none : .contentLength
+            if response.contentLengthIsList { fields[.contentLength] = String(length) }
+        case .chunked where head.version != .http1_0:
+            clientFraming = .chunked
+            fields[.transferEncoding] = chunkedCoding ?? "chunked"
+        case .chunked, .untilClose:
+            // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
+            clientFraming = .untilClose
+        }
+        // Until the whole request was read (the origin answered early, e.g. 413) the rest of its
+        // body cannot be delimited any more: the connection ends with the exchange.
+        decideKeepAlive(possible: clientFraming != .untilClose && requestEnded, fields: &fields)
+    }
+
+    /// Whether the client connection stays open after this response — it asked to, the response
+    /// allows it (`possible`), nobody is closing it — and the response's `Connection` field saying so.
+    func decideKeepAlive(possible: Bool, fields: inout HTTPFields) {
+        keepClientAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !session.isShuttingDown
+        if keepClientAlive {
+            if head.version == .http1_0 { fields[.connection] = "keep-alive" }
+        } else {
+            fields[.connection] = "close"
+        }
+    }
+
+    func clientDidDrain() {
+        if let shaped, !shaped.clientDidDrain() { return }
+        resumeResponse()
+    }
+
+    /// The client (and the response shaping) can take more of the response: whoever produces it goes on.
+    func resumeResponse() {
+        if answerBody != nil {
+            sendAnswerBody()
+            return
+        }
+        if follower != nil {
+            advanceFollower(afterDrain: true)
+            return
+        }
+        task?.resumeReading()
+    }
+}

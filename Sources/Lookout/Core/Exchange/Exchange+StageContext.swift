@@ -1,0 +1,80 @@
+import LookoutIO
+import LookoutTLS
+
+/// What the exchange's stages may see and do of it.
+extension Exchange: StageContext {
+    var requestID: UInt64 { id }
+    var loop: EventLoop { context.loop }
+
+    var route: StageRoute {
+        StageRoute(origin: request.origin, path: upstreamPath, url: request.url)
+    }
+
+    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind) {
+        session.emit(requestContext, make())
+    }
+
+    func reroute(to route: StageRoute, hostField: String?) {
+        let key = HostRuleKey(route.origin.host)
+        let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,
+                            parent: session.parentProxy(for: key), ruleKey: key)
+        hostOverride = hostField
+        upstreamPath = route.path
+        firstHost = origin.host
+        request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
+                                  bodyIsChunked: false, hasBody: head.framing != .none, asksForUpgrade: false,
+                                  acceptsTrailers: false)
+        // The new origin's rules say whether the body is kept for another attempt (none read yet).
+        if requestBodyBytes == 0 { prepareReplay() }
+    }
+
+    func dropRequestBody() {
+        guard !bodyDropped else { return }
+        bodyDropped = true
+        replay = nil
+        earlyBody = []
+        if bodyPausedForUpstream {
+            bodyPausedForUpstream = false
+            resumeClientInput()
+        }
+    }
+
+    func shape(with rule: ShapingRule) {
+        shapingRule = rule
+        if rule.shapesResponse {
+            let writer = ShapedResponseWriter(base: client, rule: rule, loop: context.loop, delegate: self)
+            shaped = writer
+            client = writer
+        }
+        if rule.uploadKbps > 0, head.framing != .none {
+            let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.uploadBytesPerSecond) { [unowned self] bytes in
+                takeBody(bytes)
+                return !bodyPausedForUpstream && !finished
+            }
+            pacer.onReady = { [unowned self] in
+                guard !finished else { return }
+                delegate.exchangeCanTakeInput()
+            }
+            uploadPacer = pacer
+        }
+    }
+}
+
+extension Exchange: ShapedResponseWriterDelegate {
+    func shapedWriterCanTakeMore() {
+        guard !finished else { return }
+        resumeResponse()
+    }
+
+    func shapedWriterReachedResetPoint(after bytes: UInt64) {
+        guard !finished, !resetInjected else { return }
+        fail(injectReset(after: bytes))
+    }
+
+    /// `faults.reset_after_bytes` hit: its record, and the error the exchange breaks off with.
+    func injectReset(after bytes: UInt64) -> ProxyError {
+        resetInjected = true
+        ShapingStage.record(.resetAfterBytes(bytes), rule: shapingRule, exchange: self)
+        return .injectedFault(reason: .resetAfterBytes(bytes, rule: shapingRule?.name ?? ""))
+    }
+}

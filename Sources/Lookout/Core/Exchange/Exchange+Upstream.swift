@@ -1,0 +1,256 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+import LookoutTLS
+
+/// The upstream attempts of an exchange: each hop's request head, the task that sends it, and what
+/// the task reports back (through `SessionDelegate`).
+extension Exchange {
+    /// The request head for one hop: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
+    /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the stages.
+    func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
+                             withBody: Bool, stripCredentials: Bool,
+                             validators: HTTPFields? = nil) -> UpstreamRequest {
+        // Built in place inside the head the stages change: a separate copy would be copied
+        // again by the first stage that appends a field (one allocation per request).
+        var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
+                                           headerFields: head.headerFields)
+        // The fields are still the client's (the summary logs them), so the first change copies
+        // them; reserving room for Host and Via makes that copy the only allocation — set in
+        // place, Host copied them at their exact size and the appended Via grew them again.
+        upstream.headerFields.reserveCapacity(head.headerFields.count + 2)
+        upstream.headerFields[HTTPField.Name.host] = hostOverride ?? origin.hostFieldValue
+        HopByHopHeaders.remove(from: &upstream.headerFields)
+        var chunked = false
+        if withBody {
+            switch head.framing {
+            case .chunked:
+                // Re-chunked hop by hop; codings before "chunked" (e.g. gzip) describe the body itself.
+                upstream.headerFields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
+                chunked = true
+            case .contentLength(let length):
+                // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
+                // cannot frame the body differently.
+                if head.contentLengthIsList { upstream.headerFields[.contentLength] = String(length) }
+            default:
+                break
+            }
+        } else if head.framing != .none {
+            // RFC 9110 §15.4: a redirect that turns the request into a GET drops the content and the
+            // fields that describe it.
+            for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .contentLanguage, .contentLocation] {
+                upstream.headerFields[name] = nil
+            }
+        }
+        if let upgradeProtocol {
+            // Hop-by-hop, so removed above; asked for again on this hop.
+            upstream.headerFields[.connection] = "upgrade"
+            upstream.headerFields[.upgrade] = upgradeProtocol
+        }
+        if let validators {
+            // Validating a stored response (RFC 9111 §4.3.1): its validators replace the
+            // client's own; the client's conditions are answered from the result.
+            upstream.headerFields[.ifNoneMatch] = nil
+            upstream.headerFields[.ifModifiedSince] = nil
+            upstream.headerFields.append(contentsOf: validators)
+        }
+        if stripCredentials {
+            // Credentials meant for the first host are not sent to another one.
+            upstream.headerFields[.authorization] = nil
+            upstream.headerFields[.cookie] = nil
+        }
+        if let parent = origin.parent, !origin.isSecure {
+            // Through a parent, a plain request names its whole URL (RFC 9112 §3.2.2), and carries
+            // the parent's credentials; https goes through a CONNECT instead (the opener's).
+            upstream.target = origin.url(path: path)
+            if let authorization = parent.authorization {
+                upstream.headerFields[.proxyAuthorization] = authorization
+            } else if session.authenticator == nil, let own = head.headerFields[.proxyAuthorization] {
+                // Lookout asks for no credentials and the rule gives none: the client's are for the parent.
+                upstream.headerFields[.proxyAuthorization] = own
+            }
+        }
+        var adaptation = UpstreamAdaptation(head: upstream, origin: origin)
+        upstream = UpstreamRequestHead(method: method, target: "", authority: "", headerFields: HTTPFields())
+        for stage in stages { stage.upstreamRequest(&adaptation, exchange: self) }
+        let adapted = adaptation.head
+        session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adapted.target,
+                                                            headerFields: adapted.headerFields,
+                                                            rule: adaptation.rule, changes: adaptation.changes))
+        return UpstreamRequest(origin: origin, method: method, url: url, target: adapted.target,
+                               fields: adapted.headerFields, bodyIsChunked: chunked, hasBody: withBody,
+                               asksForUpgrade: upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
+    }
+
+    /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
+    private var acceptsTrailers: Bool {
+        guard let te = head.headerFields[.te] else { return false }
+        var found = false
+        FieldList.forEachElement(of: te) { element in
+            if element.equalsLowercase("trailers") { found = true }
+        }
+        return found
+    }
+
+    func startAttempt() {
+        summary.attempts += 1
+        let task = UpstreamTask(id: session.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
+                                connectionID: records.connectionID, session: session, context: context)
+        self.task = task
+        taskTakesBody = false
+        replaySent = 0
+        cache?.attemptWillStart()
+        context.taskMap.add(task, for: self)
+        session.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
+                                  didCreateFor: request.origin, attempt: summary.attempts)
+        task.start()
+    }
+
+    // MARK: - Upstream callbacks (from SessionDelegate)
+
+    /// The upstream head is on its way: send what body is waiting, then let the client continue.
+    func taskIsReadyForBody() {
+        taskTakesBody = true
+        let wasPaused = bodyPausedForUpstream
+        feedTask()
+        if !requestEnded && !bodyPausedForUpstream && !wasPaused && !bodyDropped { resumeClientInput() }
+    }
+
+    func taskDidDrainRequestBody() {
+        feedTask()
+    }
+
+    /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 and HTTP/2 clients, dropped for 1.0 ones.
+    func taskDidReceiveInformational(_ response: ResponseHead) {
+        guard head.version != .http1_0, response.status != 101 else { return }
+        var fields = response.headerFields
+        HopByHopHeaders.remove(from: &fields)
+        client.writeInformational(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields)
+    }
+
+    /// A final response head, with what the policies decided about it. Returns false when the
+    /// response is held back (the task stops relaying it, and its completion starts what comes next).
+    func taskDidReceiveResponse(_ response: consuming ResponseHead, plan: ResponsePlan) -> Bool {
+        guard case .forward(let location) = plan else {
+            pendingPlan = plan
+            return false
+        }
+        // What is read from the origin's own fields, before they are moved out of the head: with
+        // the head the only other owner, adding Via and the rest below would otherwise copy all
+        // of them first (copy-on-write), once per response.
+        let offeredUpgrade = response.status == 101 ? response.headerFields[.upgrade] : nil
+        let chunkedCoding: String? = if case .chunked = response.framing, head.version != .http1_0 {
+            TransferCoding.canonicalField(response.headerFields)
+        } else {
+            nil
+        }
+        var fields = response.headerFields
+        response.headerFields = HTTPFields()
+        HopByHopHeaders.remove(from: &fields)
+        var cacheStatus: String?
+        if let cache, summary.redirects == 0, response.status != 101 {
+            let (action, records) = cache.responseArrived(status: response.status, reasonPhrase: response.reasonPhrase,
+                                                          fields: fields, framing: response.framing)
+            for record in records { emit(record) }
+            switch action {
+            case .answer(let answer):
+                pendingAnswer = answer
+                return false
+            case .relay(let status):
+                cacheStatus = status
+            }
+        }
+        summary.status = response.status
+        if response.status == 101 {
+            // The origin accepted the switch (the task only passes a 101 on when one was asked
+            // for): the client gets the 101 with the switch named, then the bytes both ways.
+            fields[.connection] = "upgrade"
+            if let accepted = offeredUpgrade {
+                fields[.upgrade] = accepted
+                acceptedUpgrade = accepted
+            }
+            clientFraming = .none
+            keepClientAlive = false
+        } else {
+            prepareFraming(for: response, chunkedCoding: chunkedCoding, fields: &fields)
+        }
+        if let location { fields[.location] = location }
+        if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
+        if let refusal = runResponseStages(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields) {
+            pendingPlan = .fail(refusal)
+            return false
+        }
+        sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
+                         framing: clientFraming)
+        return true
+    }
+
+    /// Relays body bytes; false asks the task to stop reading until the client drains.
+    func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        responseBodyPassed(bytes)
+        if let cache, let record = cache.relayed(bytes) { emit(record) }
+        if clientFraming == .none { return true }
+        return client.writeBody(bytes)
+    }
+
+    func taskDidFinishResponse(trailers: HTTPFields?) {
+        var fields = trailers ?? HTTPFields()
+        HopByHopHeaders.remove(from: &fields)
+        client.writeEnd(trailers: fields.isEmpty ? nil : fields)
+        if clientFraming == .untilClose { keepClientAlive = false }
+        responseBodyEnded()
+        if let record = cache?.responseEnded() { emit(record) }
+    }
+
+    /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
+    func taskDidComplete(_ task: UpstreamTask, metrics: consuming TransactionMetrics, error: ProxyError?,
+                         retry: RetryDecision) {
+        record(consume metrics)
+        self.task = nil
+        if error == nil, let switched = task.takeSwitchedStream() {
+            switchProtocols(task: task, upstream: switched.stream, upstreamLeftover: switched.leftover)
+            return
+        }
+        guard !finished else { return }
+        if let answer = pendingAnswer {
+            pendingAnswer = nil
+            answerFromStore(answer)
+            return
+        }
+        if let plan = pendingPlan {
+            pendingPlan = nil
+            proceed(with: plan)
+            return
+        }
+        guard let error else {
+            finish(error: nil, keepAlive: keepClientAlive)
+            return
+        }
+        if case .retry(let delay, _, let counts) = retry, !responseHeadSent {
+            proceed(with: .retry(delay: delay, countsAgainstRule: counts))
+            return
+        }
+        fail(error)
+    }
+
+    func emit(_ record: any EventKind) {
+        func post<Kind: EventKind>(_ kind: Kind) { session.emit(requestContext, kind) }
+        post(record)
+    }
+
+    // MARK: - Protocol switch
+
+    /// After a 101 the exchange becomes a tunnel over the same two connections; the tunnel
+    /// writes this exchange's summary when both sides are done.
+    private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
+        finished = true
+        closeCacheAndStages()
+        guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
+                            origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
+                            delegate: delegate, session: session, context: context, records: records,
+                            shapingRule: shapingRule)
+        delegate.exchangeDidSwitchProtocols(to: tunnel)
+        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
+    }
+}

@@ -1,0 +1,103 @@
+import HTTPTypes
+import LookoutHTTP
+
+/// One step between the client and the upstream: a header rule, a map, shaping, capture. An
+/// exchange runs its stages in the order `StagePlan` writes down; each stage sees the points of
+/// the exchange it cares about and keeps its own state (compare Alamofire's `RequestInterceptor`,
+/// mitmproxy's addon hooks and Envoy's HTTP filters). Every point has a default that does nothing,
+/// so a stage implements only its own.
+///
+/// Stages run on the exchange's loop (a stage with state is confined to that loop's queue) and never call back into the exchange on the stack that asked
+/// them, except through `StageContext` methods that say they are safe there.
+protocol ExchangeStage: AnyObject, Sendable {
+    /// The phase an operator sees while this stage holds the exchange (`/exchanges`).
+    var heldPhase: String { get }
+
+    /// Once per exchange, in stage order, before anything goes upstream: go on, answer, hold or fail.
+    func requestHead(_ exchange: StageContext) -> StageVerdict
+
+    /// Every hop's request head (a retry or a followed redirect is a hop too), in stage order, after
+    /// the hop-by-hop fields were removed and Host set: may change target and fields.
+    func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext)
+
+    /// Request body bytes as they go upstream (after any upload pacing).
+    func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext)
+    /// The request body is complete.
+    func requestEnd(exchange: StageContext)
+
+    /// The final response head, in stage order, before the client gets it: change it, or fail.
+    func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict
+
+    /// Response body bytes on their way to the client, whoever produced them (the origin, the
+    /// cache, a stage's answer).
+    func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext)
+    /// The response body is complete.
+    func responseEnd(exchange: StageContext)
+
+    /// The exchange is over, however it ended (or became a tunnel): close what is open and write
+    /// this stage's part of the summary.
+    func exchangeEnd(_ summary: inout ExchangeSummary)
+}
+
+extension ExchangeStage {
+    var heldPhase: String { "held" }
+    func requestHead(_ exchange: StageContext) -> StageVerdict { .proceed }
+    func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {}
+    func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
+    func requestEnd(exchange: StageContext) {}
+    func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict { .proceed }
+    func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
+    func responseEnd(exchange: StageContext) {}
+    func exchangeEnd(_ summary: inout ExchangeSummary) {}
+}
+
+/// What a stage decides at the request head.
+enum StageVerdict: Sendable {
+    /// The next stage (or, after the last, the cache and the upstream) goes on.
+    case proceed
+    /// The stage answers: the stages after it and the upstream are skipped.
+    case answer(StageAnswer)
+    /// The exchange waits until the stage calls `StageContext.resume`; with a deadline (seconds),
+    /// it ends with `stage_hold_timed_out` if none came by then. Nothing goes upstream meanwhile,
+    /// and the client's body is read only into the exchange's bounded buffer.
+    case hold(deadline: Double?)
+    /// The exchange ends with this error (an error response if nothing was sent yet).
+    case fail(ProxyError)
+}
+
+/// What a stage decides at the response head.
+enum ResponseVerdict: Sendable {
+    case proceed
+    /// The response is not relayed: the client gets this error instead.
+    case fail(ProxyError)
+}
+
+/// A response a stage gives in place of the upstream's.
+struct StageAnswer: Sendable {
+    var status: Int
+    var reasonPhrase: String
+    var fields: HTTPFields
+    /// How the body is delimited toward the client (`.none` for a bodiless answer).
+    var framing: ClientFraming
+    /// Produces the body while the client keeps up; nil for no body.
+    var body: (any ResponseBodySource)?
+}
+
+/// One hop's request head as the stages shape it, and what the header rule changed (its record).
+struct UpstreamAdaptation {
+    var head: UpstreamRequestHead
+    /// The origin this hop goes to.
+    let origin: Origin
+    /// The header rule that changed the request, and how (for `request.didAdaptRequest`).
+    var rule: String?
+    var changes = HeaderChanges()
+}
+
+/// A final response head as the stages see it on its way to the client.
+struct StageResponseHead {
+    let status: Int
+    let reasonPhrase: String
+    var fields: HTTPFields
+    /// The origin the response came from (a stage's answer names the first hop's).
+    let origin: Origin
+}

@@ -1,0 +1,39 @@
+import LookoutHTTP
+import LookoutIO
+import LookoutTLS
+
+/// What a stage may see and do of its exchange: the one boundary from a stage back to the
+/// exchange. The exchange implements it; tests implement it too.
+protocol StageContext: AnyObject, Sendable {
+    var requestID: UInt64 { get }
+    /// The request head as the client sent it.
+    var head: RequestHead { get }
+    /// The host the client addressed, prepared for the per-host rule sets.
+    var clientKey: HostRuleKey { get }
+    /// Where the request goes now (a map remote rule changes it).
+    var route: StageRoute { get }
+    /// The record being built; stages write their own part.
+    var summary: ExchangeSummary { get set }
+    /// The exchange's loop: stages that wait schedule their timers on it.
+    var loop: EventLoop { get }
+
+    /// Posts a record of this exchange, built only if a monitor wants its kind.
+    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind)
+    /// Ends a hold: `verdict` takes effect on a later turn of the loop, never on the caller's
+    /// stack. Ignored unless `stage` holds the exchange now.
+    func resume(_ verdict: StageVerdict, from stage: ExchangeStage)
+    /// Sends the request to another origin (map remote). `hostField` keeps the client's Host.
+    func reroute(to route: StageRoute, hostField: String?)
+    /// Nothing goes upstream any more: the client's body is read and dropped.
+    func dropRequestBody()
+    /// Applies a shaping rule's pacing and cuts to both directions of the exchange.
+    func shape(with rule: ShapingRule)
+}
+
+/// Where an exchange's request goes.
+struct StageRoute {
+    var origin: Origin
+    /// Origin-form target of the first hop.
+    var path: String
+    var url: String
+}

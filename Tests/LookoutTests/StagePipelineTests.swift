@@ -1,0 +1,261 @@
+import Dispatch
+import HTTPTypes
+import LookoutHTTP
+import LookoutIO
+import Synchronization
+import Testing
+@testable import Lookout
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The stage pipeline through a real exchange on a real loop: the order stages are asked in,
+/// changes, answers that cut the rest short, holds with and without a deadline, and failures.
+@Suite(.serialized) struct StagePipelineTests {
+    /// What a test stage saw and did, shared with the test (written on the loop, read after it).
+    final class Journal: @unchecked Sendable {  // guarded by `lock`
+        private let lock = Mutex<[String]>([])
+        func note(_ entry: String) { lock.withLock { $0.append(entry) } }
+        var entries: [String] { lock.withLock { $0 } }
+    }
+
+    /// A stage whose decisions the test scripts.
+    final class ScriptedStage: ExchangeStage, @unchecked Sendable {  // confined to the exchange's loop queue
+        let name: String
+        let journal: Journal
+        var verdict: StageVerdict
+        var addRequestField: HTTPField?
+        var addResponseField: HTTPField?
+        var responseVerdict = ResponseVerdict.proceed
+        /// Holds, then lets go with `.proceed` after this many seconds.
+        var resumeAfter: Double?
+
+        init(_ name: String, journal: Journal, verdict: StageVerdict = .proceed) {
+            self.name = name
+            self.journal = journal
+            self.verdict = verdict
+        }
+
+        var heldPhase: String { "test_\(name)" }
+
+        func requestHead(_ exchange: StageContext) -> StageVerdict {
+            journal.note("\(name).requestHead")
+            if let resumeAfter {
+                exchange.loop.execute(after: resumeAfter) { [weak exchange, self] in
+                    journal.note("\(name).resume")
+                    exchange?.resume(.proceed, from: self)
+                }
+            }
+            return verdict
+        }
+
+        func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {
+            journal.note("\(name).upstreamRequest")
+            if let addRequestField { request.head.headerFields.append(addRequestField) }
+        }
+
+        func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
+            journal.note("\(name).responseHead")
+            if let addResponseField { response.fields.append(addResponseField) }
+            return responseVerdict
+        }
+
+        func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
+            journal.note("\(name).responseBody(\(bytes.count))")
+        }
+
+        func exchangeEnd(_ summary: inout ExchangeSummary) {
+            journal.note("\(name).exchangeEnd")
+        }
+    }
+
+    /// An answer body from memory.
+    final class BytesSource: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
+        let bytes: [UInt8]
+        init(_ text: String) { bytes = Array(text.utf8) }
+        func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
+            bytes.withUnsafeBytes { observe($0); client.writeBody($0) }
+            return .done
+        }
+        var failure: ProxyError { .sessionUnavailable(reason: .shuttingDown) }
+    }
+
+    /// The client side: what was written, and when the exchange ended.
+    final class Client: ClientResponseWriter, ExchangeDelegate, @unchecked Sendable {  // written on the loop, read after `ended`
+        var status: Int?
+        var fields = HTTPFields()
+        var body: [UInt8] = []
+        var error: ProxyError?
+        var ended = DispatchSemaphore(value: 0)
+
+        func writeInformational(status: Int, reasonPhrase: String, fields: HTTPFields) {}
+        func writeHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
+            self.status = status
+            self.fields = fields
+        }
+        func writeBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            body += bytes
+            return true
+        }
+        func writeEnd(trailers: HTTPFields?) {}
+        func writeError(_ error: ProxyError, requestID: UInt64) { self.error = error }
+        var switchableStream: ByteStream? { nil }
+
+        func exchangeCanTakeInput() {}
+        func exchangeDidFinish(keepAlive: Bool) { ended.signal() }
+        func exchangeDidBreakOff() { ended.signal() }
+        func exchangeDidSwitchProtocols(to tunnel: Tunnel) {}
+        func tunnelDidFinish(upstreamFailed: Bool) {}
+        var isClosingAfterExchange: Bool { true }
+    }
+
+    final class Summaries: @unchecked Sendable {  // guarded by `lock`
+        private let lock = Mutex<[ExchangeSummary]>([])
+        func add(_ summary: ExchangeSummary) { lock.withLock { $0.append(summary) } }
+        var all: [ExchangeSummary] { lock.withLock { $0 } }
+    }
+
+    /// Runs one GET for `url` through `stages` on a session's loop and waits for its end.
+    private func run(_ stages: [any ExchangeStage], url: String = "http://127.0.0.1:9/x", port: Int = 9,
+                     whileRunning: ((Exchange) -> Void)? = nil) throws -> (Client, ExchangeSummary?) {
+        var configuration = SessionConfiguration()
+        configuration.eventLoopCount = 1
+        let summaries = Summaries()
+        let monitor = ClosureEventMonitor { event in
+            if let summary = event.kind(RequestDidFinish.self)?.summary { summaries.add(summary) }
+        }
+        let session = try Session(configuration: configuration, monitors: [monitor])
+        let context = session.contexts[0]
+        let client = Client()
+        let head = RequestHead(method: .get, rawTarget: url,
+                               target: .absolute(scheme: "http", host: "127.0.0.1", port: port, path: "/x"),
+                               version: .http1_1, headerFields: [.host: "127.0.0.1:\(port)"], framing: .none,
+                               keepAlive: true, expectsContinue: false, upgrade: nil, headLength: 0)
+        let records = ExchangeRecords(session: session, connectionID: 1, clientAddress: "127.0.0.1:1")
+        let exchange = Exchange(id: 1, session: session, context: context, client: client, delegate: client,
+                                records: records, head: head, origin: Origin(host: "127.0.0.1", port: port),
+                                path: "/x", url: url, kind: .http)
+        context.loop.execute { exchange.start(stages: stages) }
+        if let whileRunning { whileRunning(exchange) }
+        #expect(client.ended.wait(timeout: .now() + 10) == .success)
+        session.monitor.flush()
+        // The loop keeps the exchange until its last turn: read its results on the loop.
+        let done = DispatchSemaphore(value: 0)
+        context.loop.execute { done.signal() }
+        done.wait()
+        let closed = DispatchSemaphore(value: 0)
+        session.shutdown { closed.signal() }
+        closed.wait()
+        return (client, summaries.all.first)
+    }
+
+    private static func okAnswer(_ text: String) -> StageVerdict {
+        .answer(StageAnswer(status: 200, reasonPhrase: "OK", fields: [.contentLength: String(text.utf8.count)],
+                            framing: .contentLength, body: BytesSource(text)))
+    }
+
+    @Test func stagesAreAskedInOrderAndAnAnswerCutsTheRestShort() throws {
+        let journal = Journal()
+        let stages = [ScriptedStage("a", journal: journal), ScriptedStage("b", journal: journal, verdict: Self.okAnswer("hi")),
+                      ScriptedStage("c", journal: journal)]
+        let (client, summary) = try run(stages)
+        #expect(client.status == 200)
+        #expect(String(decoding: client.body, as: UTF8.self) == "hi")
+        #expect(journal.entries == ["a.requestHead", "b.requestHead",
+                                    "a.responseHead", "b.responseHead", "c.responseHead",
+                                    "a.responseBody(2)", "b.responseBody(2)", "c.responseBody(2)",
+                                    "a.exchangeEnd", "b.exchangeEnd", "c.exchangeEnd"])
+        #expect(summary?.status == 200)
+        #expect(summary?.attempts == 0, "an answer sends nothing upstream")
+    }
+
+    @Test func stagesChangeTheRequestEveryHopAndTheResponseHead() throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.stop() }
+        let journal = Journal()
+        let first = ScriptedStage("a", journal: journal)
+        first.addRequestField = HTTPField(name: HTTPField.Name("X-Stage")!, value: "a")
+        first.addResponseField = HTTPField(name: HTTPField.Name("X-Seen-By")!, value: "a")
+        let second = ScriptedStage("b", journal: journal)
+        second.addResponseField = HTTPField(name: HTTPField.Name("X-Seen-By")!, value: "b")
+        let (client, summary) = try run([first, second], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(client.status == 200)
+        #expect(String(decoding: client.body, as: UTF8.self) == "ok")
+        #expect(client.fields[values: HTTPField.Name("X-Seen-By")!] == ["a", "b"], "in stage order")
+        let received = origin.received.withLock { $0 }
+        #expect(received.count == 1)
+        #expect(received.first?.contains("X-Stage: a\r\n") == true)
+        #expect(journal.entries.prefix(4) == ["a.requestHead", "b.requestHead", "a.upstreamRequest", "b.upstreamRequest"])
+        #expect(summary?.attempts == 1)
+    }
+
+    @Test func aFailingStageEndsTheExchangeWithItsError() throws {
+        let journal = Journal()
+        let refusal = ProxyError.accessDenied(reason: .methodNotAllowed(method: "GET", allowed: ["POST"]))
+        let stages = [ScriptedStage("a", journal: journal, verdict: .fail(refusal)), ScriptedStage("b", journal: journal)]
+        let (client, summary) = try run(stages)
+        #expect(client.error == refusal)
+        #expect(client.status == nil)
+        #expect(journal.entries == ["a.requestHead", "a.exchangeEnd", "b.exchangeEnd"])
+        #expect(summary?.error == refusal)
+        #expect(summary?.status == 405)
+    }
+
+    @Test func aStageRefusingTheResponseHeadSendsItsErrorInstead() throws {
+        let journal = Journal()
+        let refusing = ScriptedStage("a", journal: journal)
+        refusing.responseVerdict = .fail(.sessionUnavailable(reason: .shuttingDown))
+        let (client, summary) = try run([refusing, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("no"))])
+        #expect(client.status == nil)
+        #expect(client.body.isEmpty)
+        #expect(client.error?.code == "shutting_down")
+        #expect(summary?.error?.code == "shutting_down")
+    }
+
+    @Test func aHeldExchangeWaitsAndGoesOnFromTheNextStageWhenResumed() throws {
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal, verdict: .hold(deadline: 5))
+        holding.resumeAfter = 0.3
+        let phases = Mutex<[String]>([])
+        let (client, summary) = try run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("later"))]) {
+            exchange in
+            // While held: an operator sees the stage's phase, and nothing went to the client.
+            usleep(100_000)
+            let seen = DispatchSemaphore(value: 0)
+            exchange.context.loop.execute {
+                phases.withLock { $0.append(exchange.inFlightSnapshot(at: .now())?.phase ?? "none") }
+                seen.signal()
+            }
+            seen.wait()
+        }
+        #expect(phases.withLock { $0 } == ["test_a"])
+        #expect(client.status == 200)
+        #expect(String(decoding: client.body, as: UTF8.self) == "later")
+        #expect(journal.entries.prefix(3) == ["a.requestHead", "a.resume", "b.requestHead"])
+        let finished = try #require(summary)
+        #expect(finished.end.nanoseconds - finished.start.nanoseconds >= 250_000_000, "held for the 0.3 s")
+    }
+
+    @Test func aHoldPastItsDeadlineEndsWithAGatewayTimeout() throws {
+        let journal = Journal()
+        let stages = [ScriptedStage("a", journal: journal, verdict: .hold(deadline: 0.2)),
+                      ScriptedStage("b", journal: journal, verdict: Self.okAnswer("never"))]
+        let (client, summary) = try run(stages)
+        #expect(client.error == .stageHoldTimedOut(stage: "test_a", after: 0.2))
+        #expect(client.error?.status == 504)
+        #expect(client.error?.code == "stage_hold_timed_out")
+        #expect(!journal.entries.contains("b.requestHead"))
+        #expect(summary?.error?.code == "stage_hold_timed_out")
+    }
+
+    @Test func aLateResumeAfterTheDeadlineIsIgnored() throws {
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal, verdict: .hold(deadline: 0.1))
+        holding.resumeAfter = 0.4
+        let (client, _) = try run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("never"))])
+        #expect(client.error?.code == "stage_hold_timed_out")
+        usleep(500_000)
+        #expect(journal.entries.contains("a.resume"))
+        #expect(!journal.entries.contains("b.requestHead"))
+    }
+}
