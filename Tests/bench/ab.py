@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Alternating A/B rounds between two Lookout builds (or one build with two configurations), the
-method every speed change's commit message reports (issue 11: "keep an alternating A/B for each
-change"). Single runs on this 2-core machine swing by ±15 %, so one run per build compares the
+method every speed change's commit message reports. Single runs on this 2-core machine swing by ±15 %, so one run per build compares the
 machine's phases, not the builds; rounds that alternate, with the slot order swapped every
 round, and the median of the per-round ratios, do compare the builds.
 
 Both Lookouts run side by side for the whole measurement, behind the same nginx on 127.0.0.1:
   * `--row h1`: plain HTTP/1.1 keep-alive, `wrk -t2 -c64` (`--conns`) of 1 KiB through the proxy,
     summary log on;
+  * `--row close`: the same with `Connection: close`, a new client connection per request (as
+    `make bench`'s "new connection per request" row);
   * `--row h2`: HTTP/2 with interception, `h2load -t1 -c1 -m100` (`--streams`) of 1 KiB through the
     floor relay in `connect=` mode, as `make bench`'s HTTP/2 rows do.
 Each round prints both builds' requests per second and their CPU time per request (user and
@@ -76,9 +77,11 @@ def start_h1(args, work):
                                             f'  path: "{log_path}"', extra.replace("\\n", "\n"))
         builds.append(Build(label, process, port, log_path))
 
+    headers = ("Connection: close",) if args.row == "close" else ()
+
     def load(build):
         target = types.SimpleNamespace(proxied=True, port=build.port, key=build.label)
-        return wrk(target, http_port, "/1k", args.conns, args.duration)
+        return wrk(target, http_port, "/1k", args.conns, args.duration, headers=headers)
     return builds, load, 0
 
 
@@ -109,7 +112,7 @@ def main():
     ap.add_argument("--b", required=True, help="the Lookout binary measured as B")
     ap.add_argument("--a-config", default="", help="YAML appended to A's configuration")
     ap.add_argument("--b-config", default="", help="YAML appended to B's configuration")
-    ap.add_argument("--row", choices=("h1", "h2"), default="h1")
+    ap.add_argument("--row", choices=("h1", "close", "h2"), default="h1")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--duration", type=int, default=4, help="seconds per round and build")
     ap.add_argument("--conns", type=int, default=64, help="wrk connections (h1)")
@@ -119,7 +122,7 @@ def main():
         sys.exit(f"--work {args.work} exists; give a new directory")
     os.makedirs(args.work)
     try:
-        builds, load, warm_up = (start_h1 if args.row == "h1" else start_h2)(args, args.work)
+        builds, load, warm_up = (start_h2 if args.row == "h2" else start_h1)(args, args.work)
         for number in range(args.rounds):
             order = builds if number % 2 == 0 else builds[::-1]
             for build in order:

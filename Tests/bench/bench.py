@@ -598,7 +598,7 @@ def main():
                                         "metrics:\n  enabled: false\n")
             targets.append(Target("lookout_nometrics", "Lookout (log on, metrics off; 1 KiB row only)", p_nm,
                                   lo_nm.pid, True, keepalive_only=True))
-            # Issue 15: the log-on twin with 100 live-stream clients watching (`GET /events`).
+            # The log-on twin with 100 live-stream clients watching (`GET /events`).
             log("starting Lookout (log on, 100 /events clients)")
             lo_w, p_w = start_lookout("lookout-watched", args.lookout, work, https_port,
                                       f'  path: "{os.path.join(work, "lookout-summary-w.jsonl")}"')
@@ -874,8 +874,8 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
 
-    # Goals (Lookout with the summary log on): issue 11's against the floor relay of the same run,
-    # then issue 2's against direct.
+    # Goals (Lookout with the summary log on): against the floor relay of the same run, then
+    # against direct.
     on = next((t for t in targets if t.key == "lookout_on"), None)
     off = next((t for t in targets if t.key == "lookout_off"), None)
     no_metrics = next((t for t in targets if t.key == "lookout_nometrics"), None)
@@ -904,18 +904,18 @@ def render(targets, D, args, notes, log_off_desc, elapsed):
             return a / b if a is not None and b else None
 
         goal_sets = [
-            ("issue 11 goals (against the floor relay of the same run)", [
+            ("goals against the floor relay of the same run", [
                 ("one CONNECT stream ≥ 0.95× the floor", ratio("bulk1", floor_target), lambda r: r >= 0.95, "{:.2f}×"),
                 ("one CONNECT stream ahead of Squid", ahead_of_squid(), lambda r: r > 1.0, "{:.2f}× Squid"),
                 ("1 KiB keep-alive ≥ 0.9× the floor", ratio("k1_rps", floor_target), lambda r: r >= 0.9, "{:.2f}×"),
                 ("1 KiB keep-alive p99 ≤ 1.5× direct's", ratio("k1_p99"), lambda r: r <= 1.5, "{:.2f}×"),
                 ("log cost ≤ 5 % (1 KiB keep-alive)", log_cost("k1_rps"), lambda c: c <= 0.05, "{:.1%}"),
-                ("metrics cost ≤ 3 % (1 KiB keep-alive; issue 14)", metrics_cost(), lambda c: c <= 0.03, "{:.1%}"),
-                ("100 stream clients cost ≤ 10 % (1 KiB keep-alive; issue 15)", watchers_cost(), lambda c: c <= 0.10,
+                ("metrics cost ≤ 3 % (1 KiB keep-alive)", metrics_cost(), lambda c: c <= 0.03, "{:.1%}"),
+                ("100 stream clients cost ≤ 10 % (1 KiB keep-alive)", watchers_cost(), lambda c: c <= 0.10,
                  "{:.1%}"),
                 ("≤ 2 KiB RSS per idle connection", val(on, "idle"), lambda r: r <= 2.0, "{:.1f} KiB"),
             ]),
-            ("issue 2 targets (against direct)", [
+            ("targets against direct", [
                 ("1 KiB keep-alive ≥ 0.45× direct", ratio("k1_rps"), lambda r: r >= 0.45, "{:.2f}×"),
                 ("p99 ≤ 2× direct's", ratio("k1_p99"), lambda r: r <= 2.0, "{:.2f}×"),
                 ("1 MiB ≥ 0.50× direct", ratio("m1"), lambda r: r >= 0.50, "{:.2f}×"),

@@ -191,7 +191,7 @@ def main():
         log("stopping cache-row servers")
         stop_all()
 
-    out = ["", "## Cache (issue 13)", ""]
+    out = ["", "## Cache", ""]
     out.append(f"Same run, {D}-s wrk runs, {rounds} round(s) interleaved, medians. Lookout's summary log is on.")
     out.append("")
     out.append("| row | direct (nginx) | Lookout hits | Squid hits (memory) | Lookout / direct | Lookout / Squid |")

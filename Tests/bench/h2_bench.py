@@ -156,7 +156,7 @@ def main():
             out.append("| … every round | " + " | ".join(
                 " / ".join("failed" if v is None else f"{v:,.0f}" for v in x["rounds"])
                 if isinstance(x, dict) and x.get("rounds") else "–" for x in every) + " | | | | | |")
-    out += ["", "Issue 16 goals (Lookout intercepting h2 toward an h2 origin, summary log on):", "",
+    out += ["", "Goals (Lookout intercepting h2 toward an h2 origin, summary log on):", "",
             "| row | ≥ 0.5× direct | ≥ 10× mitmproxy |", "|---|---|---|"]
     for label, unit, key, r in rows:
         cells = []

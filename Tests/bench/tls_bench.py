@@ -213,7 +213,7 @@ def main():
                 else "" for r in (direct, floor, proxied, reference)) + " | | | | |")
     goals = {"intercepted HTTPS, 1 KiB keep-alive": ("≥ 0.5× direct TLS", lambda d, f, p: (p, d), 0.5),
              "intercepted bulk, one stream": ("≥ 0.9× direct TLS through the floor relay", lambda d, f, p: (p, f), 0.9)}
-    out += ["", "Issue 11 goals (Lookout with interception and the summary log on):", "",
+    out += ["", "Goals (Lookout with interception and the summary log on):", "",
             "| goal | measured | met |", "|---|---|---|"]
     for label, unit, key, direct, floor, proxied, extra, _ in rows:
         for prefix, (goal, pick, bound) in goals.items():

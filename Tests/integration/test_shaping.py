@@ -1,4 +1,4 @@
-"""Traffic shaping for testing (issue 17): map remote and map local, per-host latency and
+"""Traffic shaping for testing: map remote and map local, per-host latency and
 bandwidth both ways, injected faults, and tunnels — each measured against the clock, each
 application a record (`request.didMapRemote`, `request.didMapLocal`, `request.didShape`,
 `request.didInjectFault`, `tunnel.didShape`) and a part of the summary (`mapped_from`, `shaping`).
