@@ -1,5 +1,6 @@
-import Lookout
+import LookoutAdmin
 import LookoutLogQuery
+import LookoutModel
 
 /// One `GET /events` client: the records it asked for, framed as Server-Sent Events (WHATWG HTML
 /// §9.2), into a bounded sink. A client that reads too slowly loses records, never slows the

@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 import HTTPTypes
-import Lookout
+import LookoutAdmin
 import LookoutHTTP
 import LookoutLogQuery
 import LookoutMonitors
@@ -114,7 +115,7 @@ public final class LiveEndpoint: AdminEndpoint {
         }
         let records = summaries(limit: limit, before: nil, filter: filter)
         var answer = AdminAnswer(contentType: "application/json", stream: PacedStream(HARSource(records: records.reversed(),
-                                                                                                version: Session.version)))
+                                                                                                version: LookoutVersion.string)))
         answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout.har\""
         return answer
     }
@@ -125,7 +126,7 @@ public final class LiveEndpoint: AdminEndpoint {
         do { filter = try Self.filter(parameters) } catch { return error.answer }
         let limit: Int
         do { limit = try Self.limit(parameters) } catch { return error.answer }
-        guard let session = request.session else { return Self.error(503, "no session to ask") }
+        guard let session = request.exchanges else { return Self.error(503, "no session to ask") }
         return AdminAnswer { reply in
             session.inFlightExchanges { running in
                 var encoder = LogLineEncoder()
@@ -147,7 +148,7 @@ public final class LiveEndpoint: AdminEndpoint {
 
     /// `DELETE /exchanges/ID`: cancels a running exchange or tunnel.
     private func cancel(_ id: UInt64, _ request: AdminRequest) -> AdminAnswer {
-        guard let session = request.session else { return Self.error(503, "no session to ask") }
+        guard let session = request.exchanges else { return Self.error(503, "no session to ask") }
         let operatorAddress = request.clientAddress
         return AdminAnswer { reply in
             session.cancelExchange(id: id, operatorAddress: operatorAddress) { found in

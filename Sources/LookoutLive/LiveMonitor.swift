@@ -1,8 +1,9 @@
 import Dispatch
-import Lookout
+import LookoutAdmin
 import LookoutLogQuery
 import LookoutMonitors
 import Synchronization
+import LookoutModel
 
 /// Keeps the recent log records in a ring and streams them to live subscribers (`GET /events`).
 /// Records are the log's own JSON, encoded once here. It asks for summaries only; lifecycle events

@@ -1,5 +1,6 @@
-import Lookout
+import LookoutAdmin
 import Synchronization
+import LookoutModel
 
 /// Where a `PacedStream` takes its body from, one piece at a time.
 protocol PacedSource: Sendable {

@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 import HTTPTypes
-import Lookout
+import LookoutAdmin
 import LookoutHTTP
 
 /// The web UI at `/ui/`: static files shipped with Lookout (no CDN, no build step), read once at

@@ -1,5 +1,6 @@
-import Lookout
+import LookoutAdmin
 import Prometheus
+import LookoutModel
 
 /// Turns finished exchanges into counters and histograms. The registry's series are made on first
 /// use and kept here by label values, so the steady state is a dictionary lookup and an atomic add

@@ -1,5 +1,6 @@
-import Lookout
+import LookoutAdmin
 import LookoutTLS
+import LookoutModel
 
 /// The label values of Lookout's series, each from a bounded set so a client cannot grow the
 /// number of series: unknown methods are `OTHER`, statuses are classes, hosts are config entries.

@@ -1,6 +1,7 @@
-import Lookout
+import LookoutAdmin
 import Prometheus
 import Synchronization
+import LookoutModel
 
 /// `GET /metrics` on the admin endpoint: the registry in the Prometheus text exposition format
 /// (version 0.0.4), with the session's gauges read at the moment of the scrape.

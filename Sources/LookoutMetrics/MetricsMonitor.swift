@@ -1,5 +1,6 @@
 import Dispatch
-import Lookout
+import LookoutAdmin
+import LookoutModel
 
 /// Counts every finished exchange into Prometheus series (`/metrics`, served by `MetricsEndpoint`
 /// from the same registry). It asks only for summaries, so the traffic pays for one more mailbox

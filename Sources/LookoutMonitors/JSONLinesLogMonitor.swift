@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import Lookout
+import LookoutModel
 import Synchronization
 
 /// Where the JSON-lines log goes (config `log.path`: `"-"` is standard output).

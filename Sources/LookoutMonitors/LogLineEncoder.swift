@@ -1,4 +1,4 @@
-import Lookout
+import LookoutModel
 
 /// Encodes events as the JSON-lines log writes them, one record at a time and without the
 /// newline, for monitors other than the log (the live event stream): the same fields, the same

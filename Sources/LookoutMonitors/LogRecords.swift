@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import HTTPTypes
-import Lookout
+import LookoutModel
 
 /// How records are rendered.
 struct LogRecordOptions: Sendable {

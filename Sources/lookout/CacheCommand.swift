@@ -3,6 +3,7 @@ import Foundation
 import Lookout
 import LookoutCache
 import LookoutConfig
+import LookoutModel
 
 /// `lookout cache stats|list|purge|clear`: against a running Lookout through its admin endpoint,
 /// or against the store directory when Lookout is not running.

@@ -3,6 +3,7 @@ import Foundation
 import Lookout
 import LookoutConfig
 import LookoutLogQuery
+import LookoutModel
 
 /// `lookout log [FILE|-] …` and `lookout log summary …`: read the JSON-lines log after the fact.
 struct LogCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Lookout
 import LookoutHTTP2
 import LookoutTLS
+import LookoutModel
 
 /// `lookout`: the command-line entry point.
 @main

@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import Lookout
+import LookoutAdmin
 import CoreMetrics
 import LookoutConfig
 import LookoutIO
@@ -8,6 +9,7 @@ import LookoutLive
 import LookoutMetrics
 import LookoutMonitors
 import Prometheus
+import LookoutModel
 #if canImport(Glibc)
 import Glibc
 #endif

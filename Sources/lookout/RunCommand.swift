@@ -4,6 +4,7 @@ import Logging
 import Lookout
 import LookoutConfig
 import LookoutMonitors
+import LookoutModel
 #if canImport(Glibc)
 import Glibc
 #endif

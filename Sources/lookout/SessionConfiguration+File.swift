@@ -5,6 +5,7 @@ import LookoutConfig
 import LookoutHTTP
 import LookoutTLS
 import HTTPTypes
+import LookoutModel
 
 extension SessionConfiguration {
     /// Maps the validated config file onto the session's runtime configuration. Loads the trust

@@ -1,4 +1,5 @@
 @testable import LookoutLive
+@testable import LookoutModel
 import Testing
 
 @Suite struct LiveRingTests {

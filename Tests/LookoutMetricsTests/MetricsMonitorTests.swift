@@ -1,5 +1,6 @@
 import HTTPTypes
-@testable import Lookout
+import LookoutAdmin
+@testable import LookoutModel
 @testable import LookoutMetrics
 import LookoutTLS
 import Prometheus

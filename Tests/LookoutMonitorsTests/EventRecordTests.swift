@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-@testable import Lookout
+@testable import LookoutModel
 import LookoutMonitors
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LookoutMonitors
+@testable import LookoutModel
 
 @Suite struct JSONBufferTests {
     private func text(_ build: (inout JSONBuffer) -> Void) -> String {

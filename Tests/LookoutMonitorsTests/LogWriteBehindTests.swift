@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-@testable import Lookout
+@testable import LookoutModel
 @testable import LookoutMonitors
 import Testing
 

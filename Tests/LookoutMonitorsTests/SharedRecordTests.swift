@@ -1,5 +1,5 @@
 import Foundation
-@testable import Lookout
+@testable import LookoutModel
 import Testing
 @testable import LookoutMonitors
 

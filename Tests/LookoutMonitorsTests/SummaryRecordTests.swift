@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-@testable import Lookout
+@testable import LookoutModel
 import Testing
 @testable import LookoutMonitors
 

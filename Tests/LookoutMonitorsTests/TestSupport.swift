@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
-@testable import Lookout
+@testable import LookoutModel
 @testable import LookoutMonitors
 
 /// An `Instant` whose `unixMicroseconds` is exactly `micros` (which must lie in the future of the

@@ -1,6 +1,7 @@
 import LookoutTLS
 import Testing
 @testable import Lookout
+@testable import LookoutModel
 
 @Suite struct MapRulesTests {
     private func prefix(_ host: String, _ path: String, secure: Bool = true, port: Int = 443) throws -> MapRemoteRule.Prefix {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Testing
 @testable import Lookout
+@testable import LookoutModel
 
 @Suite struct ProxyAuthenticatorTests {
     private func fields(_ value: String?) -> HTTPFields {

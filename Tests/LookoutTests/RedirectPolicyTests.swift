@@ -4,6 +4,7 @@ import HTTPTypes
 import LookoutTLS
 import Testing
 @testable import Lookout
+@testable import LookoutModel
 
 @Suite struct URLReferenceTests {
     /// RFC 3986 §5.4.1 and §5.4.2, against the RFC's base (with http for its scheme).

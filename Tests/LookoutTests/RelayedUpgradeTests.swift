@@ -1,6 +1,7 @@
 import LookoutHTTP
 import Testing
 @testable import Lookout
+@testable import LookoutModel
 
 @Suite struct RelayedUpgradeTests {
     private func head(upgrade: String?, framing: BodyFraming = .none) -> RequestHead {

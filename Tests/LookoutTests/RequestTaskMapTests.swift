@@ -1,5 +1,6 @@
 import Testing
 @testable import Lookout
+@testable import LookoutModel
 
 private final class FakeEntry: TaskMapIdentifiable {
     let id: UInt64

@@ -1,5 +1,6 @@
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// Who may use the proxy and where it may go (`access`): checked on every accepted connection, on
 /// every proxied request head, and on every address an upstream connection is actually made to,

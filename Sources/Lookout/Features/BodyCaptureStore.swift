@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 import LookoutCache
 import Synchronization

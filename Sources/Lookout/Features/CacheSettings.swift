@@ -1,5 +1,6 @@
 import LookoutCache
 import LookoutTLS
+import LookoutModel
 
 /// Where the shared cache keeps its store, its bounds, and what it may store per host.
 public struct CacheSettings: Sendable {

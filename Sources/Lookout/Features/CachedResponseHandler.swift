@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// What the shared cache may do with a host's responses, like Alamofire's
 /// `CachedResponseHandler` (cache / do not cache / modify). RFC 9111 still decides what is

@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// One `capture.rules[i]`: which bodies of a host's exchanges are written, and how much of each.
 public struct CaptureRule: Sendable, Equatable {

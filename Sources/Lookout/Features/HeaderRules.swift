@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutModel
 
 /// Field edits for one direction of one header rule (`headers.rules[i].request` or `.response`),
 /// applied in the order remove, set, add. Names were checked when the configuration was read:
@@ -38,15 +39,6 @@ public struct HeaderEdits: Sendable {
         }
         return changes
     }
-}
-
-/// What a header rule changed in one message, for its event.
-public struct HeaderChanges: Sendable {
-    public var set = HTTPFields()
-    public var added = HTTPFields()
-    /// Lowercased names.
-    public var removed: [String] = []
-    public init() {}
 }
 
 /// One `headers.rules[i]`: its edits for requests to, and responses from, the hosts it names.

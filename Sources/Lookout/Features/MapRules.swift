@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// One `map.remote[i]`: requests under `from` go to `to` instead, the rest of their path kept.
 public struct MapRemoteRule: Sendable {

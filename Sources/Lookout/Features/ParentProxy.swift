@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// A parent (upstream) proxy from `upstream_proxies`: plain requests go to it in absolute form,
 /// https and tunnels through a CONNECT to it (RFC 9110 §9.3.6), then TLS to the origin inside.

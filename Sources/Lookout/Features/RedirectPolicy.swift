@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
+import LookoutModel
 
 /// What one host's redirect rule allows (config `redirects.rules`).
 public struct RedirectRule: Sendable {

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutModel
 
 /// The upstream request being prepared, as adapters see it.
 public struct UpstreamRequestHead: Sendable {

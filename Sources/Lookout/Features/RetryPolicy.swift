@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
+import LookoutModel
 
 /// What one host's retry rule allows (config `retry.rules`).
 public struct RetryRule: Sendable {

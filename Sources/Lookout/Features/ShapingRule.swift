@@ -1,3 +1,4 @@
+import LookoutModel
 /// One `shaping.rules[i]`, ready to apply: latency before the request goes upstream (or a tunnel
 /// opens), pacing of each direction, and the faults it injects.
 public struct ShapingRule: Sendable {

@@ -1,5 +1,6 @@
 import LookoutCache
 import Synchronization
+import LookoutModel
 
 /// The session's RFC 9111 shared cache: the store, the per-host policy, and the figures for
 /// `lookout cache stats` and the status page. Exchanges use it through `ExchangeCache`.

@@ -1,3 +1,4 @@
+import LookoutModel
 /// `capture.rules`: the exchange's bodies written to files as they pass (`ExchangeCapture`). One
 /// per exchange whose host has a rule.
 final class CaptureStage: ExchangeStage, @unchecked Sendable {  // confined to the exchange's loop queue

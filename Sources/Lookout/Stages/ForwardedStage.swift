@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutModel
 
 /// `headers.forwarded`: each hop's request says whom Lookout forwards for (RFC 7239). Shared by
 /// every exchange.

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutTLS
+import LookoutModel
 
 /// `headers.rules`: each hop's request and each response edited by the rule of the host it goes
 /// to or came from. Shared by every exchange (it keeps no state of its own).

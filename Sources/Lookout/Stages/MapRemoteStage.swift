@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// `map.remote`: the request goes to another origin, the rest of its path kept. First in the
 /// order, so every later stage and the upstream see the mapped request.

@@ -1,3 +1,4 @@
+import LookoutModel
 /// The embedder's own `RequestAdapter`s (`Session(adapters:)`), run on every hop's request in the
 /// order given. Shared by every exchange.
 final class RequestAdapterStage: ExchangeStage, Sendable {

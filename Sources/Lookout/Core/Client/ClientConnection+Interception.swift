@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutHTTP2
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// An intercepted CONNECT: the client's TLS is terminated with a leaf from the local CA, and the
 /// requests inside run through the same parser and exchanges, toward the CONNECT's origin.

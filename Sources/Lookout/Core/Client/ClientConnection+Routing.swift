@@ -2,6 +2,8 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutAdmin
+import LookoutModel
 
 /// Where a parsed request goes: a forwarded exchange, a tunnel, the proxy's own pages, or a refusal
 /// (with the record of a request that never became an exchange).

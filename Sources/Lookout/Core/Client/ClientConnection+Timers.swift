@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// The connection's one timer: waiting for a request head to complete, or for the next request.
 extension ClientConnection {

@@ -2,6 +2,8 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutAdmin
+import LookoutModel
 
 /// One accepted client connection: parses its requests and runs them one at a time as exchanges
 /// (`Exchange`), tunnels (`Tunnel`) or answers of the proxy's own (status page, errors). This file

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutModel
 
 /// The short response a client gets when an exchange fails: status, `X-Lookout-Error: code`, and a
 /// one-line body `lookout: code: message`.

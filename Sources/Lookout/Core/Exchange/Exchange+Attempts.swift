@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
+import LookoutModel
 
 /// Further attempts: retries after a backoff and followed redirects, as the session's
 /// `RequestRetrier` and `RedirectHandler` decided, and the metrics of every attempt.

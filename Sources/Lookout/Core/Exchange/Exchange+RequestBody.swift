@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutModel
 
 /// The request body's way upstream (called by the client connection): upload pacing, the stages
 /// that watch it, the copy kept for another attempt, and backpressure both ways.

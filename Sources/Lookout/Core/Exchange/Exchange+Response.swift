@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutModel
 
 /// The response's way to the client: its head through the stages, its framing, keep-alive, and
 /// the bodies of answers.

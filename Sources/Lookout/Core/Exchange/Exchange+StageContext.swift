@@ -1,5 +1,6 @@
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// What the exchange's stages may see and do of it.
 extension Exchange: StageContext {

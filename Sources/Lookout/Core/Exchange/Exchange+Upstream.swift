@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// The upstream attempts of an exchange: each hop's request head, the task that sends it, and what
 /// the task reports back (through `SessionDelegate`).

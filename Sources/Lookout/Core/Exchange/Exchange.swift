@@ -3,6 +3,7 @@ import LookoutCache
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// One forwarded HTTP exchange: the client's request through its stages (`StagePlan`), the
 /// ordered upstream attempts that serve it (retries and followed redirects are more attempts,

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutCache
 import LookoutHTTP
 import LookoutTLS
+import LookoutModel
 
 /// A stored response the exchange answers with: the head to send, and the body's pieces (none
 /// for HEAD, a 304 to the client's own conditional request, or a 416).

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 
 /// The bodies of one exchange written to files as they stream (config `capture`): the request as

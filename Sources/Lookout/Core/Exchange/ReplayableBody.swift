@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 
 /// A request body kept so another attempt (a retry, a followed 307/308) can send it again — the

@@ -1,5 +1,6 @@
 import LookoutCache
 import LookoutIO
+import LookoutModel
 
 /// One piece of a stored answer's body: bytes made for it (a multipart/byteranges part header),
 /// or a span of the stored body.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutModel
 
 /// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
 /// ways with backpressure until each side has finished; half-closes are passed on.

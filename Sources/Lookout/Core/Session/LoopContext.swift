@@ -1,4 +1,5 @@
 import LookoutIO
+import LookoutModel
 
 /// The per-loop half of a `Session`: state only that loop touches, so it needs no locks.
 final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`

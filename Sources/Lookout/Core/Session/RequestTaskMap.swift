@@ -1,3 +1,4 @@
+import LookoutModel
 /// Something the request-task map can key by id.
 protocol TaskMapIdentifiable: AnyObject {
     var id: UInt64 { get }

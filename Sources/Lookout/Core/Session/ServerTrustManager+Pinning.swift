@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 extension ServerTrustManager {
     /// The name of the rule that pins `host` (public keys or certificates, enforced, pins not

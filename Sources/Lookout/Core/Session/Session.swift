@@ -4,6 +4,8 @@ import LookoutIO
 import LookoutTLS
 import Logging
 import Synchronization
+import LookoutAdmin
+import LookoutModel
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +13,7 @@ import Glibc
 /// The proxy: owns the listeners, the event loops, the upstream pools, the policies and the
 /// monitors, and turns every accepted client connection into exchanges.
 public final class Session: @unchecked Sendable {  // immutable after init, except the listeners (start/shutdown, main thread) and atomics
-    public static let version = "0.1.0"
+    public static let version = LookoutVersion.string
 
     public let configuration: SessionConfiguration
     public let monitor: CompositeEventMonitor

@@ -1,5 +1,6 @@
 import LookoutHTTP
 import LookoutTLS
+import LookoutModel
 
 /// Everything a `Session` needs to run, already validated (the config file maps onto this).
 public struct SessionConfiguration: Sendable {

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import Logging
+import LookoutModel
 
 /// What a task does with a final response head: go on relaying it, or stop because the exchange
 /// holds it back (a retry or a followed redirect comes next, or a refusal is answered instead).

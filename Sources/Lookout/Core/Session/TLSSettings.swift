@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// What the session does with TLS: which CONNECTs it intercepts, how it judges origins'
 /// certificates, and the protocol floor for both sides.

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LookoutModel
 #endif
 
 /// A map-local answer's body: the file read in 64 KiB pieces while the client keeps up (the

@@ -1,5 +1,6 @@
 import Dispatch
 import LookoutIO
+import LookoutModel
 
 /// Passes bytes to a sink no faster than a rate: a token bucket refilled continuously and holding at
 /// most `burst` bytes (20 ms of the rate), so bytes leave in small, even slices. Pacing is

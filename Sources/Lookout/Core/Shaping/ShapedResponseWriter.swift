@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutIO
+import LookoutModel
 
 /// What a shaped response writer tells its exchange: the one boundary back up.
 protocol ShapedResponseWriterDelegate: AnyObject {

@@ -1,5 +1,6 @@
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// Asks a parent proxy for a tunnel to an origin (`CONNECT host:port`, RFC 9110 §9.3.6) on a
 /// fresh connection to it, and reads its answer: any 2xx opens the tunnel; anything else, a

@@ -1,4 +1,5 @@
 import LookoutIO
+import LookoutModel
 
 /// A connection to an origin that can serve several requests in turn (RFC 9112 §9.3).
 /// While a task uses it, socket callbacks go to the task; while idle in the pool, any input or

@@ -1,4 +1,5 @@
 import LookoutIO
+import LookoutModel
 
 /// Idle upstream connections of one event loop, by origin. Bounded per origin; each idle
 /// connection expires after `idleTimeout`. Per loop, so taking and returning need no locks.

@@ -1,4 +1,5 @@
 import LookoutIO
+import LookoutModel
 
 /// What an opener reports to the task or tunnel it opens a connection for (its one boundary up).
 protocol UpstreamOpenerClient: AnyObject {

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutModel
 
 /// What one upstream attempt sends: the origin, the head and how its body is framed.
 /// A value, so a task never reaches back into the exchange that made it.

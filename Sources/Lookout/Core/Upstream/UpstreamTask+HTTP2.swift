@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutModel
 
 /// An attempt carried by a stream of the origin's HTTP/2 connection (RFC 9113) rather than a
 /// connection of its own: the same reports to the exchange, the same metrics, with the stream id.

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutModel
 
 /// One upstream attempt of an exchange: get a connection (pooled or new), send the request, parse
 /// and relay the response. It holds what to send as a value (`UpstreamRequest`), never the exchange:

@@ -1,4 +1,5 @@
 import LookoutTLS
+import LookoutModel
 
 /// Where an upstream request goes: scheme, host and port; also the connection-pool key, so
 /// plain and TLS connections to one host:port are never mixed up.

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutHTTP2
 import LookoutIO
+import LookoutModel
 
 /// What an intercepted connection's HTTP/2 side tells the connection that owns it.
 protocol HTTP2ClientSideDelegate: AnyObject {

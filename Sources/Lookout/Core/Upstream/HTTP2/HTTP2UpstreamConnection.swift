@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutHTTP2
 import LookoutIO
+import LookoutModel
 
 /// An origin's HTTP/2 connection (RFC 9113): one socket carrying the exchanges of any clients on
 /// this loop at once, each on a stream, up to the origin's SETTINGS_MAX_CONCURRENT_STREAMS. It sits

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutModel
 
 /// What one stream of an origin's HTTP/2 connection tells the task that opened it. Calls come
 /// from the connection's reads and timer on the loop, never from inside the task's own calls.

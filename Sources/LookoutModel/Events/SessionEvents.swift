@@ -4,6 +4,10 @@ public struct SessionDidStart: EventKind {
     public static let interest = EventInterest.summaries
     public var listeners: [String]
 
+    public init(listeners: [String]) {
+        self.listeners = listeners
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("listeners", listeners)
     }
@@ -15,6 +19,10 @@ public struct SessionWillInvalidate: EventKind {
     public static let interest = EventInterest.summaries
     public var inFlight: Int
 
+    public init(inFlight: Int) {
+        self.inFlight = inFlight
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("in_flight", inFlight)
     }
@@ -25,6 +33,10 @@ public struct SessionDidBecomeInvalid: EventKind {
     public static let name = "session.didBecomeInvalid"
     public static let interest = EventInterest.summaries
     public var droppedEvents: UInt64
+
+    public init(droppedEvents: UInt64) {
+        self.droppedEvents = droppedEvents
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("dropped_events", droppedEvents)
@@ -41,6 +53,12 @@ public struct SessionReachabilityDidChange: EventKind {
     public var new: String
     /// The default route's interface, when there is one.
     public var interface: String?
+
+    public init(old: String, new: String, interface: String? = nil) {
+        self.old = old
+        self.new = new
+        self.interface = interface
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("old", old)

@@ -1,6 +1,8 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutIO
+import LookoutAdmin
+import LookoutModel
 
 /// Answers origin-form requests addressed to the proxy itself: a status page, a health check, the
 /// cache's endpoints, then the session's `AdminEndpoint`s (`/metrics`).
@@ -38,7 +40,7 @@ enum AdminResponder {
             guard !session.adminEndpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
                                        headerFields: head.headerFields, statistics: session.statistics,
-                                       clientAddress: clientAddress, session: session)
+                                       clientAddress: clientAddress, exchanges: session)
             for endpoint in session.adminEndpoints {
                 if let answer = endpoint.answer(request) {
                     return respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)

@@ -6,6 +6,11 @@ public struct TaskDidCreate: EventKind {
     public var origin: String
     public var attempt: Int
 
+    public init(origin: String, attempt: Int) {
+        self.origin = origin
+        self.attempt = attempt
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("origin", origin)
         writer.field("attempt", attempt)
@@ -19,6 +24,13 @@ public struct TaskDidResolve: EventKind {
     public var addresses: [String]
     public var milliseconds: Double
     public var cached: Bool
+
+    public init(host: String, addresses: [String], milliseconds: Double, cached: Bool) {
+        self.host = host
+        self.addresses = addresses
+        self.milliseconds = milliseconds
+        self.cached = cached
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("host", host)
@@ -34,6 +46,11 @@ public struct TaskDidConnect: EventKind {
     public var address: String
     public var milliseconds: Double
 
+    public init(address: String, milliseconds: Double) {
+        self.address = address
+        self.milliseconds = milliseconds
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("address", address)
         writer.field("ms", milliseconds: milliseconds)
@@ -45,6 +62,11 @@ public struct TaskDidReuseConnection: EventKind {
     public static let name = "task.didReuseConnection"
     public var address: String
     public var upstreamConnectionID: UInt64
+
+    public init(address: String, upstreamConnectionID: UInt64) {
+        self.address = address
+        self.upstreamConnectionID = upstreamConnectionID
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("address", address)
@@ -59,6 +81,12 @@ public struct TaskDidReceiveChallenge: EventKind {
     public var rule: String
     public var evaluator: String
 
+    public init(host: String, rule: String, evaluator: String) {
+        self.host = host
+        self.rule = rule
+        self.evaluator = evaluator
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("host", host)
         writer.field("rule", rule)
@@ -70,6 +98,10 @@ public struct TaskDidReceiveChallenge: EventKind {
 public struct TaskDidEvaluateServerTrust: EventKind {
     public static let name = "task.didEvaluateServerTrust"
     public var decision: TrustDecision
+
+    public init(decision: TrustDecision) {
+        self.decision = decision
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("host", decision.host)
@@ -84,6 +116,11 @@ public struct TaskDidSendBodyData: EventKind {
     public var bytesSent: Int
     public var totalBytesSent: UInt64
 
+    public init(bytesSent: Int, totalBytesSent: UInt64) {
+        self.bytesSent = bytesSent
+        self.totalBytesSent = totalBytesSent
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("bytes_sent", bytesSent)
         writer.field("total_bytes_sent", totalBytesSent)
@@ -96,6 +133,12 @@ public struct TaskDidReceiveResponse: EventKind {
     public var status: Int
     public var reasonPhrase: String
     public var headerFields: HTTPFields
+
+    public init(status: Int, reasonPhrase: String, headerFields: HTTPFields) {
+        self.status = status
+        self.reasonPhrase = reasonPhrase
+        self.headerFields = headerFields
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("status", status)
@@ -117,6 +160,14 @@ public struct TaskWillPerformRedirect: EventKind {
     /// Why, e.g. `rule`, `no_rule`, `cross_host`, `downgrade`, `body_not_replayable`, `loop`, `limit`.
     public var reason: String
 
+    public init(from: String, to: String, status: Int, decision: String, reason: String) {
+        self.from = from
+        self.to = to
+        self.status = status
+        self.decision = decision
+        self.reason = reason
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("from", url: from)
         writer.field("to", url: to)
@@ -132,6 +183,11 @@ public struct TaskDidReceiveData: EventKind {
     public var bytes: Int
     public var totalBytes: UInt64
 
+    public init(bytes: Int, totalBytes: UInt64) {
+        self.bytes = bytes
+        self.totalBytes = totalBytes
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("bytes", bytes)
         writer.field("total_bytes", totalBytes)
@@ -140,12 +196,14 @@ public struct TaskDidReceiveData: EventKind {
 
 /// `task.didSuspend`: the client is backed up, so reading from the origin pauses.
 public struct TaskDidSuspend: EventKind {
+    public init() {}
     public static let name = "task.didSuspend"
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {}
 }
 
 /// `task.didResume`: the client drained; reading from the origin resumes.
 public struct TaskDidResume: EventKind {
+    public init() {}
     public static let name = "task.didResume"
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {}
 }
@@ -178,6 +236,10 @@ public struct TaskDidGatherMetrics: EventKind {
     public static let name = "task.didGatherMetrics"
     public var metrics: TaskMetrics
 
+    public init(metrics: TaskMetrics) {
+        self.metrics = metrics
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("metrics", metrics)
     }
@@ -187,6 +249,10 @@ public struct TaskDidGatherMetrics: EventKind {
 public struct TaskDidComplete: EventKind {
     public static let name = "task.didComplete"
     public var error: ProxyError?
+
+    public init(error: ProxyError? = nil) {
+        self.error = error
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         if let error { writer.field("error", error) }

@@ -59,6 +59,11 @@ public struct UpstreamTLSDetails: Sendable {
     public struct ClientCertificate: Sendable {
         public var subject: String
         public var sha256: String
+
+        public init(subject: String, sha256: String) {
+            self.subject = subject
+            self.sha256 = sha256
+        }
     }
 
     public init(version: String, cipher: String, serverName: String?, applicationProtocol: String?, resumed: Bool,
@@ -74,7 +79,7 @@ public struct UpstreamTLSDetails: Sendable {
 
 extension TrustDecision {
     /// The decision a `ServerTrustManager` evaluation amounts to.
-    init(host: String, evaluation: ServerTrustEvaluationResult) {
+    public init(host: String, evaluation: ServerTrustEvaluationResult) {
         let outcome: Outcome = evaluation.passed ? .passed : (evaluation.enforced ? .failed : .reported)
         self.init(host: host, rule: evaluation.ruleName, evaluator: evaluation.evaluatorName, outcome: outcome,
                   reason: evaluation.error?.reason.rawValue, message: evaluation.error?.message,

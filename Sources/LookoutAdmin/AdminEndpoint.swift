@@ -1,7 +1,8 @@
 import HTTPTypes
 import LookoutHTTP
+import LookoutModel
 
-/// A page of the admin endpoint served from outside the core (the Prometheus `/metrics` page).
+/// A page of the admin endpoint served from outside the core (`/metrics`, `/events`, `/exchanges`, `/ui/`).
 /// The core answers its own pages first (`/`, `/healthz`, `/cache/…`), then asks each endpoint in
 /// the order given to `Session`; the first answer wins.
 ///
@@ -29,21 +30,21 @@ public struct AdminRequest: Sendable {
     public var statistics: SessionStatistics
     /// "127.0.0.1:50000".
     public var clientAddress: String
-    /// The session asked, for pages that act on it (in-flight exchanges, cancelling one).
-    public let session: Session?
+    /// The running exchanges, for pages that list or cancel them.
+    public let exchanges: (any ExchangeOperator)?
 
     /// The query's parameters, percent-decoded (a repeated name keeps its last value).
     public var parameters: [String: String] { FormURLEncoding.parameters(query) }
 
     public init(method: HTTPRequest.Method, path: String, query: String?, headerFields: HTTPFields,
-                statistics: SessionStatistics, clientAddress: String = "", session: Session? = nil) {
+                statistics: SessionStatistics, clientAddress: String = "", exchanges: (any ExchangeOperator)? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headerFields = headerFields
         self.statistics = statistics
         self.clientAddress = clientAddress
-        self.session = session
+        self.exchanges = exchanges
     }
 }
 

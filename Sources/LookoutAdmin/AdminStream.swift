@@ -32,7 +32,7 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
 
     /// Called on the loop once a finished stream's bytes are all with the connection (set by the
     /// connection that owns the sink).
-    var onFinished: (() -> Void)?
+    public var onFinished: (() -> Void)?
 
     private let state = Mutex(State())
     private let connection: ByteStream
@@ -40,9 +40,9 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     /// At most this many bytes wait here for a slow client.
     public let byteLimit: Int
     /// 1 MiB: a few thousand records.
-    static let defaultByteLimit = 1 << 20
+    public static let defaultByteLimit = 1 << 20
 
-    init(connection: ByteStream, byteLimit: Int) {
+    public init(connection: ByteStream, byteLimit: Int) {
         self.connection = connection
         self.loop = connection.loop
         self.byteLimit = byteLimit
@@ -128,13 +128,13 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     }
 
     /// The connection went below its high-water mark.
-    func connectionDidDrain() {
+    public func connectionDidDrain() {
         state.withLock { $0.connectionFull = false }
         flush()
     }
 
     /// The client closed or failed: nothing more is sent.
-    func clientWentAway() {
+    public func clientWentAway() {
         onFinished = nil
         state.withLock { state in
             state.ended = true
@@ -152,23 +152,5 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
             return waiters
         }
         waiters.forEach { $0() }
-    }
-}
-
-/// What a client connection keeps while it streams an admin body.
-///
-/// A class, so the connection's field is one pointer: held inline, the summary made every
-/// `ClientConnection` about 1 KiB larger, idle ones included (2.2 KiB against 1.2 KiB per
-/// idle keep-alive connection, `Tests/bench/idle_rss.py`).
-final class AdminStreamState {
-    let sink: AdminStreamSink
-    let producer: AdminStreamProducer
-    /// The record written when the stream ends.
-    let summary: ExchangeSummary
-
-    init(sink: AdminStreamSink, producer: AdminStreamProducer, summary: ExchangeSummary) {
-        self.sink = sink
-        self.producer = producer
-        self.summary = summary
     }
 }

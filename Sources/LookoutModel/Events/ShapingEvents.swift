@@ -10,6 +10,14 @@ public struct RequestDidMapRemote: EventKind {
     public var mappedURL: String
     public var preserveHost: Bool
 
+    public init(from: String, to: String, url: String, mappedURL: String, preserveHost: Bool) {
+        self.from = from
+        self.to = to
+        self.url = url
+        self.mappedURL = mappedURL
+        self.preserveHost = preserveHost
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("from", from)
         writer.field("to", to)
@@ -28,6 +36,14 @@ public struct RequestDidMapLocal: EventKind {
     public var status: Int
     public var contentType: String
     public var bytes: UInt64
+
+    public init(from: String, file: String, status: Int, contentType: String, bytes: UInt64) {
+        self.from = from
+        self.file = file
+        self.status = status
+        self.contentType = contentType
+        self.bytes = bytes
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("from", from)
@@ -55,6 +71,10 @@ public struct RequestDidShape: EventKind {
     public static let interest = EventInterest.summaries
     public var shaping: ShapingSummary
 
+    public init(shaping: ShapingSummary) {
+        self.shaping = shaping
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encodeRule(to: &writer) }
 }
 
@@ -62,6 +82,10 @@ public struct TunnelDidShape: EventKind {
     public static let name = "tunnel.didShape"
     public static let interest = EventInterest.summaries
     public var shaping: ShapingSummary
+
+    public init(shaping: ShapingSummary) {
+        self.shaping = shaping
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) { shaping.encodeRule(to: &writer) }
 }
@@ -91,6 +115,11 @@ public struct RequestDidInjectFault: EventKind {
 
     public var rule: String
     public var fault: Fault
+
+    public init(rule: String, fault: Fault) {
+        self.rule = rule
+        self.fault = fault
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("rule", rule)

@@ -7,6 +7,13 @@ public struct CacheDidEvict: EventKind {
     public var bytes: Int64
     public var reason: String
 
+    public init(url: String? = nil, object: String, bytes: Int64, reason: String) {
+        self.url = url
+        self.object = object
+        self.bytes = bytes
+        self.reason = reason
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         if let url { writer.field("url", url: url) }
         writer.field("object", object)

@@ -16,6 +16,15 @@ public struct UpstreamDidReceiveGoAway: EventKind {
     /// The GOAWAY's debug data, when the origin sent some.
     public var debugData: String
 
+    public init(origin: String, upstreamConnectionID: UInt64, code: String, lastStreamID: Int32, openStreams: Int, debugData: String) {
+        self.origin = origin
+        self.upstreamConnectionID = upstreamConnectionID
+        self.code = code
+        self.lastStreamID = lastStreamID
+        self.openStreams = openStreams
+        self.debugData = debugData
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("origin", origin)
         writer.field("upstream_conn", upstreamConnectionID)
@@ -36,6 +45,13 @@ public struct UpstreamDidEndHTTP2: EventKind {
     public var upstreamConnectionID: UInt64
     public var reason: String
     public var openStreams: Int
+
+    public init(origin: String, upstreamConnectionID: UInt64, reason: String, openStreams: Int) {
+        self.origin = origin
+        self.upstreamConnectionID = upstreamConnectionID
+        self.reason = reason
+        self.openStreams = openStreams
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("origin", origin)

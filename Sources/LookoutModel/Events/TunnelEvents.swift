@@ -4,6 +4,11 @@ public struct TunnelDidOpen: EventKind {
     public var target: String
     public var address: String
 
+    public init(target: String, address: String) {
+        self.target = target
+        self.address = address
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("target", target)
         writer.field("address", address)
@@ -17,6 +22,13 @@ public struct TunnelDidClose: EventKind {
     public var upstreamToClient: UInt64
     public var milliseconds: Double
     public var error: ProxyError?
+
+    public init(clientToUpstream: UInt64, upstreamToClient: UInt64, milliseconds: Double, error: ProxyError? = nil) {
+        self.clientToUpstream = clientToUpstream
+        self.upstreamToClient = upstreamToClient
+        self.milliseconds = milliseconds
+        self.error = error
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("client_to_upstream", clientToUpstream)

@@ -10,6 +10,14 @@ public struct RequestDidCreateInitialRequest: EventKind {
     public var headerFields: HTTPFields
     public var client: String
 
+    public init(method: String, url: String, httpVersion: String, headerFields: HTTPFields, client: String) {
+        self.method = method
+        self.url = url
+        self.httpVersion = httpVersion
+        self.headerFields = headerFields
+        self.client = client
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("method", method)
         writer.field("url", url: url)
@@ -24,6 +32,10 @@ public struct RequestDidFailToCreateRequest: EventKind {
     public static let name = "request.didFailToCreateRequest"
     public var error: ProxyError
 
+    public init(error: ProxyError) {
+        self.error = error
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("error", error)
     }
@@ -31,6 +43,7 @@ public struct RequestDidFailToCreateRequest: EventKind {
 
 /// `request.didAuthorize`: the request passed the proxy's checks and will be forwarded.
 public struct RequestDidAuthorize: EventKind {
+    public init() {}
     public static let name = "request.didAuthorize"
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {}
@@ -40,6 +53,10 @@ public struct RequestDidAuthorize: EventKind {
 public struct RequestDidRejectClient: EventKind {
     public static let name = "request.didRejectClient"
     public var error: ProxyError
+
+    public init(error: ProxyError) {
+        self.error = error
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("error", error)
@@ -54,7 +71,14 @@ public struct RequestDidAdaptRequest: EventKind {
     public var headerFields: HTTPFields
     /// The matching rule's host patterns, when a header rule applied.
     public var rule: String?
-    public var changes = HeaderChanges()
+    public var changes: HeaderChanges
+
+    public init(upstreamTarget: String, headerFields: HTTPFields, rule: String? = nil, changes: HeaderChanges = HeaderChanges()) {
+        self.upstreamTarget = upstreamTarget
+        self.headerFields = headerFields
+        self.rule = rule
+        self.changes = changes
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("upstream_target", url: upstreamTarget)
@@ -69,6 +93,11 @@ public struct RequestDidAdaptResponse: EventKind {
     public static let name = "request.didAdaptResponse"
     public var rule: String
     public var changes: HeaderChanges
+
+    public init(rule: String, changes: HeaderChanges) {
+        self.rule = rule
+        self.changes = changes
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         encodeHeaderRule(rule, changes, to: &writer)
@@ -121,6 +150,12 @@ public struct RequestIsRetrying: EventKind {
     /// `"stale_pooled_connection"`.
     public var reason: String
 
+    public init(attempt: Int, delay: Double, reason: String) {
+        self.attempt = attempt
+        self.delay = delay
+        self.reason = reason
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("attempt", attempt)
         writer.field("delay_ms", milliseconds: delay * 1000)
@@ -166,7 +201,7 @@ public final class FinishedExchange: Sendable {
         let bytes: [UInt8]
     }
 
-    init(_ summary: consuming ExchangeSummary) {
+    public init(_ summary: consuming ExchangeSummary) {
         self.summary = summary
     }
 

@@ -1,4 +1,4 @@
-@testable import Lookout
+@testable import LookoutModel
 import Testing
 
 @Suite struct ExchangeSummaryHostTests {

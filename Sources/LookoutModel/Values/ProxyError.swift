@@ -423,7 +423,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ProxyError {
     /// Maps a client-side parse failure to the reason the client is told (RFC 9112 §2.2, §6.3).
-    init(requestParseError error: HTTPParseError) {
+    public init(requestParseError error: HTTPParseError) {
         switch error {
         case .requestLineTooLong: self = .requestRejected(reason: .requestLineTooLong)
         case .headerSectionTooLarge, .tooManyHeaders: self = .requestRejected(reason: .requestHeaderTooLarge)
@@ -444,7 +444,7 @@ extension ProxyError {
     }
 
     /// Maps an upstream parse failure.
-    init(responseParseError error: HTTPParseError) {
+    public init(responseParseError error: HTTPParseError) {
         if case .unexpectedEndOfStream = error {
             self = .upstreamFailed(reason: .closed("before the response was complete"))
         } else {

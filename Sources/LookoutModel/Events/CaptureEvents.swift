@@ -6,6 +6,12 @@ public struct CaptureDidFail: EventKind {
     public var path: String
     public var error: String
 
+    public init(body: String, path: String, error: String) {
+        self.body = body
+        self.path = path
+        self.error = error
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("body", body)
         writer.field("path", path)

@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import Synchronization
 import Testing
-@testable import Lookout
+@testable import LookoutModel
 
 private final class Recorder: @unchecked Sendable {
     let names = Mutex<[String]>([])

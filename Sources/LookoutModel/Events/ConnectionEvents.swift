@@ -4,6 +4,11 @@ public struct ConnectionDidOpen: EventKind {
     public var client: String
     public var listener: String
 
+    public init(client: String, listener: String) {
+        self.client = client
+        self.listener = listener
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("client", client)
         writer.field("listener", listener)
@@ -17,6 +22,13 @@ public struct ConnectionDidClose: EventKind {
     public var requests: Int
     public var bytesReceived: UInt64
     public var bytesSent: UInt64
+
+    public init(reason: String, requests: Int, bytesReceived: UInt64, bytesSent: UInt64) {
+        self.reason = reason
+        self.requests = requests
+        self.bytesReceived = bytesReceived
+        self.bytesSent = bytesSent
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("reason", reason)
@@ -34,6 +46,11 @@ public struct ConnectionWasRejected: EventKind {
     public var client: String
     public var error: ProxyError
 
+    public init(client: String, error: ProxyError) {
+        self.client = client
+        self.error = error
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("client", client)
         writer.field("error", error)
@@ -47,6 +64,13 @@ public struct ConnectionDidCompleteClientTLSHandshake: EventKind {
     public var version: String
     public var cipher: String
     public var applicationProtocol: String?
+
+    public init(serverName: String? = nil, version: String, cipher: String, applicationProtocol: String? = nil) {
+        self.serverName = serverName
+        self.version = version
+        self.cipher = cipher
+        self.applicationProtocol = applicationProtocol
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         if let serverName { writer.field("sni", serverName) }
@@ -62,6 +86,11 @@ public struct ConnectionDidFailClientTLSHandshake: EventKind {
     public var serverName: String?
     public var error: ProxyError
 
+    public init(serverName: String? = nil, error: ProxyError) {
+        self.serverName = serverName
+        self.error = error
+    }
+
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         if let serverName { writer.field("sni", serverName) }
         writer.field("error", error)
@@ -76,6 +105,11 @@ public struct ConnectionDidEndHTTP2: EventKind {
     public static let interest = EventInterest.summaries
     public var code: String
     public var reason: String
+
+    public init(code: String, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
 
     public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
         writer.field("code", code)
