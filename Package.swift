@@ -86,7 +86,7 @@ let package = Package(
                 // The web UI's static files, copied beside the executable (UIEndpoint finds them).
                 resources: [.copy("UI")],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutTLS", "LookoutIO"]),
+        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),

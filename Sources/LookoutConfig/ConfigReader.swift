@@ -118,143 +118,15 @@ final class ConfigReader {
         guard let top = fields(of: root, path: "", known: Schema.topLevel) else {
             return config
         }
-        if let node = top["listen"] {
-            config.listen = listen(node, path: "listen") ?? config.listen
-        }
-        if let node = top["state_dir"], let path = path(node, "state_dir", expected: "a folder path") {
-            config.stateDirectory = path
-        }
-        if let node = top["event_loops"] {
-            config.eventLoops = integer(node, "event_loops", in: 0...256,
-                                        rangeMessage: "must be between 0 and 256 (0 = one per core)")
-                ?? config.eventLoops
-        }
-        if let node = top["event_loop_spin_us"] {
-            config.eventLoopSpinMicroseconds = integer(node, "event_loop_spin_us", in: 0...1000,
-                                                       rangeMessage: "must be between 0 and 1000 microseconds (0 = never spin)")
-                ?? config.eventLoopSpinMicroseconds
-        }
-        if let node = top["max_connections"] {
-            config.maxConnections = integer(node, "max_connections", atLeast: 1) ?? config.maxConnections
-        }
-        if let node = top["limits"], let section = fields(of: node, path: "limits") {
-            readLimits(section, into: &config.limits)
-        }
-        if let node = top["timeouts"], let section = fields(of: node, path: "timeouts") {
-            readTimeouts(section, into: &config.timeouts)
-        }
-        if let node = top["connect"], let section = fields(of: node, path: "connect") {
-            if let node = section["allowed_ports"] {
-                config.connect.allowedPorts = ports(node, path: "connect.allowed_ports")
-                    ?? config.connect.allowedPorts
-            }
-        }
-        if let node = top["pool"], let section = fields(of: node, path: "pool") {
-            if let node = section["max_idle_per_origin"] {
-                config.pool.maxIdlePerOrigin = integer(
-                    node, "pool.max_idle_per_origin", in: 0...Int.max,
-                    rangeMessage: "must not be negative (0 = keep no idle connections)")
-                    ?? config.pool.maxIdlePerOrigin
-            }
-            if let node = section["idle_timeout"] {
-                config.pool.idleTimeout = seconds(node, "pool.idle_timeout") ?? config.pool.idleTimeout
-            }
-        }
-        if let node = top["dns"], let section = fields(of: node, path: "dns") {
-            if let node = section["cache_ttl"] {
-                config.dns.cacheTTL = seconds(node, "dns.cache_ttl", allowZero: true) ?? config.dns.cacheTTL
-            }
-        }
-        if let node = top["headers"], let section = fields(of: node, path: "headers") {
-            if let node = section["via"] {
-                config.headers.via = boolean(node, "headers.via") ?? config.headers.via
-            }
-            if let node = section["forwarded"] {
-                config.headers.forwarded = boolean(node, "headers.forwarded") ?? config.headers.forwarded
-            }
-            if let node = section["rules"] {
-                config.headers.rules = headerRules(node, path: "headers.rules") ?? config.headers.rules
-            }
-        }
-        if let node = top["auth"], let section = fields(of: node, path: "auth") {
-            if let node = section["users"] {
-                config.auth.users = credentials(node, path: "auth.users") ?? config.auth.users
-            }
-        }
-        if let node = top["log"], let section = fields(of: node, path: "log") {
-            readLog(section, into: &config.log)
-        }
-        if let node = top["tls"], let section = fields(of: node, path: "tls") {
-            readTLS(section, into: &config.tls)
-        }
-        if let node = top["interception"], let section = fields(of: node, path: "interception") {
-            readInterception(section, into: &config.interception)
-        }
-        if let node = top["trust"], let section = fields(of: node, path: "trust") {
-            readTrust(section, into: &config.trust)
-        }
-        if let node = top["access"], let section = fields(of: node, path: "access") {
-            readAccess(section, into: &config.access)
-        }
-        if let node = top["upstream_proxies"], let section = fields(of: node, path: "upstream_proxies") {
-            readUpstreamProxies(section, into: &config.upstreamProxies)
-        }
-        if let node = top["reachability"], let section = fields(of: node, path: "reachability") {
-            if let node = section["enabled"] {
-                config.reachability.enabled = boolean(node, "reachability.enabled") ?? config.reachability.enabled
-            }
-            if let node = section["fail_fast"] {
-                config.reachability.failFast = boolean(node, "reachability.fail_fast") ?? config.reachability.failFast
-            }
-        }
-        if let node = top["cache"], let section = fields(of: node, path: "cache") {
-            readCache(section, into: &config.cache)
-        }
-        if let node = top["capture"], let section = fields(of: node, path: "capture") {
-            readCapture(section, into: &config.capture)
-        }
-        if let node = top["http2"], let section = fields(of: node, path: "http2") {
-            readHTTP2(section, into: &config.http2)
-        }
-        if let node = top["admin"], let section = fields(of: node, path: "admin") {
-            readAdmin(section, into: &config.admin)
-            if let clash = config.admin.listen.first(where: { address in
-                address.port != 0 && config.listen.contains(address)
-            }) {
-                fail(section["listen"] ?? node, "admin.listen",
-                     "\(clash) is also a proxy address (listen); the admin pages are served there already")
-            }
-        }
-        if let node = top["metrics"], let section = fields(of: node, path: "metrics") {
-            readMetrics(section, into: &config.metrics)
-        }
-        if let node = top["ui"], let section = fields(of: node, path: "ui") {
-            readUI(section, into: &config.ui)
-        }
-        if let problem = config.adminExposureProblem {
-            fail(top["admin"] ?? root, "admin.listen", problem)
-        }
-        applyAdminToken(&config, root: root, top: top)
-        if let problem = config.openProxyProblem {
-            fail(top["listen"] ?? top["auth"] ?? root, "listen", problem)
-        }
-        if let node = top["redirects"], let section = fields(of: node, path: "redirects"), let rules = section["rules"] {
-            config.redirects.rules = redirectRules(rules, path: "redirects.rules") ?? config.redirects.rules
-        }
-        if let node = top["retry"], let section = fields(of: node, path: "retry"), let rules = section["rules"] {
-            config.retry.rules = retryRules(rules, path: "retry.rules") ?? config.retry.rules
-        }
-        if let node = top["map"], let section = fields(of: node, path: "map") {
-            readMap(section, into: &config.map)
-        }
-        if let node = top["shaping"], let section = fields(of: node, path: "shaping"), let rules = section["rules"] {
-            config.shaping.rules = shapingRules(rules, path: "shaping.rules") ?? config.shaping.rules
-        }
+        readServer(top, into: &config)
+        readPolicies(top, into: &config)
+        readAdminSections(top, root: root, into: &config)
+        readRules(top, into: &config)
         return config
     }
 
     /// `LOOKOUT_ADMIN_TOKEN` over `admin.token`, then whether the admin pages need a token they lack.
-    private func applyAdminToken(_ config: inout LookoutConfiguration, root: Node, top: [String: Node]) {
+    func applyAdminToken(_ config: inout LookoutConfiguration, root: Node, top: [String: Node]) {
         if let override = adminTokenOverride {
             if let problem = LookoutConfiguration.Admin.tokenProblem(override) {
                 fail(root, LookoutConfiguration.Admin.tokenEnvironmentVariable, problem)
@@ -268,7 +140,7 @@ final class ConfigReader {
         }
     }
 
-    private func readLimits(_ section: [String: Node], into limits: inout LookoutConfiguration.Limits) {
+    func readLimits(_ section: [String: Node], into limits: inout LookoutConfiguration.Limits) {
         if let node = section["max_request_line_bytes"] {
             limits.maxRequestLineBytes = integer(node, "limits.max_request_line_bytes", atLeast: 1)
                 ?? limits.maxRequestLineBytes
@@ -287,7 +159,7 @@ final class ConfigReader {
         }
     }
 
-    private func readTimeouts(_ section: [String: Node], into timeouts: inout LookoutConfiguration.Timeouts) {
+    func readTimeouts(_ section: [String: Node], into timeouts: inout LookoutConfiguration.Timeouts) {
         let fields: [(String, WritableKeyPath<LookoutConfiguration.Timeouts, Double>)] = [
             ("client_header", \.clientHeader),
             ("client_idle", \.clientIdle),
@@ -305,7 +177,7 @@ final class ConfigReader {
         }
     }
 
-    private func readLog(_ section: [String: Node], into log: inout LookoutConfiguration.Log) {
+    func readLog(_ section: [String: Node], into log: inout LookoutConfiguration.Log) {
         if let node = section["enabled"] {
             log.enabled = boolean(node, "log.enabled") ?? log.enabled
         }
@@ -374,7 +246,7 @@ final class ConfigReader {
     }
 
     /// "name:password" strings (RFC 7617: the name cannot contain a colon; the password may).
-    private func credentials(_ node: Node, path: String) -> [String]? {
+    func credentials(_ node: Node, path: String) -> [String]? {
         let expected = "expected a list of \"name:password\" strings"
         guard case .sequence(let sequence) = node else {
             fail(node, path, "\(expected), \(got(node))")
@@ -407,7 +279,7 @@ final class ConfigReader {
         return ok ? users : nil
     }
 
-    private func ports(_ node: Node, path: String) -> [Int]? {
+    func ports(_ node: Node, path: String) -> [Int]? {
         integerList(node, path: path, what: ("port numbers", "a port number", "port "), in: 1...65535,
                     rangeMessage: "port must be between 1 and 65535")
     }

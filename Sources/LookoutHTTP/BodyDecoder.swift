@@ -79,55 +79,71 @@ struct BodyDecoder: Sendable {
                 state = .chunkLine
 
             case .chunkLine:
-                guard let lf = input.find(ASCII.lf, from: pos, to: n) else {
-                    // Incomplete line: bound it (one extra byte for a trailing CR), then buffer.
-                    let total = lineBuffer.count + (n - pos)
-                    if total > limits.maxChunkLineBytes + 1 { throw .invalidChunkedEncoding }
-                    if total == limits.maxChunkLineBytes + 1 && input[n - 1] != ASCII.cr { throw .invalidChunkedEncoding }
-                    lineBuffer.append(contentsOf: input.raw(pos, n))
-                    return (n, nil)
-                }
-                let size: UInt64
-                if lineBuffer.isEmpty {
-                    size = try Self.parseChunkLine(input, pos, lf, limits: limits)
-                } else {
-                    lineBuffer.append(contentsOf: input.raw(pos, lf))
-                    size = try withBytes(lineBuffer) { (b) throws(HTTPParseError) -> UInt64 in
-                        try Self.parseChunkLine(b, 0, b.count, limits: limits)
-                    }
-                    lineBuffer.removeAll(keepingCapacity: true)
-                }
-                pos = lf + 1
-                state = size == 0 ? .trailers : .chunkData(remaining: size)
+                guard let next = try readChunkLine(input, from: pos, limits: limits) else { return (n, nil) }
+                pos = next
 
             case .trailers:
-                let config = SectionAccumulator.Config(
-                    hasStartLine: false, maxBytes: limits.maxTrailerBytes, maxFirstLine: nil,
-                    maxFieldLines: limits.maxHeaderCount, sizeError: .headerSectionTooLarge,
-                    emptyStartLineError: .invalidChunkedEncoding)
-                guard let (end, lines) = try trailerAccumulator.scan(input, from: pos, config) else {
-                    return (n, nil)
-                }
-                let trailers: HTTPFields?
-                if lines == 0 {
-                    trailers = nil
-                } else {
-                    var facts = FieldFacts()
-                    if trailerAccumulator.buffer.isEmpty {
-                        let section = Bytes(base: input.base.map { $0 + pos }, count: end - pos)
-                        trailers = try FieldParsing.parseFields(section, from: 0, expectedCount: lines, facts: &facts, collectFacts: false)
-                    } else {
-                        trailerAccumulator.buffer.append(contentsOf: input.raw(pos, end))
-                        trailers = try withBytes(trailerAccumulator.buffer) { (b) throws(HTTPParseError) -> HTTPFields in
-                            try FieldParsing.parseFields(b, from: 0, expectedCount: lines, facts: &facts, collectFacts: false)
-                        }
-                    }
-                }
-                trailerAccumulator.reset()
-                state = .contentLength(remaining: 0)
-                return (end, .end(trailers))
+                return try readTrailers(input, from: pos, limits: limits)
             }
         }
+    }
+
+    /// A chunk-size line (RFC 9112 §7.1): the position after it, the state set to the chunk's data
+    /// or the trailers; nil when the line is not complete yet (what there is was kept).
+    private mutating func readChunkLine(_ input: Bytes, from start: Int, limits: HTTPParserLimits) throws(HTTPParseError) -> Int? {
+        var pos = start
+        let n = input.count
+        guard let lf = input.find(ASCII.lf, from: pos, to: n) else {
+            // Incomplete line: bound it (one extra byte for a trailing CR), then buffer.
+            let total = lineBuffer.count + (n - pos)
+            if total > limits.maxChunkLineBytes + 1 { throw .invalidChunkedEncoding }
+            if total == limits.maxChunkLineBytes + 1 && input[n - 1] != ASCII.cr { throw .invalidChunkedEncoding }
+            lineBuffer.append(contentsOf: input.raw(pos, n))
+            return nil
+        }
+        let size: UInt64
+        if lineBuffer.isEmpty {
+            size = try Self.parseChunkLine(input, pos, lf, limits: limits)
+        } else {
+            lineBuffer.append(contentsOf: input.raw(pos, lf))
+            size = try withBytes(lineBuffer) { (b) throws(HTTPParseError) -> UInt64 in
+                try Self.parseChunkLine(b, 0, b.count, limits: limits)
+            }
+            lineBuffer.removeAll(keepingCapacity: true)
+        }
+        pos = lf + 1
+        state = size == 0 ? .trailers : .chunkData(remaining: size)
+        return pos
+    }
+
+    /// The trailer section after the last chunk (RFC 9112 §7.1.2), then the end of the body; no
+    /// event while it is not complete (what there is was kept).
+    private mutating func readTrailers(_ input: Bytes, from pos: Int, limits: HTTPParserLimits) throws(HTTPParseError) -> (Int, Event?) {
+        let config = SectionAccumulator.Config(
+            hasStartLine: false, maxBytes: limits.maxTrailerBytes, maxFirstLine: nil,
+            maxFieldLines: limits.maxHeaderCount, sizeError: .headerSectionTooLarge,
+            emptyStartLineError: .invalidChunkedEncoding)
+        guard let (end, lines) = try trailerAccumulator.scan(input, from: pos, config) else {
+            return (input.count, nil)
+        }
+        let trailers: HTTPFields?
+        if lines == 0 {
+            trailers = nil
+        } else {
+            var facts = FieldFacts()
+            if trailerAccumulator.buffer.isEmpty {
+                let section = Bytes(base: input.base.map { $0 + pos }, count: end - pos)
+                trailers = try FieldParsing.parseFields(section, from: 0, expectedCount: lines, facts: &facts, collectFacts: false)
+            } else {
+                trailerAccumulator.buffer.append(contentsOf: input.raw(pos, end))
+                trailers = try withBytes(trailerAccumulator.buffer) { (b) throws(HTTPParseError) -> HTTPFields in
+                    try FieldParsing.parseFields(b, from: 0, expectedCount: lines, facts: &facts, collectFacts: false)
+                }
+            }
+        }
+        trailerAccumulator.reset()
+        state = .contentLength(remaining: 0)
+        return (end, .end(trailers))
     }
 
     /// chunk-size [ chunk-ext ] CRLF, given the line without its LF: `h[s..<lfIndex]`.

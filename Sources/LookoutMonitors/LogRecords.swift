@@ -46,21 +46,51 @@ extension JSONBuffer {
         key("http_version"); string(s.httpVersion)
         if let stream = s.clientStreamID { key("stream_id"); int(Int(stream)) }
         if let status = s.status { key("status"); int(status) }
-        if let upstream = s.upstream {
-            key("upstream")
-            beginObject()
-            if let address = upstream.remoteAddress { key("address"); string(address) }
-            if let proxy = upstream.proxy { key("proxy"); string(proxy) }
-            key("protocol"); string(upstream.networkProtocolName)
-            key("reused"); bool(upstream.isReusedConnection)
-            if let stream = upstream.upstreamStreamID { key("stream_id"); int(Int(stream)) }
-            if let tls = upstream.tls { key("tls"); appendTLS(tls) }
-            endObject()
+        if let upstream = s.upstream { key("upstream"); appendUpstream(upstream) }
+        key("timings_ms"); appendTimings(s)
+        key("bytes"); appendBytes(s)
+        if let upgrade = s.upgrade {
+            key("upgrade"); string(upgrade)
         }
-        key("timings_ms")
+        if s.kind == .tunnel || s.upgrade != nil {
+            key("duration_ms"); milliseconds(s.totalMilliseconds)
+        }
+        key("attempts"); int(s.attempts)
+        key("redirects"); int(s.redirects)
+        if let finalURL = s.finalURL { key("final_url"); string(redactingURL(finalURL, options: options)) }
+        if s.transactions.count > 1 {
+            key("transactions"); appendTransactions(s.transactions, options: options)
+        }
+        if let cache = s.cache { key("cache"); appendCache(cache) }
+        if let error = s.error { key("error"); appendError(error) }
+        if let mappedFrom = s.mappedFrom { key("mapped_from"); string(redactingURL(mappedFrom, options: options)) }
+        if let shaping = s.shaping { key("shaping"); appendShaping(shaping) }
+        if let capture = s.capture { key("capture"); appendCapture(capture) }
+        // A captured exchange always carries its headers: the files are its bodies.
+        if options.includeHeaders || s.capture != nil {
+            if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }
+            if let fields = s.responseHeaders { key("response_headers"); appendHeaders(fields, options: options) }
+        }
+        endObject()
+        endLine()
+    }
+
+    /// `{address, proxy, protocol, reused, stream_id, tls}` of the last attempt.
+    private mutating func appendUpstream(_ upstream: TransactionMetrics) {
+        beginObject()
+        if let address = upstream.remoteAddress { key("address"); string(address) }
+        if let proxy = upstream.proxy { key("proxy"); string(proxy) }
+        key("protocol"); string(upstream.networkProtocolName)
+        key("reused"); bool(upstream.isReusedConnection)
+        if let stream = upstream.upstreamStreamID { key("stream_id"); int(Int(stream)) }
+        if let tls = upstream.tls { key("tls"); appendTLS(tls) }
+        endObject()
+    }
+
+    /// HAR's phases: what earlier attempts and backoffs took, then the last attempt's phases.
+    private mutating func appendTimings(_ s: borrowing ExchangeSummary) {
         beginObject()
         let phases = s.upstream?.phases ?? (dns: -1, connect: -1, tls: -1, send: -1, wait: -1, receive: -1)
-        // The client's view: what earlier attempts and backoffs took, then the last attempt's phases.
         key("blocked"); milliseconds(s.upstream.map { $0.fetchStart.milliseconds(since: s.start) } ?? -1)
         key("dns"); milliseconds(phases.dns)
         key("connect"); milliseconds(phases.connect)
@@ -70,7 +100,10 @@ extension JSONBuffer {
         key("receive"); milliseconds(phases.receive)
         key("total"); milliseconds(s.totalMilliseconds)
         endObject()
-        key("bytes")
+    }
+
+    /// Heads and bodies on the upstream wire; a tunnel's (or switched protocol's) bytes each way.
+    private mutating func appendBytes(_ s: borrowing ExchangeSummary) {
         beginObject()
         if s.kind == .tunnel {
             key("client_to_upstream"); uint(s.tunnelBytesClientToUpstream ?? 0)
@@ -84,63 +117,42 @@ extension JSONBuffer {
                 key("client_to_upstream"); uint(s.tunnelBytesClientToUpstream ?? 0)
                 key("upstream_to_client"); uint(s.tunnelBytesUpstreamToClient ?? 0)
             }
+    }
+    endObject()
+    }
+
+    private mutating func appendCache(_ cache: CacheSummary) {
+        beginObject()
+        key("status"); string(cache.status)
+        if let age = cache.age { key("age"); int(age) }
+        if let ttl = cache.ttl { key("ttl"); int(ttl) }
+        key("stored"); bool(cache.stored)
+        endObject()
+    }
+
+    private mutating func appendShaping(_ shaping: ShapingSummary) {
+        beginObject()
+        key("rule"); string(shaping.rule)
+        if !shaping.profile.isEmpty { key("profile"); string(shaping.profile) }
+        key("latency_ms"); milliseconds(shaping.latencyMilliseconds)
+        key("download_kbps"); milliseconds(shaping.downloadKbps)
+        key("upload_kbps"); milliseconds(shaping.uploadKbps)
+        if !shaping.faults.isEmpty {
+            key("faults")
+            beginArray()
+            for fault in shaping.faults { element(); string(fault) }
+            endArray()
         }
         endObject()
-        if let upgrade = s.upgrade {
-            key("upgrade"); string(upgrade)
-        }
-        if s.kind == .tunnel || s.upgrade != nil {
-            key("duration_ms"); milliseconds(s.totalMilliseconds)
-        }
-        key("attempts"); int(s.attempts)
-        key("redirects"); int(s.redirects)
-        if let finalURL = s.finalURL { key("final_url"); string(redactingURL(finalURL, options: options)) }
-        if s.transactions.count > 1 {
-            key("transactions"); appendTransactions(s.transactions, options: options)
-        }
-        if let cache = s.cache {
-            key("cache")
-            beginObject()
-            key("status"); string(cache.status)
-            if let age = cache.age { key("age"); int(age) }
-            if let ttl = cache.ttl { key("ttl"); int(ttl) }
-            key("stored"); bool(cache.stored)
-            endObject()
-        }
-        if let error = s.error { key("error"); appendError(error) }
-        if let mappedFrom = s.mappedFrom { key("mapped_from"); string(redactingURL(mappedFrom, options: options)) }
-        if let shaping = s.shaping {
-            key("shaping")
-            beginObject()
-            key("rule"); string(shaping.rule)
-            if !shaping.profile.isEmpty { key("profile"); string(shaping.profile) }
-            key("latency_ms"); milliseconds(shaping.latencyMilliseconds)
-            key("download_kbps"); milliseconds(shaping.downloadKbps)
-            key("upload_kbps"); milliseconds(shaping.uploadKbps)
-            if !shaping.faults.isEmpty {
-                key("faults")
-                beginArray()
-                for fault in shaping.faults { element(); string(fault) }
-                endArray()
-            }
-            endObject()
-        }
-        if let capture = s.capture {
-            key("capture")
-            beginObject()
-            if let request = capture.request { key("request"); string(request) }
-            if let response = capture.response { key("response"); string(response) }
-            key("truncated"); bool(capture.truncated)
-            if let error = capture.error { key("error"); string(error) }
-            endObject()
-        }
-        // A captured exchange always carries its headers: the files are its bodies.
-        if options.includeHeaders || s.capture != nil {
-            if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }
-            if let fields = s.responseHeaders { key("response_headers"); appendHeaders(fields, options: options) }
-        }
+    }
+
+    private mutating func appendCapture(_ capture: CaptureSummary) {
+        beginObject()
+        if let request = capture.request { key("request"); string(request) }
+        if let response = capture.response { key("response"); string(response) }
+        key("truncated"); bool(capture.truncated)
+        if let error = capture.error { key("error"); string(error) }
         endObject()
-        endLine()
     }
 
     /// `{version, cipher, sni, alpn, resumed, trust: {…}}` of an upstream TLS connection.

@@ -21,19 +21,8 @@ extension SessionConfiguration {
                                         maxHeaderBytes: file.limits.maxHeaderBytes,
                                         maxHeaderCount: file.limits.maxHeaderCount)
         maxRequestBodyBytes = UInt64(file.limits.maxRequestBodyBytes)
-        http2.client = file.http2.client
-        http2.upstream = file.http2.upstream
-        http2.upstreamH2CHosts = file.http2.upstreamH2CHosts
-        http2.maxConcurrentStreams = file.http2.maxConcurrentStreams
-        http2.maxHeaderListBytes = file.http2.maxHeaderListBytes
-        timeouts.clientHeader = file.timeouts.clientHeader
-        timeouts.clientIdle = file.timeouts.clientIdle
-        timeouts.upstreamConnect = file.timeouts.upstreamConnect
-        timeouts.upstreamFirstByte = file.timeouts.upstreamFirstByte
-        timeouts.upstreamIdle = file.timeouts.upstreamIdle
-        timeouts.shutdownGrace = file.timeouts.shutdownGrace
-        timeouts.tlsHandshake = file.timeouts.tlsHandshake
-        timeouts.tunnelIdle = file.timeouts.tunnelIdle
+        http2 = file.http2
+        timeouts = file.timeouts
         allowedConnectPorts = Set(file.connect.allowedPorts)
         maxIdleConnectionsPerOrigin = file.pool.maxIdlePerOrigin
         poolIdleTimeout = file.pool.idleTimeout
@@ -50,32 +39,51 @@ extension SessionConfiguration {
         defaultParentProxy = ParentProxy(file.upstreamProxies.defaultProxy)
         reachabilityEnabled = file.reachability.enabled
         failFastWhenUnreachable = file.reachability.enabled && file.reachability.failFast
-        headerRules = HostRuleSet(file.headers.rules.map { settings in
-            (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
-                                        request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))
-        })
-        if file.cache.enabled {
-            cache = CacheSettings(
-                directory: file.cache.path.isEmpty ? file.stateDirectory + "/cache" : file.cache.path,
-                limits: CacheLimits(maxSizeBytes: Int64(file.cache.maxSizeBytes), maxObjectBytes: Int64(file.cache.maxObjectBytes),
-                                    memoryBytes: Int64(file.cache.memoryBytes)),
-                rules: HostRuleSet(file.cache.rules.map { rule in
-                    (rule.hosts, !rule.store ? .doNotCache : rule.defaultTTL > 0 ? .modify(defaultTTL: rule.defaultTTL) : .cache)
-                }))
-        }
-        if !file.capture.rules.isEmpty {
-            capture = CaptureSettings(
-                directory: file.capture.path.isEmpty ? file.stateDirectory + "/capture" : file.capture.path,
-                maxTotalBytes: Int64(file.capture.maxTotalBytes),
-                rules: HostRuleSet(file.capture.rules.map { rule in
-                    (rule.hosts, CaptureRule(name: rule.hosts.map(\.text).joined(separator: ", "), requestBodies: rule.requestBodies,
-                                             responseBodies: rule.responseBodies, maxBodyBytes: Int64(rule.maxBodyBytes)))
-                }))
-        }
+        headerRules = Self.headerRules(file.headers)
+        cache = Self.cache(file)
+        capture = Self.capture(file)
         proxyCredentials = file.auth.users
         adminToken = file.admin.token
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"
+        readRules(file)
+        try readTLS(file, logger: logger)
+    }
+
+    /// `headers.rules`, with the edits built from checked settings.
+    private static func headerRules(_ headers: LookoutConfiguration.Headers) -> HostRuleSet<HeaderRule> {
+        HostRuleSet(headers.rules.map { settings in
+            (settings.hosts, HeaderRule(name: settings.hosts.map(\.text).joined(separator: ", "),
+                                        request: HeaderEdits(settings.request), response: HeaderEdits(settings.response)))
+        })
+    }
+
+    /// `cache`, when enabled.
+    private static func cache(_ file: LookoutConfiguration) -> CacheSettings? {
+        guard file.cache.enabled else { return nil }
+        return CacheSettings(
+            directory: file.cache.path.isEmpty ? file.stateDirectory + "/cache" : file.cache.path,
+            limits: CacheLimits(maxSizeBytes: Int64(file.cache.maxSizeBytes), maxObjectBytes: Int64(file.cache.maxObjectBytes),
+                                memoryBytes: Int64(file.cache.memoryBytes)),
+            rules: HostRuleSet(file.cache.rules.map { rule in
+                (rule.hosts, !rule.store ? .doNotCache : rule.defaultTTL > 0 ? .modify(defaultTTL: rule.defaultTTL) : .cache)
+            }))
+    }
+
+    /// `capture`, when it has rules.
+    private static func capture(_ file: LookoutConfiguration) -> CaptureSettings? {
+        guard !file.capture.rules.isEmpty else { return nil }
+        return CaptureSettings(
+            directory: file.capture.path.isEmpty ? file.stateDirectory + "/capture" : file.capture.path,
+            maxTotalBytes: Int64(file.capture.maxTotalBytes),
+            rules: HostRuleSet(file.capture.rules.map { rule in
+                (rule.hosts, CaptureRule(name: rule.hosts.map(\.text).joined(separator: ", "), requestBodies: rule.requestBodies,
+                                         responseBodies: rule.responseBodies, maxBodyBytes: Int64(rule.maxBodyBytes)))
+            }))
+    }
+
+    /// Redirect, retry, map and shaping rules.
+    private mutating func readRules(_ file: LookoutConfiguration) {
         redirectRules = HostRuleSet(file.redirects.rules.map { rule in
             (rule.hosts, RedirectRule(follow: rule.follow, maxHops: rule.maxHops, allowDowngrade: rule.allowDowngrade,
                                       allowCrossHost: rule.allowCrossHost, rewrites: rule.rewrites.map { ($0.from, $0.to) }))
@@ -113,7 +121,10 @@ extension SessionConfiguration {
                 faultStatusRate: settings.faultStatusRate, resetAfterBytes: UInt64(settings.resetAfterBytes),
                 stall: settings.stallMilliseconds / 1000))
         })
+    }
 
+    /// Trust, interception and the CA (loaded or created when interception is on).
+    private mutating func readTLS(_ file: LookoutConfiguration, logger: Logger) throws {
         tls.minimumVersion = file.tls.minimumVersion
         tls.trustManager = try ServerTrustManager(file.trust, logger: logger)
         tls.pinningWithoutInterception = file.trust.pinningWithoutInterception == .allow ? .allow : .refuse

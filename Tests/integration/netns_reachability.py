@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scripted_origin import ScriptedOrigin  # noqa: E402
+from origins import ScriptedOrigin  # noqa: E402
 
 
 def sh(*args):

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import assert_error_response, assert_error_summary, curl, raw_exchange, request_bytes
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 
 @pytest.fixture

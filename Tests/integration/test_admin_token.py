@@ -8,7 +8,7 @@ import json
 import subprocess
 
 from conftest import Reader, assert_error_response, client_env, connect, curl, raw_exchange, read_response
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 TOKEN = "s3cret-Token_42"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import curl, py_request, wait_until
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 
 def cached(path: Path | None = None, **extra):

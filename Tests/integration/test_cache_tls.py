@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import curl
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 from test_cache import lookout_cache
 
 WRONG_PIN = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="

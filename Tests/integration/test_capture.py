@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import curl, curl_sha256, py_request, rss_kib
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 
 def capturing(path: Path, max_total_bytes=None, **rule):

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import (Reader, assert_error_response, assert_error_summary, connect, raw_exchange, read_response,
                       request_bytes, send_all)
-from scripted_origin import ScriptedOrigin, echo
+from origins import ScriptedOrigin, echo
 
 
 @pytest.fixture

@@ -5,15 +5,12 @@ Lookout first and then passes bytes both ways; Lookout intercepts and speaks h2 
 import os
 import re
 import shutil
-import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
 import origins
-from h2_client import connect_through
 from test_tls_intercept import intercepting
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,60 +29,13 @@ def find_h2spec() -> Path:
 H2SPEC = find_h2spec()
 
 
-class ConnectRelay:
-    """127.0.0.1:PORT → CONNECT host:port through the proxy → bytes both ways."""
-
-    def __init__(self, proxy_port: int, host: str, port: int):
-        self.target = (proxy_port, host, port)
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: socket.socket):
-        try:
-            upstream = connect_through(*self.target)
-        except OSError:
-            client.close()
-            return
-
-        def pipe(src, dst):
-            try:
-                while data := src.recv(65536):
-                    dst.sendall(data)
-                dst.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-            finally:
-                for s in (src, dst):
-                    try:
-                        s.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-
-        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
-        pipe(client, upstream)
-
-    def close(self):
-        self.listener.close()
-
-
 @pytest.mark.skipif(not H2SPEC.is_file(), reason=f"h2spec not found at {H2SPEC} (set LOOKOUT_H2SPEC)")
 def test_h2spec_passes_every_case(make_proxy, pki, tmp_path):
     origin = origins.HTTPOrigin(tls=pki.good.tls).start()
     try:
         proxy = make_proxy(intercepting(pki, origin))
         # The relay's port stands in :authority; Lookout compares only the host with the CONNECT's.
-        relay = ConnectRelay(proxy.port, "127.0.0.1", origin.port)
+        relay = origins.ConnectRelay(proxy.port, "127.0.0.1", origin.port)
         report = tmp_path / "h2spec.xml"
         # A response larger than the default window lets h2spec test a negative window (§6.9.2).
         result = subprocess.run([str(H2SPEC), "-t", "-k", "-h", "127.0.0.1", "-p", str(relay.port),

@@ -17,7 +17,7 @@ import pytest
 from haralyzer import HarParser
 
 from conftest import client_env, curl, py_request
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 TEXT = "hello, lookout " * 200
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import curl
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 
 def header_rules(**extra):

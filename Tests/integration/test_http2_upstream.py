@@ -1,7 +1,7 @@
 """HTTP/2 toward origins: https origins that pick `h2` in ALPN, and cleartext origins named in
 `http2.upstream_h2c_hosts`, get one pooled connection per origin and loop that multiplexes the
 exchanges of any clients (RFC 9113 §9.1). Clients speak HTTP/1.1 (absolute-form https, plain
-http) or HTTP/2 (interception) on the other side. Peers: the `h2` origin in h2_origin.py (which
+http) or HTTP/2 (interception) on the other side. Peers: the `h2` origin in origins/h2.py (which
 records what arrived and misbehaves on purpose), nghttpd, nginx, and curl/httpx clients."""
 
 import asyncio
@@ -22,7 +22,7 @@ import pytest
 
 import origins
 from conftest import Reader, connect, curl, free_port, raw_exchange, request_bytes, rss_kib, wait_until
-from h2_origin import H2Origin
+from origins import H2Origin
 from origins import HOST
 from test_tls_intercept import ca_file, intercepting
 from test_tls_upstream import trusting

@@ -6,75 +6,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 
 import pytest
 
 from conftest import Reader, assert_error_response, connect, raw_exchange, read_response, wait_until
-
-
-class HeldOrigin:
-    """An origin that takes each request and then holds it: with `head_first`, after a response
-    head announcing more body than it sends. Notes when the proxy closes the connection."""
-
-    def __init__(self, head_first: bool = False):
-        self.head_first = head_first
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.port = self.listener.getsockname()[1]
-        self.requests = 0
-        self.closed_by_proxy = threading.Event()
-        self.release = threading.Event()
-        self.connections: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def url(self, path: str = "/held") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return
-            data += chunk
-        self.requests += 1
-        if self.head_first:
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\n" + b"x" * 1000)
-        conn.settimeout(0.1)
-        while not self.release.is_set():
-            try:
-                if conn.recv(65536) == b"":
-                    self.closed_by_proxy.set()
-                    return
-            except socket.timeout:
-                continue
-            except OSError:
-                self.closed_by_proxy.set()
-                return
-        try:
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        except OSError:
-            pass
-
-    def close(self):
-        self.release.set()
-        self.listener.close()
-        for conn in self.connections:
-            try:
-                conn.close()
-            except OSError:
-                pass
+from origins import HeldOrigin
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 
 from conftest import Reader, assert_error_response, connect, curl, free_port, raw_exchange, read_response, wait_until
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 
 class EventStream:

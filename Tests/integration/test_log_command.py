@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import client_env, curl, py_request, wait_until
-from scripted_origin import ScriptedOrigin, echo
+from origins import ScriptedOrigin, echo
 
 
 def lookout_log(proxy, *args, stdin=None):

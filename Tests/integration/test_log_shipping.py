@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from conftest import assert_error_response, curl, free_port
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 SAMPLE = Path(__file__).resolve().parents[2] / "config" / "vector.yaml"
 

@@ -18,8 +18,9 @@ import pytest
 
 from conftest import (assert_error_response, assert_error_summary, connect, curl, free_port, raw_exchange,
                       read_response, request_bytes, wait_until, Reader)
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 import origins
+from origins import RawOrigin, behave_echo
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
@@ -111,32 +112,6 @@ def site():
         yield o
 
 
-class EchoServer:
-    """Echoes whatever arrives on each connection until the peer half-closes."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._echo, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def _echo(conn):
-        with conn:
-            while data := conn.recv(65536):
-                conn.sendall(data)
-
-    def close(self):
-        self.sock.close()
-
-
 # MARK: what the series count
 
 def test_exchanges_by_kind_method_status_class_and_code(make_proxy, site):
@@ -216,7 +191,7 @@ def test_pool_reuse_retries_redirects_and_cache_lookups(make_proxy, site):
 
 
 def test_tunnel_bytes_each_way_and_rejected_connections(make_proxy):
-    echo = EchoServer()
+    echo = RawOrigin(behave_echo).start()
     try:
         proxy = make_proxy({"connect": {"allowed_ports": [echo.port]}, "max_connections": 2})
         sock = connect(proxy.port)
@@ -244,7 +219,7 @@ def test_tunnel_bytes_each_way_and_rejected_connections(make_proxy):
         assert s.value("lookout_exchanges_total", kind="tunnel", method="CONNECT", status_class="2xx", code="") == 1
         assert s.value("lookout_connections_rejected_total", code="too_many_connections") == 1
     finally:
-        echo.close()
+        echo.stop()
 
 
 def test_open_connections_and_exchanges_in_flight_are_read_at_each_scrape(make_proxy, site):

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import (assert_error_response, assert_error_summary, curl, free_port, raw_exchange,
                       request_bytes)
-from scripted_origin import ScriptedOrigin
+from origins import ScriptedOrigin
 
 SQUID = shutil.which("squid") or "/usr/sbin/squid"
 

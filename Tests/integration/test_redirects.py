@@ -11,7 +11,7 @@ import pytest
 
 from conftest import (assert_error_response, assert_error_summary, curl, raw_exchange, request_bytes,
                       py_request)
-from scripted_origin import ScriptedOrigin, echo
+from origins import ScriptedOrigin, echo
 
 
 def follow_rule(hosts=("127.0.0.1", "localhost"), **extra):

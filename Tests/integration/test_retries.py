@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import assert_error_response, assert_error_summary, curl, py_request, raw_exchange, request_bytes
-from scripted_origin import ScriptedOrigin, echo
+from origins import ScriptedOrigin, echo
 
 
 def retry_rule(**rule):

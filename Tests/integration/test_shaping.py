@@ -21,7 +21,7 @@ import pytest
 
 import origins
 from conftest import Reader, connect, curl, free_port, read_response, request_bytes, rss_kib
-from scripted_origin import ScriptedOrigin, echo
+from origins import ScriptedOrigin, echo
 
 MiB = 1 << 20
 

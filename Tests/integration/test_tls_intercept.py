@@ -5,11 +5,8 @@ own TLS connection to Python `ssl` origins (certificates from tls_pki)."""
 import http.client
 import json
 import os
-import socket
 import ssl
 import stat
-import struct
-import threading
 import time
 
 import pytest
@@ -17,6 +14,7 @@ import pytest
 import origins
 from conftest import assert_error_response, assert_error_summary, connect, curl, curl_sha256, read_response, \
     Reader, request_bytes, send_all
+from origins import RawOrigin, behave_partial_then_reset
 
 WRONG_PIN = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
@@ -226,39 +224,8 @@ def test_large_bodies_cross_interception_intact(make_proxy, pki, good_origin, tm
     assert recs[1]["bytes"]["request_body"] == 8 << 20, recs[1]
 
 
-class ResettingTLSOrigin:
-    """Answers one request with a head promising 1 MB, sends 100 kB of it, then resets."""
-
-    def __init__(self, leaf):
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(*map(str, leaf.tls))
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                raw, _ = self.sock.accept()
-            except OSError:
-                return
-            try:
-                conn = self.context.wrap_socket(raw, server_side=True)
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + b"x" * 100_000)
-                time.sleep(0.3)
-                # wrap_socket took over raw's descriptor: reset through the TLS socket.
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                conn.close()
-            except OSError:
-                pass
-
-    def close(self):
-        self.sock.close()
-
-
 def test_an_upstream_reset_mid_body_fails_the_intercepted_client(make_proxy, pki):
-    origin = ResettingTLSOrigin(pki.good)
+    origin = RawOrigin(behave_partial_then_reset, tls=pki.good.tls).start()
     try:
         proxy = make_proxy(intercepting(pki, origin, timeouts={"upstream_idle": 5, "shutdown_grace": 5}))
         url = f"https://localhost:{origin.port}/big"
@@ -269,7 +236,7 @@ def test_an_upstream_reset_mid_body_fails_the_intercepted_client(make_proxy, pki
         rec = proxy.only_summary(kind="intercepted")
         assert_error_summary(rec, 200, "upstream_closed", url=url)
     finally:
-        origin.close()
+        origin.stop()
 
 
 def test_websocket_inside_interception_is_relayed(make_proxy, pki):

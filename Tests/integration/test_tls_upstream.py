@@ -3,16 +3,15 @@ https:// requests, Lookout originates TLS to Python `ssl` origins serving certif
 tls_pki, and every trust rule's outcome is checked in the response, the summary record and the
 verbose events."""
 
-import socket
 import ssl
 import subprocess
-import threading
 
 import pytest
 
 import origins
 from conftest import (assert_error_response, assert_error_summary, assert_timings, raw_exchange,
                       request_bytes, wait_until)
+from origins import RawOrigin, reply_and_hold
 
 WRONG_PIN = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
@@ -234,47 +233,17 @@ def test_a_new_connection_resumes_the_tls_session(make_proxy, pki, tls_origins):
 
 # MARK: - handshake failures
 
-class RawPeer:
-    """A TCP server on 127.0.0.1 that answers each connection with ``reply`` bytes (or nothing)."""
-
-    def __init__(self, reply: bytes | None):
-        self.reply = reply
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.held = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.held.append(conn)
-            if self.reply is not None:
-                try:
-                    conn.recv(65536)  # the ClientHello
-                    conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def close(self):
-        self.sock.close()
-        for conn in self.held:
-            conn.close()
-
-
 @pytest.fixture
 def raw_peer():
     peers = []
 
     def make(reply):
-        peers.append(RawPeer(reply))
+        peers.append(RawOrigin(reply_and_hold(reply)).start())
         return peers[-1]
 
     yield make
     for peer in peers:
-        peer.close()
+        peer.stop()
 
 
 def test_an_upstream_alert_is_a_502_with_openssls_reason(make_proxy, pki, raw_peer):

@@ -167,38 +167,6 @@ def test_connect_upstream_timeout(make_proxy):
         hole.stop()
 
 
-class BulkPeer:
-    """A TCP origin that reads everything the client sends until its FIN, hashing it, while
-    sending ``size`` pattern bytes; then sends the SHA-256 hex of what it read and closes."""
-
-    def __init__(self, size: int):
-        import threading
-        self.size = size
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        import threading
-        conn, _ = self.sock.accept()
-        digest = hashlib.sha256()
-
-        def read_all():
-            while True:
-                data = conn.recv(1 << 16)
-                if not data:
-                    return
-                digest.update(data)
-
-        reader = threading.Thread(target=read_all)
-        reader.start()
-        for piece in origins.iter_pattern(self.size):
-            conn.sendall(piece)
-        reader.join()
-        conn.sendall(digest.hexdigest().encode())
-        conn.close()
-
-
 def test_bulk_both_ways_with_a_slow_reader_keeps_every_byte(make_proxy):
     """Big transfers each way at once, the client pausing before it reads: the proxy's relay
     (in-kernel where it can, through its queues where the reader lags) must lose and reorder
@@ -206,7 +174,7 @@ def test_bulk_both_ways_with_a_slow_reader_keeps_every_byte(make_proxy):
     import threading
     import time
     size = 24 << 20
-    peer = BulkPeer(size)
+    peer = origins.RawOrigin(origins.bulk_exchange(size)).start()
     proxy = make_proxy(tunnel_config(peer.port))
     authority = f"127.0.0.1:{peer.port}"
     s, r = open_tunnel(proxy, authority, timeout=60)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -18,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import curl, free_port, wait_until
-from scripted_origin import ScriptedOrigin
+from origins import RawOrigin, reply_and_hold
+from origins import ScriptedOrigin
 
 selenium = pytest.importorskip("selenium", reason="make deps installs selenium")
 from selenium import webdriver  # noqa: E402
@@ -221,12 +221,8 @@ def test_pausing_stops_updates_until_resumed(ui, browser, site):
 
 
 def test_running_exchanges_show_and_can_be_cancelled(ui, browser):
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(4)
-    held: list[socket.socket] = []
-    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
-    port = listener.getsockname()[1]
+    silent = RawOrigin(reply_and_hold(None)).start()
+    port = silent.port
     result: dict = {}
     thread = threading.Thread(target=lambda: result.update(r=curl(ui, f"http://127.0.0.1:{port}/slow")))
     thread.start()
@@ -249,9 +245,7 @@ def test_running_exchanges_show_and_can_be_cancelled(ui, browser):
                    timeout=10, message="the row finished as cancelled")
         assert "running" not in rows(browser)[0]["cls"]
     finally:
-        listener.close()
-        for conn in held:
-            conn.close()
+        silent.stop()
 
 
 def test_keys_move_focus_select_and_open(ui, browser, site):

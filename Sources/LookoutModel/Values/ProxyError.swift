@@ -145,83 +145,19 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The stable machine-readable code.
     public var code: String {
         switch self {
-        case .requestRejected(let reason):
-            switch reason {
-            case .malformedRequest: return "malformed_request"
-            case .conflictingFraming: return "conflicting_framing"
-            case .invalidContentLength: return "invalid_content_length"
-            case .invalidChunkedEncoding: return "invalid_chunked_encoding"
-            case .notAProxyRequest: return "not_a_proxy_request"
-            case .adminListenerDoesNotProxy: return "admin_listener_does_not_proxy"
-            case .adminTokenRequired: return "admin_token_required"
-            case .missingHost: return "missing_host"
-            case .unsupportedScheme: return "unsupported_scheme"
-            case .connectPortNotAllowed: return "connect_port_not_allowed"
-            case .proxyAuthenticationRequired: return "proxy_authentication_required"
-            case .requestLineTooLong: return "request_line_too_long"
-            case .requestHeaderTooLarge, .headerListTooLarge: return "request_header_too_large"
-            case .requestBodyTooLarge: return "request_body_too_large"
-            case .unsupportedTransferCoding: return "unsupported_transfer_coding"
-            case .pinningRequiresInterception: return "pinning_requires_interception"
-            case .misdirectedRequest: return "misdirected_request"
-            case .connectOverHTTP2: return "connect_over_http2"
-            }
-        case .upstreamFailed(let reason):
-            switch reason {
-            case .dnsFailed: return "upstream_dns_failed"
-            case .connectFailed: return "upstream_connect_failed"
-            case .connectTimedOut: return "upstream_connect_timeout"
-            case .firstByteTimedOut: return "upstream_first_byte_timeout"
-            case .idleTimedOut: return "upstream_idle_timeout"
-            case .malformedResponse: return "upstream_malformed_response"
-            case .closed: return "upstream_closed"
-            case .tlsHandshakeFailed: return "upstream_tls_handshake_failed"
-            case .tlsHandshakeTimedOut: return "upstream_tls_handshake_timed_out"
-            case .parentProxyFailed: return "parent_proxy_failed"
-            case .parentProxyAuthenticationRequired: return "parent_proxy_authentication_required"
-            case .streamReset: return "upstream_stream_reset"
-            case .streamRefused: return "upstream_stream_refused"
-            }
-        case .clientFailed(let reason):
-            switch reason {
-            case .headerTimedOut: return "client_header_timeout"
-            case .tunnelIdleTimedOut: return "tunnel_idle_timeout"
-            case .closed: return "client_closed"
-            case .tlsHandshakeFailed: return "client_tls_handshake_failed"
-            case .tlsHandshakeTimedOut: return "client_tls_handshake_timed_out"
-            }
-        case .sessionUnavailable(let reason):
-            switch reason {
-            case .tooManyConnections: return "too_many_connections"
-            case .shuttingDown: return "shutting_down"
-            case .networkUnreachable: return "network_unreachable"
-            case .notCached: return "only_if_cached"
-            case .cacheReadFailed: return "cache_read_failed"
-            }
+        case .requestRejected(let reason): return reason.code
+        case .upstreamFailed(let reason): return reason.code
+        case .clientFailed(let reason): return reason.code
+        case .sessionUnavailable(let reason): return reason.code
         case .serverTrustEvaluationFailed:
             return "server_trust_evaluation_failed"
-        case .redirectFailed(let reason):
-            switch reason {
-            case .limitExceeded: return "redirect_limit_exceeded"
-            case .loop: return "redirect_loop"
-            case .downgradeRefused: return "redirect_downgrade_refused"
-            }
-        case .accessDenied(let reason):
-            switch reason {
-            case .clientNotAllowed: return "client_not_allowed"
-            case .destinationDenied: return "destination_denied"
-            case .destinationNetworkDenied: return "destination_network_denied"
-            case .methodNotAllowed: return "method_not_allowed"
-            }
+        case .redirectFailed(let reason): return reason.code
+        case .accessDenied(let reason): return reason.code
         case .cancelledByOperator:
             return "cancelled_by_operator"
         case .injectedFault:
             return "injected_fault"
-        case .mapFailed(let reason):
-            switch reason {
-            case .downgradeRefused: return "map_downgrade_refused"
-            case .localFileUnreadable: return "map_local_unreadable"
-            }
+        case .mapFailed(let reason): return reason.code
         case .stageHoldTimedOut:
             return "stage_hold_timed_out"
         }
@@ -284,105 +220,18 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One human sentence.
     public var message: String {
         switch self {
-        case .requestRejected(let reason):
-            switch reason {
-            case .malformedRequest(let detail): return "malformed request: \(detail)"
-            case .conflictingFraming: return "request has both Content-Length and Transfer-Encoding"
-            case .invalidContentLength: return "invalid or conflicting Content-Length"
-            case .invalidChunkedEncoding: return "invalid chunked encoding in the request body"
-            case .notAProxyRequest(let path):
-                return "use Lookout as a proxy (e.g. curl -x http://HOST:PORT http://example.com/); \(path) is not served here"
-            case .adminListenerDoesNotProxy:
-                return "this address serves only Lookout's admin pages (admin.listen); send proxy requests to a listen address"
-            case .adminTokenRequired:
-                return "the admin pages ask for admin.token: send Authorization: Bearer TOKEN, or open /ui/?token=TOKEN once in a browser"
-            case .missingHost(let detail): return "missing or mismatched Host: \(detail)"
-            case .unsupportedScheme(let scheme): return "scheme \(scheme) is not supported in absolute-form requests (only http and https)"
-            case .connectPortNotAllowed(let port): return "CONNECT to port \(port) is not allowed (connect.allowed_ports)"
-            case .proxyAuthenticationRequired: return "send Proxy-Authorization: Basic credentials listed in auth.users"
-            case .requestLineTooLong: return "request line exceeds limits.max_request_line_bytes"
-            case .requestHeaderTooLarge: return "request header section exceeds limits.max_header_bytes or max_header_count"
-            case .headerListTooLarge(let limit): return "request header list exceeds \(limit) bytes (http2.max_header_list_bytes)"
-            case .requestBodyTooLarge(let limit): return "request body exceeds \(limit) bytes (limits.max_request_body_bytes)"
-            case .unsupportedTransferCoding:
-                return "Transfer-Encoding must end in one chunked, after gzip, deflate, compress or identity only"
-            case .pinningRequiresInterception(let host, let rule):
-                return "trust rule \(rule) pins \(host), which a blind tunnel cannot check; add the host to interception.hosts or set trust.pinning_without_interception: allow"
-            case .misdirectedRequest(let authority, let origin):
-                return "this HTTP/2 connection was opened for \(origin); open another one for \(authority)"
-            case .connectOverHTTP2:
-                return "CONNECT inside an intercepted HTTP/2 connection is not served; send it to the proxy itself"
-            }
-        case .upstreamFailed(let reason):
-            switch reason {
-            case .dnsFailed(let host, let message): return "cannot resolve \(host): \(message)"
-            case .connectFailed(let detail): return "cannot connect upstream: \(detail)"
-            case .connectTimedOut(let after): return "upstream connect timed out after \(Self.seconds(after))"
-            case .firstByteTimedOut(let after): return "upstream sent no response within \(Self.seconds(after))"
-            case .idleTimedOut(let after): return "upstream sent nothing for \(Self.seconds(after))"
-            case .malformedResponse(let detail): return "malformed upstream response: \(detail)"
-            case .closed(let detail): return "upstream closed the connection: \(detail)"
-            case .tlsHandshakeFailed(let detail): return "upstream TLS handshake failed: \(detail)"
-            case .tlsHandshakeTimedOut(let after): return "upstream TLS handshake not finished within \(Self.seconds(after))"
-            case .parentProxyFailed(let proxy, let detail): return "parent proxy \(proxy): \(detail)"
-            case .parentProxyAuthenticationRequired(let proxy, _):
-                return "parent proxy \(proxy) refused the credentials the client sent for it (407)"
-            case .streamReset(let stream, let code): return "the origin reset HTTP/2 stream \(stream) (\(code))"
-            case .streamRefused(let detail): return "the origin did not process the request: \(detail)"
-            }
-        case .clientFailed(let reason):
-            switch reason {
-            case .headerTimedOut(let after): return "request head not received within \(Self.seconds(after))"
-            case .tunnelIdleTimedOut(let after): return "nothing crossed the tunnel for \(Self.seconds(after))"
-            case .closed(let detail): return "client closed the connection: \(detail)"
-            case .tlsHandshakeFailed(let detail): return "client TLS handshake failed: \(detail)"
-            case .tlsHandshakeTimedOut(let after): return "client TLS handshake not finished within \(Self.seconds(after))"
-            }
-        case .sessionUnavailable(let reason):
-            switch reason {
-            case .tooManyConnections(let limit): return "connection limit (\(limit)) reached"
-            case .shuttingDown: return "Lookout is shutting down"
-            case .networkUnreachable(let host):
-                return "no route to the network for \(host): the machine has no default route (reachability.fail_fast)"
-            case .notCached(let url):
-                return "only-if-cached: no stored response for \(url) satisfies the request"
-            case .cacheReadFailed(let url):
-                return "the stored response for \(url) could not be read"
-            }
+        case .requestRejected(let reason): return reason.message
+        case .upstreamFailed(let reason): return reason.message
+        case .clientFailed(let reason): return reason.message
+        case .sessionUnavailable(let reason): return reason.message
         case .serverTrustEvaluationFailed(let error):
             return error.description
-        case .redirectFailed(let reason):
-            switch reason {
-            case .limitExceeded(let maxHops): return "more than \(maxHops) redirects (redirects.rules max_hops)"
-            case .loop(let url): return "redirect loop: \(url) was already requested in this chain"
-            case .downgradeRefused(let location):
-                return "redirect from https to \(location) refused (redirects.rules allow_downgrade)"
-            }
-        case .accessDenied(let reason):
-            switch reason {
-            case .clientNotAllowed(let client): return "client \(client) is not in access.clients"
-            case .destinationDenied(let host, let pattern?): return "\(host) is denied by access.deny_hosts (\(pattern))"
-            case .destinationDenied(let host, nil): return "\(host) is not in access.allow_hosts"
-            case .destinationNetworkDenied(let host, let address, let network):
-                return "\(host) is \(address), in \(network) (access.deny_networks)"
-            case .methodNotAllowed(let method, _): return "method \(method) is not in access.methods"
-            }
+        case .redirectFailed(let reason): return reason.message
+        case .accessDenied(let reason): return reason.message
         case .cancelledByOperator(let operatorAddress):
             return "cancelled by the operator at \(operatorAddress) (DELETE /exchanges/ID on the admin endpoint)"
-        case .injectedFault(let reason):
-            switch reason {
-            case .status(let code, let rule):
-                return "status \(code) injected by the shaping rule for \(rule) (faults.status); the origin was not asked"
-            case .resetAfterBytes(let bytes, let rule):
-                return "connection reset after \(bytes) response bytes by the shaping rule for \(rule) (faults.reset_after_bytes)"
-            }
-        case .mapFailed(let reason):
-            switch reason {
-            case .downgradeRefused(let from, let to):
-                return "map.remote sends \(from) to \(to), from https to http; set allow_downgrade: true on the rule to allow it"
-            case .localFileUnreadable(let file, let detail):
-                return "map.local file \(file) cannot be read: \(detail)"
-            }
+        case .injectedFault(let reason): return reason.message
+        case .mapFailed(let reason): return reason.message
         case .stageHoldTimedOut(let stage, let after):
             return "the exchange was held (\(stage)) for \(Self.seconds(after)) without being let go"
         }
@@ -416,7 +265,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func seconds(_ value: Double) -> String {
+    /// "5 s", "0.5 s".
+    static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -5,35 +5,8 @@ import LookoutModel
 /// Everything a `Session` needs to run, already validated (the config file maps onto this).
 public struct SessionConfiguration: Sendable {
     /// Timeouts, in seconds.
-    public struct Timeouts: Sendable {
-        public var clientHeader: Double = 30
-        public var clientIdle: Double = 60
-        public var upstreamConnect: Double = 10
-        public var upstreamFirstByte: Double = 60
-        public var upstreamIdle: Double = 60
-        public var shutdownGrace: Double = 10
-        /// TLS handshakes, with intercepted clients and with https origins.
-        public var tlsHandshake: Double = 10
-        /// A blind tunnel with no byte either way for this long is closed.
-        public var tunnelIdle: Double = 3600
-        public init() {}
-    }
-
-    /// HTTP/2 (`http2`): what is offered in ALPN and the limits of a client connection.
-    public struct HTTP2: Sendable {
-        /// Offer `h2` (then `http/1.1`) to intercepted clients.
-        public var client = true
-        /// Offer `h2` to https origins (`http2.upstream`).
-        public var upstream = true
-        /// Plain-http origins spoken to in HTTP/2 with prior knowledge (`http2.upstream_h2c_hosts`,
-        /// RFC 9113 §3.3): gRPC backends without TLS.
-        public var upstreamH2CHosts: [HostPattern] = []
-        /// Streams a client connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
-        public var maxConcurrentStreams = 128
-        /// A request header section larger than this (RFC 9113 §6.5.2 count) is answered 431.
-        public var maxHeaderListBytes = 65536
-        public init() {}
-    }
+    public typealias Timeouts = LookoutModel.Timeouts
+    public typealias HTTP2 = HTTP2Settings
 
     public var http2 = HTTP2()
 

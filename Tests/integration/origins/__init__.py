@@ -797,3 +797,146 @@ def unused_port() -> tuple[socket.socket, int]:
     s.bind((HOST, 0))
     return s, s.getsockname()[1]
 
+
+
+# MARK: - Origins shaped for one suite, all on RawOrigin's accept loop
+
+
+def behave_echo(conn, origin):
+    """Echoes whatever arrives until the peer half-closes (a tunnel's far end)."""
+    while data := conn.recv(65536):
+        conn.sendall(data)
+
+
+def behave_partial_then_reset(conn, origin):
+    """Answers one request with a head promising 1 MB, sends 100 kB of it, then resets."""
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + b"x" * 100_000)
+    time.sleep(0.3)
+    # With TLS, wrap_socket took over the raw descriptor: reset through the TLS socket.
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+
+
+def reply_and_hold(reply: bytes | None):
+    """A behaviour that reads the client's first flight, answers ``reply`` (or nothing) and keeps
+    the connection open until the origin stops (a peer that is not the server it should be)."""
+    def behave_reply_and_hold(conn, origin):
+        if reply is not None:
+            conn.recv(65536)
+            conn.sendall(reply)
+        origin.stopped.wait()
+    return behave_reply_and_hold
+
+
+class HeldOrigin(RawOrigin):
+    """Takes each request and holds it: with ``head_first``, after a response head announcing more
+    body than it sends. ``release`` lets the held requests be answered; ``closed_by_proxy`` is set
+    when the proxy closes a connection it holds."""
+
+    def __init__(self, head_first: bool = False):
+        super().__init__(self._hold)
+        self.head_first = head_first
+        self.closed_by_proxy = threading.Event()
+        self.release = threading.Event()
+        self.start()
+
+    @property
+    def requests(self) -> int:
+        return len(self.received)
+
+    def url(self, path: str = "/held") -> str:
+        return super().url(path)
+
+    def _hold(self, conn, origin):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        self.record(data)
+        if self.head_first:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\n" + b"x" * 1000)
+        conn.settimeout(0.1)
+        while not self.release.is_set() and not self.stopped.is_set():
+            try:
+                if conn.recv(65536) == b"":
+                    self.closed_by_proxy.set()
+                    return
+            except socket.timeout:
+                continue
+            except OSError:
+                self.closed_by_proxy.set()
+                return
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        except OSError:
+            pass
+
+    def close(self):
+        self.release.set()
+        self.stop()
+
+
+class ConnectRelay(RawOrigin):
+    """127.0.0.1:PORT → `CONNECT host:port` through the proxy → bytes both ways: for clients (such
+    as h2spec) that can only connect straight to a TLS server."""
+
+    def __init__(self, proxy_port: int, host: str, port: int):
+        super().__init__(self._relay)
+        self.target = (proxy_port, host, port)
+        self.start()
+
+    def _relay(self, client, origin):
+        from h2_client import connect_through  # h2_client imports the test helpers, not the origins
+        try:
+            upstream = connect_through(*self.target)
+        except OSError:
+            return
+
+        def pipe(src, dst):
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+                dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            finally:
+                for s in (src, dst):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+        pipe(client, upstream)
+        upstream.close()
+
+    def close(self):
+        self.stop()
+
+
+def bulk_exchange(size: int):
+    """A behaviour for a tunnel's far end: reads everything the client sends until its FIN,
+    hashing it, while sending ``size`` pattern bytes; then sends the SHA-256 hex of what it read."""
+    def behave_bulk_exchange(conn, origin):
+        digest = hashlib.sha256()
+
+        def read_all():
+            while data := conn.recv(1 << 16):
+                digest.update(data)
+
+        reader = threading.Thread(target=read_all)
+        reader.start()
+        for piece in iter_pattern(size):
+            conn.sendall(piece)
+        reader.join()
+        conn.sendall(digest.hexdigest().encode())
+    return behave_bulk_exchange
+
+
+# The scripted HTTP/1.1 origin and the HTTP/2 origin live beside this file; every suite takes its
+# origins from this package.
+from origins.scripted import ScriptedOrigin, echo  # noqa: E402
+from origins.h2 import H2Origin  # noqa: E402
