@@ -1,5 +1,6 @@
 import Logging
 import Lookout
+import LookoutUpstream
 import LookoutCache
 import LookoutConfig
 import LookoutHTTP

@@ -3,6 +3,7 @@ import Synchronization
 import LookoutTLS
 import Testing
 @testable import Lookout
+@testable import LookoutUpstream
 @testable import LookoutModel
 
 private final class EventLog: @unchecked Sendable {

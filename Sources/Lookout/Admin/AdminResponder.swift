@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutIO
 import LookoutAdmin
 import LookoutModel
+import LookoutUpstream
 
 /// Answers origin-form requests addressed to the proxy itself: a status page, a health check, the
 /// cache's endpoints, then the session's `AdminEndpoint`s (`/metrics`).

@@ -1,5 +1,6 @@
 import LookoutAdmin
 import LookoutModel
+import LookoutUpstream
 
 /// What a client connection keeps while it streams an admin body.
 ///

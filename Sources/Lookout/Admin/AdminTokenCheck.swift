@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// `admin.token`: every admin page but `/healthz` asks for it, as `Authorization: Bearer TOKEN`
 /// (RFC 6750 §2.1), as the cookie a browser got from one `?token=TOKEN` (RFC 6750 §2.3, then an

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutCache
 import LookoutModel
+import LookoutUpstream
 
 /// The cache's admin endpoints, for `lookout cache …` against a running proxy:
 /// `GET /cache/stats`, `GET /cache/list[?host=H]`, `POST /cache/purge?url=U`, `POST /cache/clear`.

@@ -1,6 +1,7 @@
 import LookoutCache
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// Where the shared cache keeps its store, its bounds, and what it may store per host.
 public struct CacheSettings: Sendable {

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What the shared cache may do with a host's responses, like Alamofire's
 /// `CachedResponseHandler` (cache / do not cache / modify). RFC 9111 still decides what is

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// One `capture.rules[i]`: which bodies of a host's exchanges are written, and how much of each.
 public struct CaptureRule: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutModel
+import LookoutUpstream
 
 /// Field edits for one direction of one header rule (`headers.rules[i].request` or `.response`),
 /// applied in the order remove, set, add. Names were checked when the configuration was read:

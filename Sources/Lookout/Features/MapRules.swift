@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// One `map.remote[i]`: requests under `from` go to `to` instead, the rest of their path kept.
 public struct MapRemoteRule: Sendable {

@@ -2,6 +2,7 @@ import CLookoutSocket
 import LookoutIO
 import Synchronization
 import LookoutModel
+import LookoutUpstream
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,16 +12,17 @@ import Glibc
 /// IPv6) through an interface that is up. Each change is a `session.reachabilityDidChange` event.
 final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state confined to `loop.queue`
     private let loop: EventLoop
-    private let session: Session
+    /// Where each change is recorded (`session.reachabilityDidChange`).
+    private let events: CompositeEventMonitor
     private var monitor: RouteChangeMonitor?
     /// Written on the loop, read by the status page from any thread.
     private let current = Mutex<(status: ReachabilityStatus, interface: String?)>((.unknown, nil))
     /// `current.status == .notReachable`, read without a lock on every new connection (fail fast).
     let isNotReachable = Atomic<Bool>(false)
 
-    init(loop: EventLoop, session: Session) {
+    init(loop: EventLoop, events: CompositeEventMonitor) {
         self.loop = loop
-        self.session = session
+        self.events = events
     }
 
     /// Opens the netlink socket and reads the status now (on the loop).
@@ -62,8 +64,10 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
         }
         guard let old else { return }
         isNotReachable.store(new == .notReachable, ordering: .relaxed)
-        session.emit(EventContext(connectionID: 0),
-                     SessionReachabilityDidChange(old: old.description, new: new.description, interface: newInterface))
+        let change = SessionReachabilityDidChange(old: old.description, new: new.description, interface: newInterface)
+        if events.wants(SessionReachabilityDidChange.interest) {
+            events.post(LookoutEvent(EventContext(connectionID: 0), change))
+        }
     }
 
     /// The kind of `interface`: asked of the kernel with ioctls, which answer for the process's

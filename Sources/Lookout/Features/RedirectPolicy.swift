@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What one host's redirect rule allows (config `redirects.rules`).
 public struct RedirectRule: Sendable {

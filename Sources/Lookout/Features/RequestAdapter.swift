@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutModel
+import LookoutUpstream
 
 /// The upstream request being prepared, as adapters see it.
 public struct UpstreamRequestHead: Sendable {

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What one host's retry rule allows (config `retry.rules`).
 public struct RetryRule: Sendable {

@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// One `shaping.rules[i]`, ready to apply: latency before the request goes upstream (or a tunnel
 /// opens), pacing of each direction, and the faults it injects.
 public struct ShapingRule: Sendable {

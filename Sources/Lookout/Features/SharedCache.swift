@@ -1,6 +1,7 @@
 import LookoutCache
 import Synchronization
 import LookoutModel
+import LookoutUpstream
 
 /// The session's RFC 9111 shared cache: the store, the per-host policy, and the figures for
 /// `lookout cache stats` and the status page. Exchanges use it through `ExchangeCache`.

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// Resolving a `Location` against the URL of the request it answers (RFC 3986 §5.2), for the
 /// `http` and `https` URLs a proxy follows. Fragments are dropped: they never go on the wire.

@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// `capture.rules`: the exchange's bodies written to files as they pass (`ExchangeCapture`). One
 /// per exchange whose host has a rule.
 final class CaptureStage: ExchangeStage, @unchecked Sendable {  // confined to the exchange's loop queue

@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutModel
+import LookoutUpstream
 
 /// `headers.forwarded`: each hop's request says whom Lookout forwards for (RFC 7239). Shared by
 /// every exchange.

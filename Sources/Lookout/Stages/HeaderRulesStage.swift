@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// `headers.rules`: each hop's request and each response edited by the rule of the host it goes
 /// to or came from. Shared by every exchange (it keeps no state of its own).

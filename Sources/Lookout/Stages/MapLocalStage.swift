@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// `map.local`: the request is answered from a file, never sent upstream. After shaping, so a
 /// shaped host's latency and faults apply to it too.

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// `map.remote`: the request goes to another origin, the rest of its path kept. First in the
 /// order, so every later stage and the upstream see the mapped request.

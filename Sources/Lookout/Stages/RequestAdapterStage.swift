@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// The embedder's own `RequestAdapter`s (`Session(adapters:)`), run on every hop's request in the
 /// order given. Shared by every exchange.
 final class RequestAdapterStage: ExchangeStage, Sendable {

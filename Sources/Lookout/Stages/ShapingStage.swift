@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// `shaping.rules`: the host's latency (a hold of the exchange), its injected status, and its
 /// pacing and cuts (`StageContext.shape`, applied by the exchange's writers). One per exchange
 /// whose host has a rule.

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// The order of the stages, written once. An exchange asks for its list when it starts: the
 /// shared stages every exchange runs (built once per session, so an exchange that no per-host

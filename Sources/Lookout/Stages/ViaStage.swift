@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutModel
+import LookoutUpstream
 
 /// `headers.via`: Lookout names itself in `Via` on every hop's request and every response
 /// (RFC 9110 §7.6.3). Shared by every exchange.

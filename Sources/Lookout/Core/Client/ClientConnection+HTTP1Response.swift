@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// The HTTP/1.x side of a response: heads serialized for the wire (RFC 9112 §4), bodies as they
 /// are or in chunks (§7.1), trailers after the last chunk. One exchange at a time writes here.

@@ -4,6 +4,7 @@ import LookoutHTTP2
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// An intercepted CONNECT: the client's TLS is terminated with a leaf from the local CA, and the
 /// requests inside run through the same parser and exchanges, toward the CONNECT's origin.

@@ -4,6 +4,7 @@ import LookoutIO
 import LookoutTLS
 import LookoutAdmin
 import LookoutModel
+import LookoutUpstream
 
 /// Where a parsed request goes: a forwarded exchange, a tunnel, the proxy's own pages, or a refusal
 /// (with the record of a request that never became an exchange).

@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// The connection's one timer: waiting for a request head to complete, or for the next request.
 extension ClientConnection {

@@ -4,6 +4,7 @@ import LookoutIO
 import LookoutTLS
 import LookoutAdmin
 import LookoutModel
+import LookoutUpstream
 
 /// One accepted client connection: parses its requests and runs them one at a time as exchanges
 /// (`Exchange`), tunnels (`Tunnel`) or answers of the proxy's own (status page, errors). This file

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// Checks `Proxy-Authorization: Basic` credentials (RFC 9110 §11.7.2, RFC 7617).
 struct ProxyAuthenticator: Sendable {

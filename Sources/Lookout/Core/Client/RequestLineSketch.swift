@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// The method, target and version of a request line that belongs to a head which failed to parse,
 /// so the log can still say what was asked. Best effort: nil unless the line is well formed and
 /// complete within the same read.

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// A revalidation nobody waits for (RFC 5861 §3, stale-while-revalidate): the stale response was
 /// served, and this exchange asks the origin again so the store is fresh for the next request.

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// How a response body is delimited toward an HTTP/1.x client (RFC 9112 §6). An HTTP/2 stream
 /// carries every body in DATA frames and ignores the distinction.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// The short response a client gets when an exchange fails: status, `X-Lookout-Error: code`, and a
 /// one-line body `lookout: code: message`.

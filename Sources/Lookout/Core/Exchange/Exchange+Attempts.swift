@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// Further attempts: retries after a backoff and followed redirects, as the session's
 /// `RequestRetrier` and `RedirectHandler` decided, and the metrics of every attempt.

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutCache
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// The shared cache's part of an exchange (RFC 9111): after the stages, a stored answer, a
 /// collapsed miss that follows another exchange's fetch, or validators for the upstream request.

@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// What the client connection and an operator do to a running exchange from outside: see it,
 /// cancel it, abort it, or tell it the client went away.
 extension Exchange {

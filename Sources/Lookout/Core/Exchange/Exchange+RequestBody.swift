@@ -1,5 +1,6 @@
 import HTTPTypes
 import LookoutModel
+import LookoutUpstream
 
 /// The request body's way upstream (called by the client connection): upload pacing, the stages
 /// that watch it, the copy kept for another attempt, and backpressure both ways.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// The response's way to the client: its head through the stages, its framing, keep-alive, and
 /// the bodies of answers.

@@ -1,6 +1,7 @@
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What the exchange's stages may see and do of it.
 extension Exchange: StageContext {

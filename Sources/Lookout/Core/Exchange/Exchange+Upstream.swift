@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// The upstream attempts of an exchange: each hop's request head, the task that sends it, and what
 /// the task reports back (through `SessionDelegate`).
@@ -96,13 +97,14 @@ extension Exchange {
     func startAttempt() {
         summary.attempts += 1
         let task = UpstreamTask(id: session.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
-                                connectionID: records.connectionID, session: session, context: context)
+                                connectionID: records.connectionID, environment: session.upstream, pool: context.pool,
+                                delegate: context.delegate)
         self.task = task
         taskTakesBody = false
         replaySent = 0
         cache?.attemptWillStart()
         context.taskMap.add(task, for: self)
-        session.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
+        context.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
                                   didCreateFor: request.origin, attempt: summary.attempts)
         task.start()
     }

@@ -4,6 +4,7 @@ import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// One forwarded HTTP exchange: the client's request through its stages (`StagePlan`), the
 /// ordered upstream attempts that serve it (retries and followed redirects are more attempts,

@@ -3,6 +3,7 @@ import LookoutCache
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// A stored response the exchange answers with: the head to send, and the body's pieces (none
 /// for HEAD, a 304 to the client's own conditional request, or a 416).

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import LookoutModel
+import LookoutUpstream
 #endif
 
 /// The bodies of one exchange written to files as they stream (config `capture`): the request as

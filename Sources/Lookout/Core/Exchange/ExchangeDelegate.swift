@@ -1,5 +1,6 @@
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 /// What a client connection learns from the exchange or tunnel it runs: the one boundary back up.
 /// The connection owns the exchange and finishes it before going away; the exchange holds this
 /// delegate `unowned`, never calls it once finished, and never for a failure the connection itself

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import LookoutModel
+import LookoutUpstream
 #endif
 import HTTPTypes
 import LookoutCache

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import LookoutModel
+import LookoutUpstream
 #endif
 
 /// A request body kept so another attempt (a retry, a followed 307/308) can send it again — the

@@ -1,6 +1,7 @@
 import LookoutCache
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// One piece of a stored answer's body: bytes made for it (a multipart/byteranges part header),
 /// or a span of the stored body.

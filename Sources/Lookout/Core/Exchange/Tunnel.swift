@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
 /// ways with backpressure until each side has finished; half-closes are passed on.
@@ -113,12 +114,12 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     }
 
     private func openUpstream() {
-        session.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
+        context.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
         metrics.proxy = origin.parent?.description
         // Lookout asks for no credentials: any the client sent are for the parent (RFC 9110 §11.7.2).
         let clientAuthorization = session.authenticator == nil ? head.headerFields[.proxyAuthorization] : nil
-        opening = UpstreamOpener(session: session, loop: context.loop)
+        opening = UpstreamOpener(environment: session.upstream, loop: context.loop, delegate: context.delegate)
             .open(origin, tunnel: true, clientAuthorization: clientAuthorization, for: self)
     }
 
@@ -181,7 +182,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
             }
         }
         openedAt = .now()
-        session.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
+        context.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
         if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
         delegate.exchangeCanTakeInput()
         lastActivity = .now()
@@ -327,7 +328,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         summary.tunnelBytesUpstreamToClient = upstreamToClient
         let duration = openedAt.map { end.milliseconds(since: $0) } ?? 0
         if openedAt != nil {
-            session.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,
+            context.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,
                                     upstreamToClient: upstreamToClient, error: error, completesTask: upgrade == nil)
         } else if upgrade == nil {
             session.emit(eventContext, TaskDidComplete(error: error))

@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel
+import LookoutUpstream
 
 /// One step between the client and the upstream: a header rule, a map, shaping, capture. An
 /// exchange runs its stages in the order `StagePlan` writes down; each stage sees the points of

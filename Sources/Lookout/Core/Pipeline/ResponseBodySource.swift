@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// A body an answer sends in place of an upstream's (a map-local file, a stored response): read
 /// in pieces while the client keeps up, never held whole. The exchange calls `send` again when
 /// the client drains.

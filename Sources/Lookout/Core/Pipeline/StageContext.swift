@@ -2,6 +2,7 @@ import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What a stage may see and do of its exchange: the one boundary from a stage back to the
 /// exchange. The exchange implements it; tests implement it too.

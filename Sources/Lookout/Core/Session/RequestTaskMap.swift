@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutUpstream
 /// Something the request-task map can key by id.
 protocol TaskMapIdentifiable: AnyObject {
     var id: UInt64 { get }
@@ -64,3 +65,6 @@ final class RequestTaskMap<Request: TaskMapIdentifiable, Task: TaskMapIdentifiab
         return true
     }
 }
+
+/// A task is found in the map by its id.
+extension UpstreamTask: TaskMapIdentifiable {}

@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 extension ServerTrustManager {
     /// The name of the rule that pins `host` (public keys or certificates, enforced, pins not

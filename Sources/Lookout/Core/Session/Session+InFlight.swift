@@ -1,6 +1,7 @@
 import LookoutAdmin
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 import Synchronization
 
 extension Session: ExchangeOperator {

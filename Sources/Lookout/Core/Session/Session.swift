@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import LookoutAdmin
 import LookoutModel
+import LookoutUpstream
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,31 +34,24 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     /// Judges every upstream certificate chain by the host's rule.
     let trustManager: ServerTrustManager
-    /// Originates TLS to https origins (sessions cached per origin for resumption).
-    /// Toward https origins: offers `h2` then `http/1.1` with `http2.upstream`, else `http/1.1`.
-    let upstreamTLS: TLSEngine
-    /// Offers only `http/1.1`: for requests that ask for a protocol switch (`Upgrade`), which
-    /// HTTP/2 does not have (RFC 9113 §8.6). The same engine as `upstreamTLS` without `http2.upstream`.
-    let upstreamTLSHTTP1: TLSEngine
+    /// What the upstream side (tasks, opener, pool) is given of the session, as values.
+    let upstream: UpstreamEnvironment
     /// Terminates intercepted clients' TLS with leaves from the local CA; nil without interception.
     let interceptionTLS: TLSEngine?
 
     let group: EventLoopGroup
     let contexts: [LoopContext]
     let resolver: Resolver
-    /// Every upstream and tunnel callback passes through it; built in `init`, never replaced.
-    let delegate: SessionDelegate
     private let acceptQueue = DispatchQueue(label: "lookout.accept")
     private var listeners: [Listener] = []
-    /// The route-table watcher (`reachability.enabled`), set once in `start`.
-    private(set) var reachability: NetworkReachabilityManager?
+    /// The route-table watcher (`reachability.enabled`), started in `start`.
+    let reachability: NetworkReachabilityManager?
 
     /// True while reachability is watched and there is no route to the outside.
     var networkIsUnreachable: Bool { reachability?.isNotReachable.load(ordering: .relaxed) ?? false }
     let startTime = Instant.now()
 
     private let nextConnectionID = Atomic<UInt64>(1)
-    private let nextUpstreamConnectionID = Atomic<UInt64>(1)
     private let nextRequestID = Atomic<UInt64>(1)
     private let nextTaskID = Atomic<UInt64>(1)
     let openConnections = Atomic<Int>(0)
@@ -65,7 +59,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let openUpstreamConnections = OpenConnectionCounter()
     let exchangesFinished = Atomic<UInt64>(0)
     let exchangesInFlight = Atomic<Int>(0)
-    private let shuttingDown = Atomic<Bool>(false)
+    private let shuttingDown = ShutdownFlag()
 
     /// Admin pages served from outside the core, asked in order after the core's own.
     let adminEndpoints: [any AdminEndpoint]
@@ -82,8 +76,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         // RFC 7301 §3.1: in preference order; the origin picks.
         let http1Only = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
                                                              applicationProtocols: ["http/1.1"]))
-        self.upstreamTLSHTTP1 = http1Only
-        self.upstreamTLS = configuration.http2.upstream
+        let upstreamTLS = configuration.http2.upstream
             ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
                                                    applicationProtocols: ["h2", "http/1.1"]))
             : http1Only
@@ -128,22 +121,39 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount,
                                     spinMicroseconds: configuration.eventLoopSpinMicroseconds)
-        self.contexts = group.loops.map { LoopContext(loop: $0, configuration: configuration) }
-        self.resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
-        self.delegate = SessionDelegate(monitor: monitor, logger: logger, redirectHandler: self.redirectHandler,
-                                        retrier: self.retrier)
+        let (monitor, redirectHandler, retrier) = (self.monitor, self.redirectHandler, self.retrier)
+        self.contexts = group.loops.map { loop in
+            LoopContext(loop: loop, configuration: configuration) { taskMap in
+                SessionDelegate(monitor: monitor, logger: logger, redirectHandler: redirectHandler, retrier: retrier,
+                                taskMap: taskMap)
+            }
+        }
+        let resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
+        self.resolver = resolver
+        // The session's states the upstream side reads, through the atomics that hold them;
+        // `self` is not complete yet, so they are captured, not the session.
+        let shuttingDown = self.shuttingDown
+        let reachability = configuration.reachabilityEnabled
+            ? NetworkReachabilityManager(loop: group.loops[0], events: monitor) : nil
+        self.reachability = reachability
+        self.upstream = UpstreamEnvironment(
+            timeouts: configuration.timeouts, parserLimits: configuration.parserLimits, http2: configuration.http2,
+            poolIdleTimeout: configuration.poolIdleTimeout, tls: upstreamTLS, tlsHTTP1: http1Only,
+            trustManager: trustManager, resolver: resolver, access: configuration.access,
+            failFastWhenUnreachable: configuration.failFastWhenUnreachable, openConnections: openUpstreamConnections,
+            networkUnreachable: { reachability?.isNotReachable.load(ordering: .relaxed) ?? false },
+            shuttingDown: { shuttingDown.isSet })
     }
 
     // MARK: - Ids and events
 
     func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }
-    func makeUpstreamConnectionID() -> UInt64 { nextUpstreamConnectionID.add(1, ordering: .relaxed).oldValue }
     func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
     func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
 
     /// Posts an event, building it only if some monitor wants its kind.
     @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
-        delegate.emit(context(), make())
+        if monitor.wants(Kind.interest) { monitor.post(LookoutEvent(context(), make())) }
     }
 
     func context(for loop: EventLoop) -> LoopContext { contexts[loop.index] }
@@ -158,7 +168,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         configuration.access.refusal(method: method, host: host)
     }
 
-    public var isShuttingDown: Bool { shuttingDown.load(ordering: .relaxed) }
+    public var isShuttingDown: Bool { shuttingDown.isSet }
 
     // MARK: - Starting
 
@@ -179,11 +189,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             bound.append(listener.address)
         }
         listeners.forEach { $0.start() }
-        if configuration.reachabilityEnabled {
-            let loop = group.loops[0]
-            let manager = NetworkReachabilityManager(loop: loop, session: self)
-            reachability = manager
-            loop.execute { manager.start() }
+        if let reachability {
+            group.loops[0].execute { reachability.start() }
         }
         emit(EventContext(connectionID: 0), SessionDidStart(listeners: bound.map(\.description)))
         return bound
@@ -194,7 +201,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let id = makeConnectionID()
         let limit = configuration.maxConnections
         let refusal: ProxyError?
-        if shuttingDown.load(ordering: .relaxed) {
+        if shuttingDown.isSet {
             refusal = .sessionUnavailable(reason: .shuttingDown)
         } else if let denied = configuration.access.refusal(forClient: peer) {
             refusal = denied
@@ -253,7 +260,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Stops accepting, lets in-flight exchanges finish within the grace period, closes the rest,
     /// then flushes the monitors and calls `completion` (on an arbitrary queue).
     public func shutdown(completion: @escaping @Sendable () -> Void) {
-        guard !shuttingDown.exchange(true, ordering: .relaxed) else { return }
+        guard shuttingDown.set() else { return }
         listeners.forEach { $0.stop() }
         let inFlight = exchangesInFlight.load(ordering: .relaxed)
         emit(EventContext(connectionID: 0), SessionWillInvalidate(inFlight: inFlight))

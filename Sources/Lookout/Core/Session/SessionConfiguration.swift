@@ -1,6 +1,7 @@
 import LookoutHTTP
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// Everything a `Session` needs to run, already validated (the config file maps onto this).
 public struct SessionConfiguration: Sendable {

@@ -3,13 +3,7 @@ import LookoutHTTP
 import LookoutIO
 import Logging
 import LookoutModel
-
-/// What a task does with a final response head: go on relaying it, or stop because the exchange
-/// holds it back (a retry or a followed redirect comes next, or a refusal is answered instead).
-enum ResponseDisposition {
-    case allow
-    case abandon
-}
+import LookoutUpstream
 
 /// What the exchange does with a final response head, as the policies decided.
 enum ResponsePlan: Equatable {
@@ -23,20 +17,25 @@ enum ResponsePlan: Equatable {
     case fail(ProxyError)
 }
 
-/// Receives every upstream transport callback — tasks' and tunnels' — tells the monitors first,
-/// then asks the policies (redirect, retry, cache), then tells the exchange, which it finds
-/// through the loop's `RequestTaskMap` (the state provider). Nothing below it knows about events.
-final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on the calling task's loop queue
+/// Receives every upstream transport callback of one event loop — tasks' and tunnels' — tells the
+/// monitors first, then asks the policies (redirect, retry, cache), then tells the exchange, which
+/// it finds through the loop's `RequestTaskMap` (the state provider). Nothing below it knows about
+/// events. One per loop, so that the map it reads is that loop's.
+final class SessionDelegate: UpstreamTaskDelegate, @unchecked Sendable {  // immutable; methods run on `taskMap`'s loop queue
     let monitor: CompositeEventMonitor
     let logger: Logger
     let redirectHandler: RedirectHandler
     let retrier: RequestRetrier
+    /// The loop's exchanges and their current tasks.
+    let taskMap: RequestTaskMap<Exchange, UpstreamTask>
 
-    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier) {
+    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier,
+         taskMap: RequestTaskMap<Exchange, UpstreamTask>) {
         self.monitor = monitor
         self.logger = logger
         self.redirectHandler = redirectHandler
         self.retrier = retrier
+        self.taskMap = taskMap
     }
 
     /// Posts an event, building it only if some monitor wants its kind.
@@ -45,7 +44,7 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
     }
 
     private func exchange(for task: UpstreamTask) -> Exchange {
-        guard let exchange = task.context.taskMap.request(forTask: task.id) else {
+        guard let exchange = taskMap.request(forTask: task.id) else {
             preconditionFailure("task \(task.id) reported after leaving the request-task map")
         }
         return exchange
@@ -181,7 +180,7 @@ final class SessionDelegate: @unchecked Sendable {  // immutable; methods run on
     /// `metrics` is the exchange's to keep (handed on, not copied again: it holds a dozen strings).
     func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: consuming TransactionMetrics,
               notifyExchange: Bool) {
-        let map = task.context.taskMap
+        let map = taskMap
         let exchange = exchange(for: task)
         emit(context(task), TaskDidGatherMetrics(metrics: exchange.metrics(adding: metrics)))
         map.disassociateIfNecessaryAfterGatheringMetrics(task)

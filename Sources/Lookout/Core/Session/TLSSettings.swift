@@ -1,5 +1,6 @@
 import LookoutTLS
 import LookoutModel
+import LookoutUpstream
 
 /// What the session does with TLS: which CONNECTs it intercepts, how it judges origins'
 /// certificates, and the protocol floor for both sides.

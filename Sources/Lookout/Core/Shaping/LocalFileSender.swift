@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 import LookoutModel
+import LookoutUpstream
 #endif
 
 /// A map-local answer's body: the file read in 64 KiB pieces while the client keeps up (the

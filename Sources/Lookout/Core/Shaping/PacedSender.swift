@@ -1,6 +1,7 @@
 import Dispatch
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// Passes bytes to a sink no faster than a rate: a token bucket refilled continuously and holding at
 /// most `burst` bytes (20 ms of the rate), so bytes leave in small, even slices. Pacing is

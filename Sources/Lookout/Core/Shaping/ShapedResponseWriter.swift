@@ -1,6 +1,7 @@
 import HTTPTypes
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// What a shaped response writer tells its exchange: the one boundary back up.
 protocol ShapedResponseWriterDelegate: AnyObject {

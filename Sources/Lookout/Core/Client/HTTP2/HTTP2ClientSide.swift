@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutHTTP2
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// What an intercepted connection's HTTP/2 side tells the connection that owns it.
 protocol HTTP2ClientSideDelegate: AnyObject {

@@ -3,6 +3,7 @@ import LookoutHTTP
 import LookoutHTTP2
 import LookoutIO
 import LookoutModel
+import LookoutUpstream
 
 /// One stream of an intercepted HTTP/2 client connection: the exchange it carries, and the way
 /// that exchange's response goes back — a HEADERS frame, DATA, trailers — through the

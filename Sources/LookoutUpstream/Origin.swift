@@ -3,18 +3,18 @@ import LookoutModel
 
 /// Where an upstream request goes: scheme, host and port; also the connection-pool key, so
 /// plain and TLS connections to one host:port are never mixed up.
-struct Origin: Hashable, Sendable {
-    let host: String
-    let port: Int
+package struct Origin: Hashable, Sendable {
+    package let host: String
+    package let port: Int
     /// https: the connection runs TLS, and the host's trust rule judges the certificate.
-    let isSecure: Bool
+    package let isSecure: Bool
     /// The parent proxy the connection goes through (`upstream_proxies`), or nil for direct.
     /// Part of the pool key: a connection through a parent is never reused for a direct one.
-    let parent: ParentProxy?
+    package let parent: ParentProxy?
     /// `host` prepared for the per-host rule sets, once.
-    let ruleKey: HostRuleKey
+    package let ruleKey: HostRuleKey
 
-    init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil) {
+    package init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil) {
         self.host = host
         self.port = port
         self.isSecure = isSecure
@@ -23,11 +23,11 @@ struct Origin: Hashable, Sendable {
     }
 
     // The pool key: `ruleKey` follows from `host`.
-    static func == (a: Origin, b: Origin) -> Bool {
+    package static func == (a: Origin, b: Origin) -> Bool {
         a.host == b.host && a.port == b.port && a.isSecure == b.isSecure && a.parent == b.parent
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(host)
         hasher.combine(port)
         hasher.combine(isSecure)
@@ -36,27 +36,27 @@ struct Origin: Hashable, Sendable {
 
     /// The pool key of plain requests through `parent`: one connection to the parent serves
     /// every origin (each request names its URL in absolute form).
-    static func parentHop(_ parent: ParentProxy) -> Origin {
+    package static func parentHop(_ parent: ParentProxy) -> Origin {
         Origin(host: parent.host, port: parent.port, isSecure: false, parent: parent)
     }
 
-    var scheme: String { isSecure ? "https" : "http" }
+    package var scheme: String { isSecure ? "https" : "http" }
 
     /// An IPv6 literal (needs brackets). Looks at bytes: `String.contains(":")` walks grapheme
     /// clusters, which showed in the per-request profile.
     private var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
 
     /// "host:port", IPv6 in brackets.
-    var authority: String {
+    package var authority: String {
         isIPv6Literal ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
-    var hostFieldValue: String {
+    package var hostFieldValue: String {
         let name = isIPv6Literal ? "[\(host)]" : host
         return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
     /// "https://host[:port]" followed by `path`, as a client would have written the URL.
-    func url(path: String) -> String { "\(scheme)://\(hostFieldValue)\(path)" }
+    package func url(path: String) -> String { "\(scheme)://\(hostFieldValue)\(path)" }
 }

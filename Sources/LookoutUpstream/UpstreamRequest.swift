@@ -4,24 +4,37 @@ import LookoutModel
 
 /// What one upstream attempt sends: the origin, the head and how its body is framed.
 /// A value, so a task never reaches back into the exchange that made it.
-struct UpstreamRequest: Sendable {
-    let origin: Origin
-    let method: HTTPRequest.Method
+package struct UpstreamRequest: Sendable {
+    package let origin: Origin
+    package let method: HTTPRequest.Method
     /// The absolute URL requested, for the log and redirect resolution.
-    let url: String
+    package let url: String
     /// The head as it goes upstream: the target (origin-form, or absolute toward a parent) and
     /// the fields, adapted. An HTTP/1.1 connection gets them serialized (`UpstreamTask.use`), an
     /// HTTP/2 one as a header section (RFC 9113 §8.3.1): each attempt builds only what it sends.
-    let target: String
-    let fields: HTTPFields
+    package let target: String
+    package let fields: HTTPFields
     /// The body is re-chunked on this hop.
-    let bodyIsChunked: Bool
+    package let bodyIsChunked: Bool
     /// The request has a body at all.
-    let hasBody: Bool
+    package let hasBody: Bool
     /// A protocol switch (`Upgrade`) is asked for on this hop, so a 101 is expected.
-    let asksForUpgrade: Bool
+    package let asksForUpgrade: Bool
     /// The client's `TE` named `trailers` (it takes a trailer section). Hop-by-hop on HTTP/1.1,
     /// so removed from `fields`; an HTTP/2 origin gets `te: trailers` (RFC 9113 §8.2.2), which
     /// gRPC servers require.
-    let acceptsTrailers: Bool
+    package let acceptsTrailers: Bool
+
+    package init(origin: Origin, method: HTTPRequest.Method, url: String, target: String, fields: HTTPFields,
+                 bodyIsChunked: Bool, hasBody: Bool, asksForUpgrade: Bool, acceptsTrailers: Bool) {
+        self.origin = origin
+        self.method = method
+        self.url = url
+        self.target = target
+        self.fields = fields
+        self.bodyIsChunked = bodyIsChunked
+        self.hasBody = hasBody
+        self.asksForUpgrade = asksForUpgrade
+        self.acceptsTrailers = acceptsTrailers
+    }
 }

@@ -4,7 +4,7 @@ import LookoutModel
 
 /// What one stream of an origin's HTTP/2 connection tells the task that opened it. Calls come
 /// from the connection's reads and timer on the loop, never from inside the task's own calls.
-protocol HTTP2UpstreamStreamDelegate: AnyObject {
+package protocol HTTP2UpstreamStreamDelegate: AnyObject {
     /// An interim response (1xx).
     func streamDidReceiveInformational(_ head: ResponseHead)
     /// The final response head.

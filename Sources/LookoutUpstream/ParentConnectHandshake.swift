@@ -6,8 +6,8 @@ import LookoutModel
 /// fresh connection to it, and reads its answer: any 2xx opens the tunnel; anything else, a
 /// malformed or oversized answer, the parent closing or the time limit is `parent_proxy_failed`
 /// with what the parent said. Reports on a later turn of the loop, never inside a read.
-final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  // confined to the connection's loop queue
-    enum Outcome {
+package final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  // confined to the connection's loop queue
+    package enum Outcome {
         /// Bytes that came right behind the parent's answer (the origin's, in a server-first protocol).
         case success([UInt8])
         case failure(ProxyError)
@@ -26,7 +26,7 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
 
     /// `clientAuthorization`: the client's own `Proxy-Authorization`, sent when the parent's URL
     /// has no credentials (and Lookout asks for none); a 407 then goes back to the client.
-    init(connection: Connection, authority: String, parent: ParentProxy, clientAuthorization: String?, timeout: Double,
+    package init(connection: Connection, authority: String, parent: ParentProxy, clientAuthorization: String?, timeout: Double,
          completion: @escaping (Outcome) -> Void) {
         self.connection = connection
         self.parent = parent
@@ -47,7 +47,7 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
         }
     }
 
-    func cancel() {
+    package func cancel() {
         guard !finished else { return }
         finished = true
         timer.invalidate()
@@ -70,7 +70,7 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
         connection.loop.execute { report.completion(report.outcome) }
     }
 
-    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+    package func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         received.append(contentsOf: bytes)
         guard let end = Self.endOfHead(received) else {
             if received.count > Self.maximumAnswerBytes {
@@ -105,20 +105,20 @@ final class ParentConnectHandshake: ConnectionDelegate, @unchecked Sendable {  /
         finish(.success(Array(received[end...])), close: false)
     }
 
-    func connectionDidReadEOF(_ connection: ByteStream) {
+    package func connectionDidReadEOF(_ connection: ByteStream) {
         finish(.failure(failure("closed the connection before answering CONNECT \(authority)")), close: true)
     }
 
-    func connectionDidDrain(_ connection: ByteStream) {}
+    package func connectionDidDrain(_ connection: ByteStream) {}
 
-    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
+    package func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         finish(.failure(failure("\(error.description) before answering CONNECT \(authority)")), close: false)
     }
 
     /// The outcome on its way to the next turn of the loop it was made on.
     private struct Report: @unchecked Sendable {  // delivered on the same loop's queue
-        let completion: (Outcome) -> Void
-        let outcome: Outcome
+        package let completion: (Outcome) -> Void
+        package let outcome: Outcome
     }
 
     /// The index right after the blank line ending the head, if it has come.

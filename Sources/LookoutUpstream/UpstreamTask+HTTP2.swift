@@ -8,16 +8,17 @@ import LookoutModel
 extension UpstreamTask: HTTP2UpstreamStreamDelegate {
     /// The connection just opened negotiated `h2` (or is cleartext h2 by prior knowledge): it
     /// joins the pool, where other tasks for the origin find it, and carries this attempt first.
-    func startHTTP2(on stream: ByteStream, tls: UpstreamTLSDetails?) {
+    package func startHTTP2(on stream: ByteStream, tls: UpstreamTLSDetails?) {
         let shared: HTTP2UpstreamConnection
         do {
-            shared = try HTTP2UpstreamConnection(connection: stream, origin: origin, tls: tls, session: session)
+            shared = try HTTP2UpstreamConnection(connection: stream, origin: origin, tls: tls, environment: environment,
+                                                 delegate: delegate)
         } catch {
             stream.close()
             complete(.upstreamFailed(reason: .closed("cannot start HTTP/2: \(error)")))
             return
         }
-        context.pool.add(shared)
+        pool.add(shared)
         // The tasks waiting for this connection go on once the origin's SETTINGS say how many
         // streams it takes: the connection tells them.
         shared.releasesWaitingTasks = handOverOpening()
@@ -26,7 +27,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
     }
 
     /// Sends the request head as a HEADERS frame on a new stream of `shared`.
-    func useStream(on shared: HTTP2UpstreamConnection) {
+    package func useStream(on shared: HTTP2UpstreamConnection) {
         multiplexed = shared
         metrics.networkProtocolName = "h2"
         metrics.tls = shared.tls
@@ -50,7 +51,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         }
     }
 
-    func sendBodyOnStream(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func sendBodyOnStream(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let multiplexed, !isDone, !requestBodySent else { return true }
         metrics.requestBodyBytes += UInt64(bytes.count)
         let accepted = multiplexed.sendBody(stream: streamID, bytes)
@@ -58,7 +59,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         return accepted
     }
 
-    func finishBodyOnStream(trailers: HTTPFields?) {
+    package func finishBodyOnStream(trailers: HTTPFields?) {
         guard let multiplexed, !isDone, !requestBodySent else { return }
         multiplexed.finishBody(stream: streamID, trailers: trailers)
         requestBodySent = true
@@ -67,14 +68,14 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
 
     // MARK: - HTTP2UpstreamStreamDelegate
 
-    func streamDidReceiveInformational(_ head: ResponseHead) {
+    package func streamDidReceiveInformational(_ head: ResponseHead) {
         guard !isDone else { return }
         noteResponseBytes()
         metrics.responseHeaderBytes += UInt64(head.headLength)
         delegate.task(self, didReceiveInformational: head)
     }
 
-    func streamDidReceiveResponse(_ head: consuming ResponseHead) {
+    package func streamDidReceiveResponse(_ head: consuming ResponseHead) {
         guard !isDone else { return }
         noteResponseBytes()
         metrics.responseHeaderBytes += UInt64(head.headLength)
@@ -88,7 +89,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         }
     }
 
-    func streamDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func streamDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard !isDone else { return true }
         lastRead = .now()
         bodyBytesReceived += UInt64(bytes.count)
@@ -104,7 +105,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         return false
     }
 
-    func streamDidFinish(trailers: HTTPFields?) {
+    package func streamDidFinish(trailers: HTTPFields?) {
         guard !isDone else { return }
         metrics.responseEnd = .now()
         responseComplete = true
@@ -114,19 +115,19 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         finishSuccessfully()
     }
 
-    func streamDidFail(_ error: ProxyError) {
+    package func streamDidFail(_ error: ProxyError) {
         guard !isDone else { return }
         multiplexed = nil  // the connection has already forgotten the stream
         complete(error)
     }
 
-    func streamCanTakeMoreBody() {
+    package func streamCanTakeMoreBody() {
         upstreamDidDrain()
     }
 
-    func streamTimerTick(at now: Instant) {
+    package func streamTimerTick(at now: Instant) {
         guard !isDone, multiplexed != nil else { return }
-        let timeouts = session.configuration.timeouts
+        let timeouts = environment.timeouts
         if !receivedResponseBytes {
             let waited = now.milliseconds(since: metrics.requestStart ?? now) / 1000
             if waited >= timeouts.upstreamFirstByte {

@@ -5,29 +5,31 @@ import LookoutTLS
 import LookoutModel
 
 /// One upstream attempt of an exchange: get a connection (pooled or new), send the request, parse
-/// and relay the response. It holds what to send as a value (`UpstreamRequest`), never the exchange:
-/// every step is reported through `SessionDelegate`, which finds the exchange in the loop's
-/// `RequestTaskMap`. The exchange calls down (`sendBody`, `finishBody`, `resumeReading`, `cancel`).
-final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked Sendable {  // confined to `context.loop.queue`
-    let id: UInt64
-    let attempt: Int
-    let request: UpstreamRequest
-    let session: Session
+/// and relay the response. It holds what to send as a value (`UpstreamRequest`) and what it needs
+/// of the session as values (`UpstreamEnvironment`), never the exchange or the session: every step
+/// is reported through its `UpstreamTaskDelegate`. The exchange calls down (`sendBody`,
+/// `finishBody`, `resumeReading`, `cancel`).
+package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  // confined to `pool.loop.queue`
+    package let id: UInt64
+    package let attempt: Int
+    package let request: UpstreamRequest
+    package let environment: UpstreamEnvironment
     /// `request.origin`, kept apart so that reading it copies nothing.
-    let origin: Origin
-    let requestID: UInt64
-    let connectionID: UInt64
-    let context: LoopContext
-    let delegate: SessionDelegate
-    private var loop: EventLoop { context.loop }
+    package let origin: Origin
+    package let requestID: UInt64
+    package let connectionID: UInt64
+    /// The loop's idle and multiplexed connections; the task runs on its loop.
+    package let pool: UpstreamConnectionPool
+    package let delegate: any UpstreamTaskDelegate
+    private var loop: EventLoop { pool.loop }
 
     private var upstream: UpstreamConnection?
     /// The origin's HTTP/2 connection this attempt has a stream on (instead of `upstream`).
-    var multiplexed: HTTP2UpstreamConnection?
-    var streamID: Int32 = 0
+    package var multiplexed: HTTP2UpstreamConnection?
+    package var streamID: Int32 = 0
     /// Response body bytes passed to the exchange while it could not keep up: the stream's
     /// window reopens by them once it can (`resumeReading`).
-    var unconsumedBytes = 0
+    package var unconsumedBytes = 0
     /// This task opens the connection other tasks for the origin wait for (see the pool).
     private var opensForOthers = false
     /// Waiting for another task's connection to the origin to show whether it speaks HTTP/2.
@@ -38,33 +40,33 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     private var securing: TLSStream?
     private var parser: HTTPResponseParser
     /// This attempt's transaction; the opener records DNS and connect timings into it.
-    var metrics: TransactionMetrics
-    private(set) var receivedResponseBytes = false
-    var responseHeadReceived = false
-    var requestBodySent = false
-    var responseComplete = false
-    var readingPaused = false
-    var lastRead = Instant(nanoseconds: 0)
-    private(set) var isDone = false
-    var bodyBytesReceived: UInt64 = 0
+    package var metrics: TransactionMetrics
+    package private(set) var receivedResponseBytes = false
+    package var responseHeadReceived = false
+    package var requestBodySent = false
+    package var responseComplete = false
+    package var readingPaused = false
+    package var lastRead = Instant(nanoseconds: 0)
+    package private(set) var isDone = false
+    package var bodyBytesReceived: UInt64 = 0
 
-    init(id: UInt64, attempt: Int, request: UpstreamRequest, requestID: UInt64, connectionID: UInt64,
-         session: Session, context: LoopContext) {
+    package init(id: UInt64, attempt: Int, request: UpstreamRequest, requestID: UInt64, connectionID: UInt64,
+                 environment: UpstreamEnvironment, pool: UpstreamConnectionPool, delegate: any UpstreamTaskDelegate) {
         self.id = id
         self.attempt = attempt
         self.request = request
         self.origin = request.origin
-        self.session = session
+        self.environment = environment
         self.requestID = requestID
         self.connectionID = connectionID
-        self.context = context
-        self.delegate = session.delegate
-        self.parser = HTTPResponseParser(limits: session.configuration.parserLimits)
+        self.pool = pool
+        self.delegate = delegate
+        self.parser = HTTPResponseParser(limits: environment.parserLimits)
         self.metrics = TransactionMetrics(fetchStart: .now())
         metrics.url = request.url
     }
 
-    var eventContext: EventContext {
+    package var eventContext: EventContext {
         EventContext(connectionID: connectionID, requestID: requestID, taskID: id)
     }
 
@@ -77,8 +79,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         return origin
     }
 
-    func start() {
-        let pool = context.pool
+    package func start() {
         metrics.proxy = origin.parent?.description
         let multiplexing = mayUseHTTP2
         if multiplexing, let shared = pool.multiplexedConnection(for: origin) {
@@ -104,21 +105,20 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
                 opensForOthers = true
             }
         }
-        opening = UpstreamOpener(session: session, loop: loop).open(origin, tunnel: origin.isSecure, for: self)
+        opening = UpstreamOpener(environment: environment, loop: loop, delegate: delegate).open(origin, tunnel: origin.isSecure, for: self)
     }
 
     /// Whether this attempt may go over HTTP/2: https origins offered `h2` in ALPN (unless known
     /// to pick HTTP/1.1), cleartext origins in `http2.upstream_h2c_hosts` (prior knowledge, RFC
     /// 9113 §3.3, never through a parent). A protocol switch (`Upgrade`) needs HTTP/1.1 (§8.6).
     private var mayUseHTTP2: Bool {
-        let http2 = session.configuration.http2
         if request.asksForUpgrade { return false }
-        if origin.isSecure { return http2.upstream && !context.pool.speaksOnlyHTTP1(origin) }
+        if origin.isSecure { return environment.http2.upstream && !pool.speaksOnlyHTTP1(origin) }
         return usesPriorKnowledge
     }
 
     private var usesPriorKnowledge: Bool {
-        let hosts = session.configuration.http2.upstreamH2CHosts
+        let hosts = environment.http2.upstreamH2CHosts
         return !hosts.isEmpty && !origin.isSecure && origin.parent == nil && !request.asksForUpgrade
             && hosts.contains { $0.matches(origin.host) }
     }
@@ -133,19 +133,19 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     /// Leaves telling the waiting tasks to someone else (the new HTTP/2 connection); true if
     /// there was anything to tell.
-    func handOverOpening() -> Bool {
+    package func handOverOpening() -> Bool {
         defer { opensForOthers = false }
         return opensForOthers
     }
 
     /// Tells the tasks waiting on this one's connection what it turned out to be.
-    func finishOpeningForOthers(speaksHTTP2: Bool?) {
+    package func finishOpeningForOthers(speaksHTTP2: Bool?) {
         guard opensForOthers else { return }
         opensForOthers = false
-        context.pool.finishOpening(origin, speaksHTTP2: speaksHTTP2)
+        pool.finishOpening(origin, speaksHTTP2: speaksHTTP2)
     }
 
-    func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {
+    package func openerDidConnect(_ connection: Connection, earlyBytes: [UInt8]) {
         opening = nil
         guard earlyBytes.isEmpty else {
             // Before our first byte the origin has nothing to say, in TLS or in HTTP/1.1.
@@ -162,7 +162,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         }
     }
 
-    func openerDidFail(_ error: ProxyError) {
+    package func openerDidFail(_ error: ProxyError) {
         opening = nil
         complete(error)
     }
@@ -176,9 +176,9 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         do {
             // One engine (and session cache) for every ordinary request; a protocol switch
             // cannot go over HTTP/2, so its handshake does not offer it.
-            let engine = request.asksForUpgrade ? session.upstreamTLSHTTP1 : session.upstreamTLS
+            let engine = request.asksForUpgrade ? environment.tlsHTTP1 : environment.tls
             tls = try engine.makeClientConnection(serverName: origin.host, sessionCacheKey: origin.authority)
-            tls.clientIdentity = session.trustManager.rule(for: origin.host).rule.clientIdentity
+            tls.clientIdentity = environment.trustManager.rule(for: origin.host).rule.clientIdentity
         } catch {
             connection.close()
             complete(.upstreamFailed(reason: .tlsHandshakeFailed(error.description)))
@@ -187,7 +187,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         let stream = TLSStream(transport: connection, tls: tls)
         securing = stream
         metrics.secureConnectionStart = .now()
-        stream.startHandshake(timeout: session.configuration.timeouts.tlsHandshake) { [weak self] result in
+        stream.startHandshake(timeout: environment.timeouts.tlsHandshake) { [weak self] result in
             guard let self else { return }
             securing = nil
             guard !isDone else {
@@ -207,9 +207,9 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     private func evaluateTrust(_ stream: TLSStream, serverName: String?) {
         let host = origin.host
-        let rule = session.trustManager.rule(for: host)
+        let rule = environment.trustManager.rule(for: host)
         delegate.task(self, didReceiveChallengeFor: host, rule: rule.ruleName, evaluator: rule.rule.evaluator.name)
-        let evaluation = session.trustManager.evaluate(stream.tls.peerCertificateChain, host: host,
+        let evaluation = environment.trustManager.evaluate(stream.tls.peerCertificateChain, host: host,
                                                        stapledOCSPResponse: stream.tls.stapledOCSPResponse)
         let decision = TrustDecision(host: host, evaluation: evaluation)
         delegate.task(self, didEvaluateServerTrust: decision)
@@ -256,7 +256,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     // MARK: - Request body
 
     /// Sends body bytes; false when the upstream is backed up (wait for `upstreamDidDrain`).
-    func sendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func sendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if multiplexed != nil { return sendBodyOnStream(bytes) }
         guard let connection = upstream?.connection, !isDone else { return true }
         metrics.requestBodyBytes += UInt64(bytes.count)
@@ -272,7 +272,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         return accepted
     }
 
-    func finishBody(trailers: HTTPFields?) {
+    package func finishBody(trailers: HTTPFields?) {
         if multiplexed != nil {
             finishBodyOnStream(trailers: trailers)
             return
@@ -285,7 +285,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         metrics.requestEnd = .now()
     }
 
-    func upstreamDidDrain() {
+    package func upstreamDidDrain() {
         guard !isDone else { return }
         delegate.taskDidDrainRequestBody(self)
     }
@@ -293,7 +293,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     // MARK: - Response
 
     /// The first response bytes start the response phase (and, on HTTP/1.1, the idle timer).
-    func noteResponseBytes() {
+    package func noteResponseBytes() {
         lastRead = .now()
         guard !receivedResponseBytes else { return }
         receivedResponseBytes = true
@@ -301,7 +301,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         if upstream != nil { armIdleTimer() }
     }
 
-    func upstreamDidRead(_ bytes: UnsafeRawBufferPointer) {
+    package func upstreamDidRead(_ bytes: UnsafeRawBufferPointer) {
         guard !isDone else { return }
         noteResponseBytes()
         var offset = 0
@@ -389,7 +389,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     /// The exchange held the response back: its body is read and dropped, not relayed.
     private var isDiscardingBody = false
     /// A held-back body longer than this closes the connection instead of being read.
-    static let maxDiscardedBodyBytes: UInt64 = 64 * 1024
+    package static let maxDiscardedBodyBytes: UInt64 = 64 * 1024
 
     // MARK: - Protocol switch
 
@@ -409,12 +409,12 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     }
 
     /// Hands over the switched connection once (to the exchange, from `taskDidComplete`).
-    func takeSwitchedStream() -> (stream: ByteStream, leftover: [UInt8])? {
+    package func takeSwitchedStream() -> (stream: ByteStream, leftover: [UInt8])? {
         defer { switchedStream = nil }
         return switchedStream
     }
 
-    func resumeReading() {
+    package func resumeReading() {
         guard readingPaused, !isDone else { return }
         readingPaused = false
         if let multiplexed {
@@ -426,7 +426,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         delegate.taskDidResume(self)
     }
 
-    func upstreamDidReadEOF() {
+    package func upstreamDidReadEOF() {
         guard !isDone else { return }
         do {
             if let event = try parser.finish() {
@@ -439,7 +439,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         }
     }
 
-    func upstreamDidFail(_ error: SocketError) {
+    package func upstreamDidFail(_ error: SocketError) {
         guard !isDone else { return }
         let tls = upstream?.tls
         upstream = nil  // already closed by the connection
@@ -462,24 +462,24 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
     private var timerPurpose = TimerPurpose.firstByte
 
     /// The upstream connection's timer fired while this task was using it.
-    func timerFired() {
+    package func timerFired() {
         switch timerPurpose {
         case .firstByte:
             guard !isDone, !receivedResponseBytes else { return }
-            complete(.upstreamFailed(reason: .firstByteTimedOut(after: session.configuration.timeouts.upstreamFirstByte)))
+            complete(.upstreamFailed(reason: .firstByteTimedOut(after: environment.timeouts.upstreamFirstByte)))
         case .idle:
-            idleTimerFired(limit: session.configuration.timeouts.upstreamIdle)
+            idleTimerFired(limit: environment.timeouts.upstreamIdle)
         }
     }
 
     private func armFirstByteTimer() {
         timerPurpose = .firstByte
-        upstream?.timer.schedule(after: session.configuration.timeouts.upstreamFirstByte)
+        upstream?.timer.schedule(after: environment.timeouts.upstreamFirstByte)
     }
 
     private func armIdleTimer() {
         timerPurpose = .idle
-        upstream?.timer.schedule(after: session.configuration.timeouts.upstreamIdle)
+        upstream?.timer.schedule(after: environment.timeouts.upstreamIdle)
     }
 
     private func idleTimerFired(limit: Double) {
@@ -499,12 +499,12 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     // MARK: - Completion
 
-    func finishSuccessfully() {
+    package func finishSuccessfully() {
         guard !isDone else { return }
         if let upstream {
             self.upstream = nil
-            if reuseAllowed && requestBodySent && upstream.isUsable && !session.isShuttingDown {
-                context.pool.release(upstream)
+            if reuseAllowed && requestBodySent && upstream.isUsable && !environment.isShuttingDown {
+                pool.release(upstream)
             } else {
                 upstream.close()
             }
@@ -522,7 +522,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
 
     /// Stops the task; its completion is recorded (events, the map) but not reported to the
     /// exchange, which is the one stopping it.
-    func cancel() {
+    package func cancel() {
         guard !isDone else { return }
         opening?.cancel()
         opening = nil
@@ -533,7 +533,7 @@ final class UpstreamTask: TaskMapIdentifiable, UpstreamOpenerClient, @unchecked 
         complete(nil, reported: false)
     }
 
-    func complete(_ error: ProxyError?, reported: Bool = true) {
+    package func complete(_ error: ProxyError?, reported: Bool = true) {
         guard !isDone else { return }
         isDone = true
         opening?.cancel()

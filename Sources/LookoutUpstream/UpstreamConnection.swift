@@ -4,22 +4,22 @@ import LookoutModel
 /// A connection to an origin that can serve several requests in turn (RFC 9112 §9.3).
 /// While a task uses it, socket callbacks go to the task; while idle in the pool, any input or
 /// close means the origin gave up on it, and it is dropped.
-final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
-    let connection: ByteStream
-    let origin: Origin
+package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
+    package let connection: ByteStream
+    package let origin: Origin
     /// For https origins: what the handshake negotiated and how trust was decided.
-    let tls: UpstreamTLSDetails?
+    package let tls: UpstreamTLSDetails?
     /// The tasks' timeouts (first byte, idle) on this connection.
-    let timer: LoopTimer
-    var task: UpstreamTask?
-    weak var pool: UpstreamConnectionPool?
+    package let timer: LoopTimer
+    package var task: UpstreamTask?
+    package weak var pool: UpstreamConnectionPool?
     /// The addresses as the metrics show them, formatted once for every request on the connection.
-    let remoteAddressText: String?
-    let localAddressText: String?
+    package let remoteAddressText: String?
+    package let localAddressText: String?
     /// When the connection last went back to the pool.
-    var idleSince = Instant.now()
+    package var idleSince = Instant.now()
 
-    init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails? = nil) {
+    package init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails? = nil) {
         self.connection = connection
         self.origin = origin
         self.tls = tls
@@ -30,20 +30,20 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         timer.setStandingHandler { [unowned self] in task?.timerFired() }
     }
 
-    var isUsable: Bool { !connection.isClosed && !connection.didReadEOF }
+    package var isUsable: Bool { !connection.isClosed && !connection.didReadEOF }
 
-    func attach(_ task: UpstreamTask) {
+    package func attach(_ task: UpstreamTask) {
         self.task = task
         timer.cancel()
         connection.resumeReading()
     }
 
-    func detach() {
+    package func detach() {
         task = nil
         timer.cancel()
     }
 
-    func close(abortive: Bool = false) {
+    package func close(abortive: Bool = false) {
         task = nil
         timer.invalidate()
         connection.close(abortive: abortive)
@@ -51,7 +51,7 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
 
     // MARK: - ConnectionDelegate
 
-    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+    package func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         if let task {
             task.upstreamDidRead(bytes)
         } else {
@@ -61,7 +61,7 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         }
     }
 
-    func connectionDidReadEOF(_ connection: ByteStream) {
+    package func connectionDidReadEOF(_ connection: ByteStream) {
         if let task {
             task.upstreamDidReadEOF()
         } else {
@@ -70,11 +70,11 @@ final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable {  // co
         }
     }
 
-    func connectionDidDrain(_ connection: ByteStream) {
+    package func connectionDidDrain(_ connection: ByteStream) {
         task?.upstreamDidDrain()
     }
 
-    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
+    package func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         if let task {
             task.upstreamDidFail(error)
         } else {

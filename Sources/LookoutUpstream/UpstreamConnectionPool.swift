@@ -10,14 +10,14 @@ import LookoutModel
 ///
 /// Expiry is one sweeping timer per pool, not a timer per release: re-arming a Dispatch timer on
 /// every returned connection costs a wake-up of Dispatch's manager thread per request.
-final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.queue`
+package final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.queue`
     /// One origin's idle connections, most recently used last. A class, so taking and returning
     /// change it in place: mutating an array inside the dictionary cost allocations per request.
     private final class IdleList {
-        var connections: [UpstreamConnection] = []
+        package var connections: [UpstreamConnection] = []
     }
 
-    private let loop: EventLoop
+    package let loop: EventLoop
     private let maxIdlePerOrigin: Int
     private let idleTimeout: Double
     /// Emptied lists stay until the next sweep, so an origin in steady use keeps its storage.
@@ -32,7 +32,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     private var http1Origins: Set<Origin> = []
     private static let maxRememberedOrigins = 4096
 
-    init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
+    package init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
         self.loop = loop
         self.maxIdlePerOrigin = maxIdlePerOrigin
         self.idleTimeout = idleTimeout
@@ -40,7 +40,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     }
 
     /// The most recently used idle connection to `origin`, if any.
-    func take(_ origin: Origin) -> UpstreamConnection? {
+    package func take(_ origin: Origin) -> UpstreamConnection? {
         guard let list = idle[origin] else { return nil }
         while let connection = list.connections.popLast() {
             connection.pool = nil
@@ -51,7 +51,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     }
 
     /// Keeps `connection` for reuse, or closes it when the origin already has enough idle ones.
-    func release(_ connection: UpstreamConnection) {
+    package func release(_ connection: UpstreamConnection) {
         connection.detach()
         guard connection.isUsable, maxIdlePerOrigin > 0 else {
             connection.close()
@@ -103,7 +103,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
         if let nextExpiry { scheduleSweep(after: nextExpiry) }
     }
 
-    func remove(_ connection: UpstreamConnection) {
+    package func remove(_ connection: UpstreamConnection) {
         guard let list = idle[connection.origin],
               let index = list.connections.firstIndex(where: { $0 === connection }) else { return }
         list.connections.remove(at: index)
@@ -112,7 +112,7 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
 
     /// Closes the idle connections. HTTP/2 connections may be carrying streams of exchanges
     /// still finishing: `graceful` retires them, closing each (with GOAWAY) once its streams are done.
-    func closeAll(graceful: Bool) {
+    package func closeAll(graceful: Bool) {
         for list in idle.values { list.connections.forEach { $0.close() } }
         idle.removeAll()
         sweeper.cancel()
@@ -127,17 +127,17 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     // MARK: - HTTP/2
 
     /// An HTTP/2 connection to `origin` that can take another stream now.
-    func multiplexedConnection(for origin: Origin) -> HTTP2UpstreamConnection? {
+    package func multiplexedConnection(for origin: Origin) -> HTTP2UpstreamConnection? {
         multiplexed[origin]?.first { $0.hasRoom }
     }
 
-    func add(_ connection: HTTP2UpstreamConnection) {
+    package func add(_ connection: HTTP2UpstreamConnection) {
         connection.pool = self
         multiplexed[connection.origin, default: []].append(connection)
     }
 
     /// Takes the connection out once it goes away or fails.
-    func remove(_ connection: HTTP2UpstreamConnection) {
+    package func remove(_ connection: HTTP2UpstreamConnection) {
         guard var list = multiplexed[connection.origin],
               let index = list.firstIndex(where: { $0 === connection }) else { return }
         list.remove(at: index)
@@ -146,24 +146,24 @@ final class UpstreamConnectionPool: @unchecked Sendable {  // confined to `loop.
     }
 
     /// Whether `origin` answered a TLS handshake with HTTP/1.1 before.
-    func speaksOnlyHTTP1(_ origin: Origin) -> Bool { http1Origins.contains(origin) }
+    package func speaksOnlyHTTP1(_ origin: Origin) -> Bool { http1Origins.contains(origin) }
 
     /// Whether a connection to `origin` that may speak HTTP/2 is being opened.
-    func isOpening(_ origin: Origin) -> Bool { opening[origin] != nil }
+    package func isOpening(_ origin: Origin) -> Bool { opening[origin] != nil }
 
     /// The caller opens a connection to `origin`; tasks coming meanwhile wait for it.
-    func beginOpening(_ origin: Origin) {
+    package func beginOpening(_ origin: Origin) {
         if opening[origin] == nil { opening[origin] = [] }
     }
 
     /// `resume` runs (on a later turn of the loop) once the opening connection has negotiated or failed.
-    func waitForOpening(_ origin: Origin, resume: @escaping @Sendable () -> Void) {
+    package func waitForOpening(_ origin: Origin, resume: @escaping @Sendable () -> Void) {
         opening[origin, default: []].append(resume)
     }
 
     /// The connection being opened to `origin` is ready (or failed, `speaksHTTP2` nil): waiting
     /// tasks go on, finding the HTTP/2 connection in the pool or opening their own.
-    func finishOpening(_ origin: Origin, speaksHTTP2: Bool?) {
+    package func finishOpening(_ origin: Origin, speaksHTTP2: Bool?) {
         if speaksHTTP2 == false {
             if http1Origins.count >= Self.maxRememberedOrigins { http1Origins.removeAll() }
             http1Origins.insert(origin)

@@ -14,30 +14,32 @@ import LookoutModel
 /// back its own stream.
 /// While idle the connection is kept honest with PINGs (§6.7) and closed with a GOAWAY after
 /// `pool.idle_timeout`.
-final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
-    let connection: ByteStream
+package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
+    package let connection: ByteStream
     /// The pool key.
-    let origin: Origin
+    package let origin: Origin
     /// What the TLS handshake negotiated (nil for cleartext h2 with prior knowledge).
-    let tls: UpstreamTLSDetails?
-    let remoteAddressText: String?
-    let localAddressText: String?
-    weak var pool: UpstreamConnectionPool?
+    package let tls: UpstreamTLSDetails?
+    package let remoteAddressText: String?
+    package let localAddressText: String?
+    package weak var pool: UpstreamConnectionPool?
     private let protocolSession: HTTP2ClientSession
-    private let session: Session
+    private let environment: UpstreamEnvironment
+    /// Where the connection's own records go (GOAWAY, its end).
+    private let delegate: any UpstreamTaskDelegate
 
     private struct OpenStream {
-        let delegate: HTTP2UpstreamStreamDelegate
-        let method: HTTPRequest.Method
+        package let delegate: HTTP2UpstreamStreamDelegate
+        package let method: HTTPRequest.Method
     }
 
     /// Streams whose task still waits for their response.
     private var streams: [Int32: OpenStream] = [:]
     /// Streams opened so far: a stream after the first is on a reused connection.
-    private(set) var streamsOpened = 0
+    package private(set) var streamsOpened = 0
     private var flushScheduled = false
     private var outputBlocked = false
-    private(set) var isClosed = false
+    package private(set) var isClosed = false
     /// A GOAWAY arrived or Lookout is closing it: no new streams.
     private var goingAway = false
     private let timer: LoopTimer
@@ -50,19 +52,21 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     private var settingsReceived = false
     /// Tasks for the origin wait for this connection (the pool's opening): they are told once
     /// its SETTINGS arrived, or it failed first.
-    var releasesWaitingTasks = false
+    package var releasesWaitingTasks = false
 
     /// No more streams than this on one connection, whatever the origin allows.
-    static let maxStreamsPerConnection = 1000
+    package static let maxStreamsPerConnection = 1000
 
-    init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails?, session: Session) throws {
+    package init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails?, environment: UpstreamEnvironment,
+         delegate: any UpstreamTaskDelegate) throws {
         var settings = HTTP2ClientSettings()
-        settings.maxHeaderListBytes = session.configuration.http2.maxHeaderListBytes
+        settings.maxHeaderListBytes = environment.http2.maxHeaderListBytes
         self.protocolSession = try HTTP2ClientSession(settings: settings)
         self.connection = connection
         self.origin = origin
         self.tls = tls
-        self.session = session
+        self.environment = environment
+        self.delegate = delegate
         self.remoteAddressText = connection.peerAddress?.description
         self.localAddressText = connection.localAddress?.description
         self.timer = LoopTimer(loop: connection.loop)
@@ -76,14 +80,14 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     }
 
     /// Sends the connection preface (§3.4) and starts reading.
-    func start() {
+    package func start() {
         flush()
         connection.resumeReading()
         armTimer()
     }
 
     /// Whether another stream may be opened now.
-    var hasRoom: Bool {
+    package var hasRoom: Bool {
         !isClosed && !goingAway && settingsReceived && protocolSession.acceptsNewStreams
             && streams.count < min(protocolSession.maxConcurrentStreams, Self.maxStreamsPerConnection)
     }
@@ -93,7 +97,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     /// Opens a stream for `request` (HEADERS, RFC 9113 §8.3.1); with a body, the task sends it
     /// through `sendBody` and `finishBody`. Returns the stream id and the header section's size
     /// as §6.5.2 counts it.
-    func openStream(_ request: UpstreamRequest, for delegate: HTTP2UpstreamStreamDelegate)
+    package func openStream(_ request: UpstreamRequest, for delegate: HTTP2UpstreamStreamDelegate)
         -> Result<(stream: Int32, headerBytes: Int), ProxyError>
     {
         let authority = request.fields.value(for: HTTPField.Name.host) ?? request.origin.hostFieldValue
@@ -113,24 +117,24 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     }
 
     /// Queues request body bytes; false when the stream's queue is full (wait for `streamCanTakeMoreBody`).
-    func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         scheduleFlush()
         return protocolSession.enqueueBody(stream: stream, bytes)
     }
 
-    func finishBody(stream: Int32, trailers: HTTPFields?) {
+    package func finishBody(stream: Int32, trailers: HTTPFields?) {
         protocolSession.finishBody(stream: stream, trailers: trailers.map(HTTP2MessageTranslation.headers))
         scheduleFlush()
     }
 
     /// Reopens the stream's window by body bytes the task has now passed on.
-    func consume(stream: Int32, count: Int) {
+    package func consume(stream: Int32, count: Int) {
         protocolSession.consume(stream: stream, count: count)
         scheduleFlush()
     }
 
     /// The task is done with the stream before it closed (RST_STREAM CANCEL, §8.7).
-    func cancel(stream: Int32) {
+    package func cancel(stream: Int32) {
         streams[stream] = nil
         protocolSession.resetStream(stream, code: .cancel)
         scheduleFlush()
@@ -140,7 +144,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     /// Graceful close: no new streams; once the streams open now are done, GOAWAY (RFC 9113
     /// §6.8) and close. The GOAWAY waits for them: to a server, a client's GOAWAY says no more
     /// than that it takes no pushes, and some servers end the connection on it.
-    func retire() {
+    package func retire() {
         guard !isClosed else { return }
         goingAway = true
         releaseWaitingTasks(ready: false)
@@ -149,7 +153,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     }
 
     /// Closes at once (pool shutdown, failures): open streams fail.
-    func close(reason: String = "closed") {
+    package func close(reason: String = "closed") {
         end(reason: reason, error: .upstreamFailed(reason: .closed("the HTTP/2 connection was closed (\(reason))")),
             report: false)
     }
@@ -157,7 +161,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     // MARK: - Output
 
     /// Requests the batch's events opened go out in the batch's own write, not a turn later.
-    func scheduleFlush() {
+    package func scheduleFlush() {
         guard !flushScheduled, !isClosed else { return }
         flushScheduled = true
         // Held strongly until the turn ends (`flush` checks whether it still has a connection):
@@ -198,7 +202,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         let open = streams
         streams = [:]
         if report {
-            session.emit(EventContext(connectionID: 0), UpstreamDidEndHTTP2(
+            delegate.emit(EventContext(connectionID: 0), UpstreamDidEndHTTP2(
                 origin: origin.url(path: ""), upstreamConnectionID: connection.id, reason: reason, openStreams: open.count))
         }
         connection.closeAfterFlush(linger: 1)
@@ -212,7 +216,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         guard streams.isEmpty, !isClosed else { return }
         idleSince = .now()
         lastPing = idleSince
-        guard goingAway || session.isShuttingDown else { return }
+        guard goingAway || environment.isShuttingDown else { return }
         // Held until then: no task may be left to keep the connection alive.
         connection.loop.execute { [self] in
             guard streams.isEmpty, !isClosed else { return }
@@ -224,10 +228,10 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
 
     // MARK: - Timer
 
-    private var pingInterval: Double { max(0.2, session.configuration.poolIdleTimeout / 3) }
+    private var pingInterval: Double { max(0.2, environment.poolIdleTimeout / 3) }
 
     private func armTimer() {
-        let timeouts = session.configuration.timeouts
+        let timeouts = environment.timeouts
         var tick = streams.isEmpty ? pingInterval / 2 : min(timeouts.upstreamFirstByte, timeouts.upstreamIdle) / 4
         if !settingsReceived { tick = min(tick, timeouts.tlsHandshake / 4) }
         timer.schedule(after: max(0.05, min(1, tick)))
@@ -239,7 +243,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
     private func timerFired() {
         guard !isClosed else { return }
         let now = Instant.now()
-        let handshakeLimit = session.configuration.timeouts.tlsHandshake
+        let handshakeLimit = environment.timeouts.tlsHandshake
         if !settingsReceived && now.milliseconds(since: openedAt) / 1000 >= handshakeLimit {
             // RFC 9113 §3.4: the server's preface is its SETTINGS; tasks wait for it.
             end(reason: "the origin sent no SETTINGS within \(Int(handshakeLimit)) s (timeouts.tls_handshake)",
@@ -250,7 +254,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
             for stream in Array(streams.values) { stream.delegate.streamTimerTick(at: now) }
         } else {
             let idleFor = now.milliseconds(since: idleSince) / 1000
-            if idleFor >= session.configuration.poolIdleTimeout || session.isShuttingDown {
+            if idleFor >= environment.poolIdleTimeout || environment.isShuttingDown {
                 protocolSession.goAway()
                 flush()
                 close(reason: "idle")
@@ -275,7 +279,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
 
     // MARK: - ConnectionDelegate
 
-    func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+    package func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         guard !isClosed else { return }
         do {
             try protocolSession.receive(bytes)
@@ -289,25 +293,25 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         flush()
     }
 
-    func connectionDidReadEOF(_ connection: ByteStream) {
+    package func connectionDidReadEOF(_ connection: ByteStream) {
         end(reason: "the origin closed the connection",
             error: .upstreamFailed(reason: .closed(goingAway ? "after GOAWAY" : "the HTTP/2 connection ended")),
             report: !streams.isEmpty)
     }
 
-    func connectionDidDrain(_ connection: ByteStream) {
+    package func connectionDidDrain(_ connection: ByteStream) {
         outputBlocked = false
         flush()
     }
 
-    func connection(_ connection: ByteStream, didFailWith error: SocketError) {
+    package func connection(_ connection: ByteStream, didFailWith error: SocketError) {
         end(reason: error.description, error: .upstreamFailed(reason: .closed(error.description)),
             report: !streams.isEmpty)
     }
 
     // MARK: - HTTP2ClientSessionDelegate
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveResponse headers: [HTTP2Header], stream id: Int32,
+    package func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveResponse headers: [HTTP2Header], stream id: Int32,
                       endStream: Bool, fieldBytes: Int) {
         guard let stream = streams[id] else { return }
         guard let head = HTTP2MessageTranslation.responseHead(headers, endStream: endStream, fieldBytes: fieldBytes,
@@ -325,7 +329,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         }
     }
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, stream id: Int32) {
+    package func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, stream id: Int32) {
         guard let stream = streams[id] else {
             // Nobody takes it (a cancelled stream): the window reopens at once.
             protocolSession.consume(stream: id, count: bytes.count)
@@ -334,13 +338,13 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         if stream.delegate.streamDidReceiveData(bytes) { protocolSession.consume(stream: id, count: bytes.count) }
     }
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, didFinishResponse id: Int32, trailers: [HTTP2Header]?) {
+    package func http2Session(_ protocolSession: HTTP2ClientSession, didFinishResponse id: Int32, trailers: [HTTP2Header]?) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         stream.delegate.streamDidFinish(trailers: trailers.map(HTTP2MessageTranslation.fields))
         streamsChanged()
     }
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, didCloseStream id: Int32, code: HTTP2ErrorCode,
+    package func http2Session(_ protocolSession: HTTP2ClientSession, didCloseStream id: Int32, code: HTTP2ErrorCode,
                       problem: HTTP2StreamProblem?) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         let error: ProxyError
@@ -369,23 +373,23 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         streamsChanged()
     }
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, canSendMoreOn id: Int32) {
+    package func http2Session(_ protocolSession: HTTP2ClientSession, canSendMoreOn id: Int32) {
         streams[id]?.delegate.streamCanTakeMoreBody()
     }
 
-    func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32,
+    package func http2Session(_ protocolSession: HTTP2ClientSession, didReceiveGoAway code: HTTP2ErrorCode, lastStreamID: Int32,
                       debugData: String) {
         goingAway = true
         releaseWaitingTasks(ready: false)
         pool?.remove(self)
-        session.emit(EventContext(connectionID: 0), UpstreamDidReceiveGoAway(
+        delegate.emit(EventContext(connectionID: 0), UpstreamDidReceiveGoAway(
             origin: origin.url(path: ""), upstreamConnectionID: connection.id, code: code.registeredName,
             lastStreamID: lastStreamID, openStreams: streams.count, debugData: debugData))
         // The streams above `lastStreamID` close next (REFUSED_STREAM); the others may finish.
         streamsChanged()
     }
 
-    func http2SessionDidReceiveSettings(_ protocolSession: HTTP2ClientSession) {
+    package func http2SessionDidReceiveSettings(_ protocolSession: HTTP2ClientSession) {
         settingsReceived = true
         releaseWaitingTasks(ready: true)
     }
@@ -396,7 +400,7 @@ final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDeleg
         pool?.finishOpening(origin, speaksHTTP2: ready ? true : nil)
     }
 
-    func http2SessionDidReceivePingAck(_ protocolSession: HTTP2ClientSession) {
+    package func http2SessionDidReceivePingAck(_ protocolSession: HTTP2ClientSession) {
         pingOutstanding = false
     }
 }

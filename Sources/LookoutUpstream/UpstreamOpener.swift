@@ -2,7 +2,7 @@ import LookoutIO
 import LookoutModel
 
 /// What an opener reports to the task or tunnel it opens a connection for (its one boundary up).
-protocol UpstreamOpenerClient: AnyObject {
+package protocol UpstreamOpenerClient: AnyObject {
     /// Where the resolve and connect timings and addresses go.
     var metrics: TransactionMetrics { get set }
     /// Who the resolve and connect events are about.
@@ -14,27 +14,34 @@ protocol UpstreamOpenerClient: AnyObject {
 
 /// Resolves and connects to an origin for a task or a tunnel, reporting each step. With a parent
 /// proxy it connects to the parent instead, and for https and tunnels (`tunnel`) asks it for a
-/// CONNECT to the origin first. The steps go through `SessionDelegate` so both kinds of exchange
-/// emit the same events.
-struct UpstreamOpener {
-    let session: Session
-    let loop: EventLoop
+/// CONNECT to the origin first. The steps go through the `UpstreamTaskDelegate` so both kinds of
+/// exchange emit the same events.
+package struct UpstreamOpener {
+    package let environment: UpstreamEnvironment
+    package let loop: EventLoop
+    package let delegate: any UpstreamTaskDelegate
+
+    package init(environment: UpstreamEnvironment, loop: EventLoop, delegate: any UpstreamTaskDelegate) {
+        self.environment = environment
+        self.loop = loop
+        self.delegate = delegate
+    }
 
     /// Callbacks for each step; they run on `loop`, which is why they may cross the resolver's queue.
-    struct Steps: @unchecked Sendable {
-        var didResolve: (Resolution, Instant, Instant) -> Void
-        var willConnect: (Instant) -> Void
-        var didConnect: (Connection, Instant, [UInt8]) -> Void
-        var didFail: (ProxyError) -> Void
+    package struct Steps: @unchecked Sendable {
+        package var didResolve: (Resolution, Instant, Instant) -> Void
+        package var willConnect: (Instant) -> Void
+        package var didConnect: (Connection, Instant, [UInt8]) -> Void
+        package var didFail: (ProxyError) -> Void
     }
 
     /// Opens a connection for `client`: records the DNS and connect timings in its metrics,
     /// reports `task.didResolve` and `task.didConnect`, then hands it the connection (or the error).
     /// `clientAuthorization`: the client's own `Proxy-Authorization` for a parent (see
     /// `ParentConnectHandshake`).
-    func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String? = nil,
+    package func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String? = nil,
               for client: some UpstreamOpenerClient) -> OpenHandle {
-        let delegate = session.delegate
+        let delegate = self.delegate
         return open(origin, tunnel: tunnel, clientAuthorization: clientAuthorization, steps: .init(
             didResolve: { [unowned client] resolution, start, end in
                 client.metrics.domainLookupStart = start
@@ -57,11 +64,10 @@ struct UpstreamOpener {
     /// Returns a handle to cancel a connect in progress.
     private func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String?, steps: Steps) -> OpenHandle {
         let handle = OpenHandle()
-        let timeout = session.configuration.timeouts.upstreamConnect
+        let environment = self.environment
         let lookupStart = Instant.now()
-        let session = self.session
         let loop = self.loop
-        let access = session.configuration.access
+        let access = environment.access
         // Every hop is checked here too: a followed redirect does not pass through routing.
         if let refusal = access.refusal(forHost: origin.ruleKey) {
             loop.execute { if !handle.isCancelled { steps.didFail(refusal) } }
@@ -70,14 +76,11 @@ struct UpstreamOpener {
         let parent = origin.parent
         let dialHost = parent?.host ?? origin.host
         let dialPort = parent?.port ?? origin.port
-        @Sendable func parentFailed(_ detail: String) -> ProxyError {
-            .upstreamFailed(reason: .parentProxyFailed(proxy: parent?.description ?? "", detail: detail))
-        }
-        let failFast = session.configuration.failFastWhenUnreachable
-        session.resolver.resolve(host: dialHost, port: dialPort, on: loop) { result in
+        let failFast = environment.failFastWhenUnreachable
+        environment.resolver.resolve(host: dialHost, port: dialPort, on: loop) { result in
             guard !handle.isCancelled else { return }
             // While there is no route out, only loopback destinations are tried (fail fast).
-            let unreachable = failFast && session.networkIsUnreachable
+            let unreachable = failFast && environment.networkIsUnreachable
             if unreachable, case .failure = result {
                 steps.didFail(.sessionUnavailable(reason: .networkUnreachable(host: dialHost)))
                 return
@@ -85,7 +88,7 @@ struct UpstreamOpener {
             switch result {
             case .failure(let error):
                 steps.didFail(parent == nil ? .upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message))
-                                            : parentFailed("cannot resolve \(dialHost): \(error.message)"))
+                                            : Self.parentFailed(parent, "cannot resolve \(dialHost): \(error.message)"))
             case .success(let resolution):
                 let lookupEnd = Instant.now()
                 steps.didResolve(resolution, lookupStart, lookupEnd)
@@ -107,38 +110,53 @@ struct UpstreamOpener {
                     return
                 }
                 steps.willConnect(lookupEnd)
-                handle.connector = Connector.connect(to: addresses, timeout: timeout, on: loop,
-                                                     connectionID: session.makeUpstreamConnectionID()) { result in
-                    handle.connector = nil
-                    switch result {
-                    case .success(let connection):
-                        connection.countOpen(in: session.openUpstreamConnections)
-                        guard let parent, tunnel else {
-                            steps.didConnect(connection, Instant.now(), [])
-                            return
-                        }
-                        handle.parentHandshake = ParentConnectHandshake(
-                            connection: connection, authority: origin.authority, parent: parent,
-                            clientAuthorization: clientAuthorization, timeout: timeout
-                        ) { outcome in
-                            handle.parentHandshake = nil
-                            guard !handle.isCancelled else { return }
-                            switch outcome {
-                            case .success(let earlyBytes): steps.didConnect(connection, Instant.now(), earlyBytes)
-                            case .failure(let error): steps.didFail(error)
-                            }
-                        }
-                    case .failure(.timedOut):
-                        steps.didFail(parent == nil ? .upstreamFailed(reason: .connectTimedOut(after: timeout))
-                                                    : parentFailed("connect timed out after \(timeout) s"))
-                    case .failure(let error):
-                        steps.didFail(parent == nil ? .upstreamFailed(reason: .connectFailed(error.description))
-                                                    : parentFailed("cannot connect: \(error.description)"))
-                    }
-                }
+                connect(to: addresses, origin: origin, tunnel: tunnel, clientAuthorization: clientAuthorization,
+                        handle: handle, steps: steps)
             }
         }
         return handle
+    }
+    /// Connects to the first address that answers; through a parent, a CONNECT to the origin for
+    /// https and tunnels (RFC 9110 §9.3.6) before the connection is handed over.
+    private func connect(to addresses: [SocketAddress], origin: Origin, tunnel: Bool, clientAuthorization: String?,
+                         handle: OpenHandle, steps: Steps) {
+        let environment = self.environment
+        let timeout = environment.timeouts.upstreamConnect
+        let parent = origin.parent
+        handle.connector = Connector.connect(to: addresses, timeout: timeout, on: loop,
+                                             connectionID: environment.makeConnectionID()) { result in
+            handle.connector = nil
+            switch result {
+            case .success(let connection):
+                connection.countOpen(in: environment.openConnections)
+                guard let parent, tunnel else {
+                    steps.didConnect(connection, Instant.now(), [])
+                    return
+                }
+                handle.parentHandshake = ParentConnectHandshake(
+                    connection: connection, authority: origin.authority, parent: parent,
+                    clientAuthorization: clientAuthorization, timeout: timeout
+                ) { outcome in
+                    handle.parentHandshake = nil
+                    guard !handle.isCancelled else { return }
+                    switch outcome {
+                    case .success(let earlyBytes): steps.didConnect(connection, Instant.now(), earlyBytes)
+                    case .failure(let error): steps.didFail(error)
+                    }
+                }
+            case .failure(.timedOut):
+                steps.didFail(parent == nil ? .upstreamFailed(reason: .connectTimedOut(after: timeout))
+                                            : Self.parentFailed(parent, "connect timed out after \(timeout) s"))
+            case .failure(let error):
+                steps.didFail(parent == nil ? .upstreamFailed(reason: .connectFailed(error.description))
+                                            : Self.parentFailed(parent, "cannot connect: \(error.description)"))
+            }
+        }
+    }
+
+    /// A parent proxy's failure, with what went wrong.
+    private static func parentFailed(_ parent: ParentProxy?, _ detail: String) -> ProxyError {
+        .upstreamFailed(reason: .parentProxyFailed(proxy: parent?.description ?? "", detail: detail))
     }
 }
 
@@ -146,12 +164,12 @@ struct UpstreamOpener {
 private let loopbackNetworks = IPNetwork.named("loopback")!
 
 /// Cancels an `UpstreamOpener.open` in progress.
-final class OpenHandle: @unchecked Sendable {  // used only on the opening loop's queue
+package final class OpenHandle: @unchecked Sendable {  // used only on the opening loop's queue
     fileprivate(set) var isCancelled = false
     fileprivate var connector: Connector?
     fileprivate var parentHandshake: ParentConnectHandshake?
 
-    func cancel() {
+    package func cancel() {
         isCancelled = true
         connector?.cancel()
         connector = nil
