@@ -117,9 +117,19 @@ import Glibc
         var all: [ExchangeSummary] { lock.withLock { $0 } }
     }
 
-    /// Runs one GET for `url` through `stages` on a session's loop and waits for its end.
+    /// Runs one GET for `url` through `stages` on a session's loop and waits for its end, on a
+    /// Dispatch thread: a wait on the cooperative pool would hold back every other suite's tasks.
     private func run(_ stages: [any ExchangeStage], url: String = "http://127.0.0.1:9/x", port: Int = 9,
-                     whileRunning: ((Exchange) -> Void)? = nil) throws -> (Client, ExchangeSummary?) {
+                     whileRunning: ((Exchange) -> Void)? = nil) async throws -> (Client, ExchangeSummary?) {
+        let work = Unchecked { try self.runBlocking(stages, url: url, port: port, whileRunning: whileRunning) }
+        let result: Unchecked<Result<(Client, ExchangeSummary?), any Error>> = await withCheckedContinuation { done in
+            DispatchQueue.global().async { done.resume(returning: Unchecked(Result { try work.value() })) }
+        }
+        return try result.value.get()
+    }
+
+    private func runBlocking(_ stages: [any ExchangeStage], url: String, port: Int,
+                             whileRunning: ((Exchange) -> Void)?) throws -> (Client, ExchangeSummary?) {
         var configuration = SessionConfiguration()
         configuration.eventLoopCount = 1
         let summaries = Summaries()
@@ -151,16 +161,22 @@ import Glibc
         return (client, summaries.all.first)
     }
 
+    /// Carries a value the tests hand between threads themselves.
+    struct Unchecked<Value>: @unchecked Sendable {  // handed over once, then used by one thread
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
     private static func okAnswer(_ text: String) -> StageVerdict {
         .answer(StageAnswer(status: 200, reasonPhrase: "OK", fields: [.contentLength: String(text.utf8.count)],
                             framing: .contentLength, body: BytesSource(text)))
     }
 
-    @Test func stagesAreAskedInOrderAndAnAnswerCutsTheRestShort() throws {
+    @Test func stagesAreAskedInOrderAndAnAnswerCutsTheRestShort() async throws {
         let journal = Journal()
         let stages = [ScriptedStage("a", journal: journal), ScriptedStage("b", journal: journal, verdict: Self.okAnswer("hi")),
                       ScriptedStage("c", journal: journal)]
-        let (client, summary) = try run(stages)
+        let (client, summary) = try await run(stages)
         #expect(client.status == 200)
         #expect(String(decoding: client.body, as: UTF8.self) == "hi")
         #expect(journal.entries == ["a.requestHead", "b.requestHead",
@@ -171,7 +187,7 @@ import Glibc
         #expect(summary?.attempts == 0, "an answer sends nothing upstream")
     }
 
-    @Test func stagesChangeTheRequestEveryHopAndTheResponseHead() throws {
+    @Test func stagesChangeTheRequestEveryHopAndTheResponseHead() async throws {
         let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         defer { origin.stop() }
         let journal = Journal()
@@ -180,7 +196,7 @@ import Glibc
         first.addResponseField = HTTPField(name: HTTPField.Name("X-Seen-By")!, value: "a")
         let second = ScriptedStage("b", journal: journal)
         second.addResponseField = HTTPField(name: HTTPField.Name("X-Seen-By")!, value: "b")
-        let (client, summary) = try run([first, second], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        let (client, summary) = try await run([first, second], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
         #expect(client.status == 200)
         #expect(String(decoding: client.body, as: UTF8.self) == "ok")
         #expect(client.fields[values: HTTPField.Name("X-Seen-By")!] == ["a", "b"], "in stage order")
@@ -191,11 +207,11 @@ import Glibc
         #expect(summary?.attempts == 1)
     }
 
-    @Test func aFailingStageEndsTheExchangeWithItsError() throws {
+    @Test func aFailingStageEndsTheExchangeWithItsError() async throws {
         let journal = Journal()
         let refusal = ProxyError.accessDenied(reason: .methodNotAllowed(method: "GET", allowed: ["POST"]))
         let stages = [ScriptedStage("a", journal: journal, verdict: .fail(refusal)), ScriptedStage("b", journal: journal)]
-        let (client, summary) = try run(stages)
+        let (client, summary) = try await run(stages)
         #expect(client.error == refusal)
         #expect(client.status == nil)
         #expect(journal.entries == ["a.requestHead", "a.exchangeEnd", "b.exchangeEnd"])
@@ -203,23 +219,23 @@ import Glibc
         #expect(summary?.status == 405)
     }
 
-    @Test func aStageRefusingTheResponseHeadSendsItsErrorInstead() throws {
+    @Test func aStageRefusingTheResponseHeadSendsItsErrorInstead() async throws {
         let journal = Journal()
         let refusing = ScriptedStage("a", journal: journal)
         refusing.responseVerdict = .fail(.sessionUnavailable(reason: .shuttingDown))
-        let (client, summary) = try run([refusing, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("no"))])
+        let (client, summary) = try await run([refusing, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("no"))])
         #expect(client.status == nil)
         #expect(client.body.isEmpty)
         #expect(client.error?.code == "shutting_down")
         #expect(summary?.error?.code == "shutting_down")
     }
 
-    @Test func aHeldExchangeWaitsAndGoesOnFromTheNextStageWhenResumed() throws {
+    @Test func aHeldExchangeWaitsAndGoesOnFromTheNextStageWhenResumed() async throws {
         let journal = Journal()
         let holding = ScriptedStage("a", journal: journal, verdict: .hold(deadline: 5))
         holding.resumeAfter = 0.3
         let phases = Mutex<[String]>([])
-        let (client, summary) = try run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("later"))]) {
+        let (client, summary) = try await run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("later"))]) {
             exchange in
             // While held: an operator sees the stage's phase, and nothing went to the client.
             usleep(100_000)
@@ -238,11 +254,11 @@ import Glibc
         #expect(finished.end.nanoseconds - finished.start.nanoseconds >= 250_000_000, "held for the 0.3 s")
     }
 
-    @Test func aHoldPastItsDeadlineEndsWithAGatewayTimeout() throws {
+    @Test func aHoldPastItsDeadlineEndsWithAGatewayTimeout() async throws {
         let journal = Journal()
         let stages = [ScriptedStage("a", journal: journal, verdict: .hold(deadline: 0.2)),
                       ScriptedStage("b", journal: journal, verdict: Self.okAnswer("never"))]
-        let (client, summary) = try run(stages)
+        let (client, summary) = try await run(stages)
         #expect(client.error == .stageHoldTimedOut(stage: "test_a", after: 0.2))
         #expect(client.error?.status == 504)
         #expect(client.error?.code == "stage_hold_timed_out")
@@ -250,13 +266,13 @@ import Glibc
         #expect(summary?.error?.code == "stage_hold_timed_out")
     }
 
-    @Test func aLateResumeAfterTheDeadlineIsIgnored() throws {
+    @Test func aLateResumeAfterTheDeadlineIsIgnored() async throws {
         let journal = Journal()
         let holding = ScriptedStage("a", journal: journal, verdict: .hold(deadline: 0.1))
         holding.resumeAfter = 0.4
-        let (client, _) = try run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("never"))])
+        let (client, _) = try await run([holding, ScriptedStage("b", journal: journal, verdict: Self.okAnswer("never"))])
         #expect(client.error?.code == "stage_hold_timed_out")
-        usleep(500_000)
+        try await Task.sleep(nanoseconds: 500_000_000)
         #expect(journal.entries.contains("a.resume"))
         #expect(!journal.entries.contains("b.requestHead"))
     }

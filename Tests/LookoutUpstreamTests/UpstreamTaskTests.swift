@@ -14,14 +14,22 @@ import Glibc
 /// An upstream task run on its own, with no session: the values it is given and a delegate that
 /// records what it reports. What the upstream target needs of the rest of Lookout is exactly this.
 @Suite(.serialized) struct UpstreamTaskTests {
-    /// Records every report, in order (on the task's loop; read after `completed`).
-    final class Recorder: UpstreamTaskDelegate, @unchecked Sendable {  // written on the task's loop, read after `completed`
+    /// Records every report, in order (on the task's loop; read after `done`).
+    final class Recorder: UpstreamTaskDelegate, @unchecked Sendable {  // written on the task's loop, read after `done`
         let notes = Mutex<[String]>([])
-        let completed = DispatchSemaphore(value: 0)
+        private let done = Mutex(false)
         var body: [UInt8] = []
         var completion: (error: ProxyError?, metrics: TransactionMetrics)?
 
         private func note(_ text: String) { notes.withLock { $0.append(text) } }
+
+        /// Waits (without holding a thread) until the task completed, at most 10 s.
+        func waitForCompletion() async throws {
+            for _ in 0..<1000 where !done.withLock({ $0 }) {
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            #expect(done.withLock { $0 }, "the task completed")
+        }
 
         func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
             note("emit \(Kind.name)")
@@ -56,7 +64,7 @@ import Glibc
                   notifyExchange: Bool) {
             note("complete")
             completion = (error, metrics)
-            completed.signal()
+            done.withLock { $0 = true }
         }
     }
 
@@ -100,7 +108,7 @@ import Glibc
         return (Int(UInt16(bigEndian: address.sin_port)), { shutdown(fd, Int32(SHUT_RDWR)); close(fd) })
     }
 
-    @Test func aTaskFetchesAResponseWithNoSessionAround() throws {
+    @Test func aTaskFetchesAResponseWithNoSessionAround() async throws {
         let (port, stop) = origin(answering: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
         defer { stop() }
         let group = EventLoopGroup(count: 1)
@@ -114,8 +122,7 @@ import Glibc
         let task = UpstreamTask(id: 1, attempt: 1, request: request, requestID: 1, connectionID: 1,
                                 environment: try environment(), pool: pool, delegate: recorder)
         loop.execute { task.start() }
-        #expect(recorder.completed.wait(timeout: .now() + 10) == .success)
-        loop.queue.sync {}
+        try await recorder.waitForCompletion()
         let notes = recorder.notes.withLock { $0 }
         #expect(notes == ["resolve 127.0.0.1", "connect", "ready for body", "response 200", "finished", "complete"])
         #expect(String(decoding: recorder.body, as: UTF8.self) == "hello")
@@ -124,7 +131,7 @@ import Glibc
         #expect(recorder.completion?.metrics.isReusedConnection == false)
     }
 
-    @Test func aRefusedDestinationFailsBeforeAnyPacket() throws {
+    @Test func aRefusedDestinationFailsBeforeAnyPacket() async throws {
         let group = EventLoopGroup(count: 1)
         let loop = group.loops[0]
         let pool = UpstreamConnectionPool(loop: loop, maxIdlePerOrigin: 4, idleTimeout: 30)
@@ -143,8 +150,7 @@ import Glibc
         let task = UpstreamTask(id: 2, attempt: 1, request: request, requestID: 2, connectionID: 1,
                                 environment: environment, pool: pool, delegate: recorder)
         loop.execute { task.start() }
-        #expect(recorder.completed.wait(timeout: .now() + 10) == .success)
-        loop.queue.sync {}
+        try await recorder.waitForCompletion()
         #expect(recorder.completion?.error?.code == "destination_denied")
         #expect(recorder.notes.withLock { $0 } == ["complete"], "no resolve, no connect")
     }
