@@ -19,7 +19,8 @@ enum AdminResponder {
 
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
     /// `setCookie`: the `admin.token` cookie for a browser that brought the token in the query.
-    static func response(for head: RequestHead, path: String, session: Session, keepAlive: Bool,
+    static func response(for head: RequestHead, path: String, admin: AdminContext, status source: any AdminStatusSource,
+                         keepAlive: Bool,
                          clientAddress: String, setCookie: String?) -> Response? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
@@ -29,20 +30,20 @@ enum AdminResponder {
             return respond(head, status: 200, contentType: plainText, body: Array("ok\n".utf8), keepAlive: keepAlive,
                            setCookie: setCookie)
         case (.get, "/"), (.head, "/"):
-            return respond(head, status: 200, contentType: plainText, body: Array(statusPage(session).utf8),
+            return respond(head, status: 200, contentType: plainText, body: Array(statusPage(admin, source).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)
         default:
             let query = parts.count > 1 ? String(parts[1]) : nil
             if let answer = CacheAdminEndpoints.answer(method: head.method, path: pathOnly, query: query,
-                                                       fields: head.headerFields, session: session) {
+                                                       fields: head.headerFields, admin: admin) {
                 return respond(head, status: answer.status, contentType: "application/json",
                                body: Array((answer.json + "\n").utf8), keepAlive: keepAlive, setCookie: setCookie)
             }
-            guard !session.adminEndpoints.isEmpty else { return nil }
+            guard !admin.endpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
-                                       headerFields: head.headerFields, statistics: session.statistics,
-                                       clientAddress: clientAddress, exchanges: session)
-            for endpoint in session.adminEndpoints {
+                                       headerFields: head.headerFields, statistics: source.statistics,
+                                       clientAddress: clientAddress, exchanges: source)
+            for endpoint in admin.endpoints {
                 if let answer = endpoint.answer(request) {
                     return respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)
                 }
@@ -87,42 +88,41 @@ enum AdminResponder {
         return Response(status: answer.status, bytes: bytes, stream: answer.stream)
     }
 
-    private static func reachabilityLine(_ session: Session) -> String {
-        guard let reachability = session.reachability else { return "not watched (reachability.enabled: false)" }
-        let (status, interface) = reachability.snapshot
+    private static func reachabilityLine(_ source: any AdminStatusSource) -> String {
+        guard let (status, interface) = source.reachabilitySnapshot else { return "not watched (reachability.enabled: false)" }
         return interface.map { "\(status) (\($0))" } ?? status
     }
 
-    private static func spinLine(_ session: Session, _ statistics: SessionStatistics) -> String {
-        let micros = session.group.spinMicroseconds
+    private static func spinLine(_ admin: AdminContext, _ statistics: SessionStatistics) -> String {
+        let micros = admin.spinMicroseconds
         if micros == 0 { return "0 (event loops sleep as soon as they are idle)" }
         if !EventLoopGroup.canSpin { return "\(micros), unused: no /proc/pressure/cpu" }
         return "\(micros) (while traffic is dense and no thread waits for a CPU); "
             + "polled \(statistics.loopSpins) times, \(statistics.loopSpinNanoseconds / 1000) µs in all"
     }
 
-    private static func cacheLine(_ session: Session) -> String {
-        guard let cache = session.cache else { return "off (cache.enabled: false)" }
+    private static func cacheLine(_ admin: AdminContext) -> String {
+        guard let cache = admin.cache else { return "off (cache.enabled: false)" }
         let s = cache.store.statistics
         return "\(s.objects) objects, \(s.bytes) bytes, hit ratio \(Int(cache.hitRatio * 100)) % (GET /cache/stats)"
     }
 
-    private static func statusPage(_ session: Session) -> String {
-        let uptime = Instant.now().milliseconds(since: session.startTime) / 1000
-        let statistics = session.statistics
-        let endpointLines = session.adminEndpoints.compactMap(\.statusLine).map { $0 + "\n" }.joined()
+    private static func statusPage(_ admin: AdminContext, _ source: any AdminStatusSource) -> String {
+        let uptime = Instant.now().milliseconds(since: admin.startTime) / 1000
+        let statistics = source.statistics
+        let endpointLines = admin.endpoints.compactMap(\.statusLine).map { $0 + "\n" }.joined()
         return """
-        Lookout \(Session.version): an event-monitoring HTTP forward proxy
+        Lookout \(LookoutVersion.string): an event-monitoring HTTP forward proxy
         uptime_seconds: \(Int(uptime))
-        event_loops: \(session.group.loops.count)
-        event_loop_spin_us: \(spinLine(session, statistics))
+        event_loops: \(admin.loopCount)
+        event_loop_spin_us: \(spinLine(admin, statistics))
         open_connections: \(statistics.openClientConnections)
         open_upstream_connections: \(statistics.openUpstreamConnections)
         exchanges_in_flight: \(statistics.exchangesInFlight)
         exchanges_finished: \(statistics.exchangesFinished)
         dropped_events: \(statistics.droppedEvents)
-        reachability: \(reachabilityLine(session))
-        cache: \(cacheLine(session))
+        reachability: \(reachabilityLine(source))
+        cache: \(cacheLine(admin))
         \(endpointLines)
         Use me as a proxy: curl -x http://HOST:PORT http://example.com/
 

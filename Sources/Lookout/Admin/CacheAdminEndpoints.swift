@@ -15,9 +15,9 @@ enum CacheAdminEndpoints {
     }
 
     static func answer(method: HTTPRequest.Method, path: String, query: String?, fields: HTTPFields,
-                       session: Session) -> Answer? {
+                       admin: AdminContext) -> Answer? {
         guard path.hasPrefix("/cache/") else { return nil }
-        guard let cache = session.cache else {
+        guard let cache = admin.cache else {
             return Answer(status: 404, json: #"{"error":"the cache is off (cache.enabled: false)"}"#)
         }
         let parameters = FormURLEncoding.parameters(query)
@@ -27,7 +27,7 @@ enum CacheAdminEndpoints {
         case (.get, "/cache/list"):
             return Answer(status: 200, json: CacheListing.json(cache.store.list(), host: parameters["host"]))
         case (.post, "/cache/purge"), (.post, "/cache/clear"):
-            if let authenticator = session.authenticator, !authenticator.accepts(fields) {
+            if let authenticator = admin.authenticator, !authenticator.accepts(fields) {
                 return Answer(status: 407, json: #"{"error":"proxy credentials required (auth.users)"}"#)
             }
             if path == "/cache/clear" {

@@ -21,7 +21,7 @@ extension ClientConnection {
         plain.pauseReading()
         isAwaitingClientHandshake = true
         interceptedOrigin = origin
-        parser = HTTPRequestParser(limits: session.configuration.parserLimits)
+        parser = HTTPRequestParser(limits: environment.parserLimits)
         let start = Instant.now()
         connection.loop.execute { [weak self] in
             guard let self, !isClosed else { return }
@@ -37,7 +37,7 @@ extension ClientConnection {
             connection = stream
             let early = stash
             stash = []
-            stream.startHandshake(timeout: session.configuration.timeouts.tlsHandshake, initialCiphertext: early) {
+            stream.startHandshake(timeout: environment.timeouts.tlsHandshake, initialCiphertext: early) {
                 [weak self] result in
                 guard let self, !isClosed else { return }
                 isAwaitingClientHandshake = false
@@ -45,7 +45,7 @@ extension ClientConnection {
                 case .success:
                     stream.delegate = self
                     let id = self.id
-                    session.emit(EventContext(connectionID: id), ConnectionDidCompleteClientTLSHandshake(
+                    environment.exchanges.emit(EventContext(connectionID: id), ConnectionDidCompleteClientTLSHandshake(
                         serverName: tls.serverName, version: tls.negotiatedProtocolVersion ?? "",
                         cipher: tls.cipherSuite ?? "", applicationProtocol: tls.applicationProtocol))
                     if tls.applicationProtocol == "h2" {
@@ -71,12 +71,13 @@ extension ClientConnection {
     private func startHTTP2(on stream: TLSStream, origin: Origin) {
         timer.cancel()
         do {
-            let side = try HTTP2ClientSide(stream: stream, session: session, context: context, records: records,
+            let side = try HTTP2ClientSide(stream: stream, environment: environment.exchanges, http2: environment.http2,
+                                           access: environment.access, context: context, records: records,
                                            origin: origin, delegate: self)
             http2 = side
             side.start()
         } catch {
-            session.emit(EventContext(connectionID: id), ConnectionDidEndHTTP2(
+            environment.exchanges.emit(EventContext(connectionID: id), ConnectionDidEndHTTP2(
                 code: HTTP2ErrorCode.internalError.registeredName, reason: "cannot start an HTTP/2 session: \(error)"))
             close(reason: "http2_error")
         }
@@ -94,7 +95,7 @@ extension ClientConnection {
                                     serverName: String?, start: Instant) {
         isAwaitingClientHandshake = false
         let id = self.id
-        session.emit(EventContext(connectionID: id), ConnectionDidFailClientTLSHandshake(serverName: serverName, error: error))
+        environment.exchanges.emit(EventContext(connectionID: id), ConnectionDidFailClientTLSHandshake(serverName: serverName, error: error))
         records.refused(requestID: requestID, method: head.method.rawValue, url: origin.authority,
                         httpVersion: head.version.description, kind: .intercepted, error: error, status: 200,
                         start: start, headWasRead: false)

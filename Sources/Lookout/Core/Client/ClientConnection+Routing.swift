@@ -15,13 +15,13 @@ extension ClientConnection {
         timer.cancel()
         headTimerArmed = false
         requestsServed += 1
-        let requestID = session.makeRequestID()
+        let requestID = environment.exchanges.makeRequestID()
         if adminOnly, head.target.isProxied {
             reject(head, requestID: requestID, error: .requestRejected(reason: .adminListenerDoesNotProxy))
             return
         }
         // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
-        if let authenticator = session.authenticator, head.target.isProxied, interceptedOrigin == nil,
+        if let authenticator = environment.authenticator, head.target.isProxied, interceptedOrigin == nil,
            !authenticator.accepts(head.headerFields) {
             reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
             return
@@ -29,11 +29,11 @@ extension ClientConnection {
         // The destination prepared once for every per-host rule set it meets on the way.
         let destination = destinationHost(head).map(HostRuleKey.init)
         if let destination,
-           let refusal = session.accessRefusal(method: head.method.rawValue, host: destination) {
+           let refusal = environment.accessRefusal(method: head.method.rawValue, host: destination) {
             reject(head, requestID: requestID, error: refusal)
             return
         }
-        let parent = destination.flatMap { session.parentProxy(for: $0) }
+        let parent = destination.flatMap { environment.exchanges.parentProxy(for: $0) }
         switch head.target {
         case .authority(let host, let port):
             beginTunnel(head, requestID: requestID, host: host, port: port, parent: parent, ruleKey: destination)
@@ -68,7 +68,7 @@ extension ClientConnection {
     }
 
     func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
-        let exchange = Exchange(id: requestID, session: session, context: context, client: self, delegate: self,
+        let exchange = Exchange(id: requestID, environment: environment.exchanges, context: context, client: self, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)
         self.exchange = exchange
@@ -77,26 +77,26 @@ extension ClientConnection {
 
     func beginTunnel(_ head: RequestHead, requestID: UInt64, host: String, port: Int, parent: ParentProxy?,
                      ruleKey: HostRuleKey?) {
-        guard session.configuration.allowedConnectPorts.contains(port) else {
+        guard environment.allowedConnectPorts.contains(port) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .connectPortNotAllowed(port: port)))
             return
         }
-        if let engine = session.interceptionTLS, session.configuration.tls.intercepts(host),
+        if let engine = environment.interceptionTLS, environment.tls.intercepts(host),
            let plain = connection as? Connection {
             beginInterception(head, requestID: requestID,
                               origin: Origin(host: host, port: port, isSecure: true, parent: parent, ruleKey: ruleKey),
                               engine: engine, plain: plain)
             return
         }
-        if session.configuration.tls.pinningWithoutInterception == .refuse,
-           let rule = session.trustManager.pinningRuleName(for: host) {
+        if environment.tls.pinningWithoutInterception == .refuse,
+           let rule = environment.trustManager.pinningRuleName(for: host) {
             reject(head, requestID: requestID, error: .requestRejected(reason: .pinningRequiresInterception(host: host, rule: rule)))
             return
         }
         let tunnel = Tunnel(id: requestID, head: head,
                             origin: Origin(host: host, port: port, parent: parent, ruleKey: ruleKey),
                             client: connection,
-                            delegate: self, session: session, context: context, records: records)
+                            delegate: self, environment: environment.exchanges, context: context, records: records)
         self.tunnel = tunnel
         connection.pauseReading()
         tunnel.start()
@@ -112,9 +112,10 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: .requestRejected(reason: .adminTokenRequired), kind: .admin)
             return
         case .accepted(let fromQuery):
-            setCookie = fromQuery ? session.adminTokenCheck?.cookie : nil
+            setCookie = fromQuery ? environment.admin.tokenCheck?.cookie : nil
         }
-        guard let response = AdminResponder.response(for: head, path: path, session: session, keepAlive: keepAlive,
+        guard let response = AdminResponder.response(for: head, path: path, admin: environment.admin, status: owner,
+                                                     keepAlive: keepAlive,
                                                      clientAddress: clientAddress, setCookie: setCookie) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
@@ -147,7 +148,7 @@ extension ClientConnection {
     /// Whether `admin.token` lets the request in (always, without a token, and for `/healthz`,
     /// which orchestrators probe and which tells nothing).
     private func adminTokenOutcome(_ head: RequestHead, path: String) -> AdminTokenCheck.Outcome {
-        guard let check = session.adminTokenCheck else { return .accepted(setCookie: false) }
+        guard let check = environment.admin.tokenCheck else { return .accepted(setCookie: false) }
         let question = path.firstIndex(of: "?")
         if path[..<(question ?? path.endIndex)] == "/healthz" { return .accepted(setCookie: false) }
         return check.check(head.headerFields, query: question.map { String(path[path.index(after: $0)...]) })
@@ -236,7 +237,7 @@ extension ClientConnection {
     }
 
     func recordFailedRequest(_ error: ProxyError, sendResponse: Bool, startLine: RequestLineSketch? = nil) {
-        let requestID = session.makeRequestID()
+        let requestID = environment.exchanges.makeRequestID()
         let start = Instant.now()
         let answered = sendResponse && error.status != nil
         if answered { connection.write(ErrorResponse.bytes(for: error, closeConnection: true, requestID: requestID)) }

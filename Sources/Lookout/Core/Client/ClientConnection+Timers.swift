@@ -12,15 +12,15 @@ extension ClientConnection {
 
     func timerFired() {
         switch timerPurpose {
-        case .idle: idleTimerFired(limit: session.configuration.timeouts.clientIdle)
-        case .head: headTimerFired(limit: session.configuration.timeouts.clientHeader)
+        case .idle: idleTimerFired(limit: environment.timeouts.clientIdle)
+        case .head: headTimerFired(limit: environment.timeouts.clientHeader)
         }
     }
 
     func armIdleTimer() {
         headTimerArmed = false
         timerPurpose = .idle
-        timer.schedule(after: session.configuration.timeouts.clientIdle)
+        timer.schedule(after: environment.timeouts.clientIdle)
     }
 
     func idleTimerFired(limit: Double) {
@@ -41,7 +41,7 @@ extension ClientConnection {
     func armHeadTimer() {
         headTimerArmed = true
         timerPurpose = .head
-        timer.schedule(after: session.configuration.timeouts.clientHeader)
+        timer.schedule(after: environment.timeouts.clientHeader)
     }
 
     func headTimerFired(limit: Double) {

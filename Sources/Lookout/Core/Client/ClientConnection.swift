@@ -16,7 +16,9 @@ import LookoutUpstream
 /// An intercepted CONNECT swaps the socket for a `TLSStream` with a leaf from the local CA; the
 /// requests inside then run through the same parser and exchanges, toward the CONNECT's origin.
 final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
-    let session: Session
+    let environment: ClientEnvironment
+    /// Told when the connection closes; the admin pages read the session's state through it.
+    unowned let owner: any ClientConnectionOwner
     let context: LoopContext
     var connection: ByteStream
     var id: UInt64 { connection.id }
@@ -55,14 +57,17 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// its streams' exchanges; the parser is unused from then on.
     var http2: HTTP2ClientSide?
 
-    init(session: Session, context: LoopContext, connection: Connection, adminOnly: Bool = false) {
-        self.session = session
+    init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
+         adminOnly: Bool = false) {
+        self.environment = environment
+        self.owner = owner
         self.adminOnly = adminOnly
         self.context = context
         self.connection = connection
         self.clientAddress = connection.peerAddress?.description ?? "unknown"
-        self.records = ExchangeRecords(session: session, connectionID: connection.id, clientAddress: clientAddress)
-        self.parser = HTTPRequestParser(limits: session.configuration.parserLimits)
+        self.records = ExchangeRecords(environment: environment.exchanges, connectionID: connection.id,
+                                       clientAddress: clientAddress)
+        self.parser = HTTPRequestParser(limits: environment.parserLimits)
         self.timer = LoopTimer(loop: connection.loop)
         timer.setStandingHandler { [unowned self] in timerFired() }
     }
@@ -342,9 +347,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         let served = requestsServed + (http2?.requestsServed ?? 0)
         let received = connection.bytesRead
         let sent = connection.bytesWritten
-        session.emit(EventContext(connectionID: id), ConnectionDidClose(
+        environment.exchanges.emit(EventContext(connectionID: id), ConnectionDidClose(
             reason: reason, requests: served, bytesReceived: received, bytesSent: sent))
-        session.clientDidClose(self, context: context)
+        owner.clientConnectionDidClose(self)
     }
 }
 

@@ -12,14 +12,14 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
     private var exchange: Exchange?
     /// Nobody else holds a revalidation: it keeps itself (and its exchange) until the exchange ends.
     private var keptAlive: BackgroundRevalidation?
-    private let session: Session
+    private let environment: ExchangeEnvironment
     private let url: String
 
     /// Starts one unless this URL is already being revalidated.
-    static func start(session: Session, context: LoopContext, url: String, origin: Origin, path: String,
+    static func start(environment: ExchangeEnvironment, context: LoopContext, url: String, origin: Origin, path: String,
                       requestFields: HTTPFields) {
-        guard let cache = session.cache, cache.beginRevalidating(url) else { return }
-        let revalidation = BackgroundRevalidation(session: session, url: url)
+        guard let cache = environment.cache, cache.beginRevalidating(url) else { return }
+        let revalidation = BackgroundRevalidation(environment: environment, url: url)
         var fields = requestFields
         // Its own conditions come from the stored response; the client's are not its business.
         for name in [HTTPField.Name.ifNoneMatch, .ifModifiedSince, .range, .ifRange, .cacheControl] { fields[name] = nil }
@@ -28,8 +28,8 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
                                target: .absolute(scheme: origin.scheme, host: origin.host, port: origin.port, path: path),
                                version: .http1_1, headerFields: fields, framing: .none, keepAlive: true,
                                expectsContinue: false, upgrade: nil, headLength: 0)
-        let records = ExchangeRecords(session: session, connectionID: 0, clientAddress: "background")
-        let exchange = Exchange(id: session.makeRequestID(), session: session, context: context,
+        let records = ExchangeRecords(environment: environment, connectionID: 0, clientAddress: "background")
+        let exchange = Exchange(id: environment.makeRequestID(), environment: environment, context: context,
                                 client: DiscardingResponseWriter(), delegate: revalidation, records: records,
                                 head: head, origin: origin, path: path, url: url, kind: .http)
         exchange.revalidatesInBackground = true
@@ -38,8 +38,8 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
         exchange.start()
     }
 
-    private init(session: Session, url: String) {
-        self.session = session
+    private init(environment: ExchangeEnvironment, url: String) {
+        self.environment = environment
         self.url = url
     }
 
@@ -52,7 +52,7 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
     var isClosingAfterExchange: Bool { true }
 
     private func end() {
-        session.cache?.endRevalidating(url)
+        environment.cache?.endRevalidating(url)
         // Released on the next turn: the exchange is still on the stack that called us.
         let exchange = self.exchange
         let revalidation = keptAlive

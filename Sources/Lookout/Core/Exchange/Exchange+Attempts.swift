@@ -46,7 +46,7 @@ extension Exchange {
         if request.hasBody && !keepsBody { dropRequestBody() }
         let key = HostRuleKey(target.host)
         let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
-                            parent: session.parentProxy(for: key), ruleKey: key)
+                            parent: environment.parentProxy(for: key), ruleKey: key)
         request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
                                       withBody: keepsBody, stripCredentials: origin.host != firstHost)
         startAttempt()

@@ -11,18 +11,18 @@ extension Exchange {
     func lookUpOrForward() {
         let origin = request.origin
         var validators: HTTPFields?
-        if let shared = session.cache {
+        if let shared = environment.cache {
             let cache = ExchangeCache(cache: shared, url: summary.url, head: head, hostKey: origin.ruleKey,
                                       validatesAlways: revalidatesInBackground,
-                                      recordsWanted: session.monitor.wants(.lifecycle))
+                                      recordsWanted: environment.monitor.wants(.lifecycle))
             self.cache = cache
             let (lookup, record) = cache.lookUp(head: head, hasUpgrade: upgradeProtocol != nil)
-            session.emit(requestContext, record)
+            environment.emit(requestContext, record)
             switch lookup {
             case .answer(let answer):
                 answerFromStore(answer)
                 if cache.wantsBackgroundRevalidation {
-                    BackgroundRevalidation.start(session: session, context: context, url: summary.url, origin: origin,
+                    BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: origin,
                                                  path: upstreamPath, requestFields: head.headerFields)
                 }
                 return
@@ -74,7 +74,7 @@ extension Exchange {
                    truncate: responseHeadSent)
         case .goUpstream:
             self.follower = nil
-            if let cache { session.emit(requestContext, cache.followerGoesUpstream()) }
+            if let cache { environment.emit(requestContext, cache.followerGoesUpstream()) }
             request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
                                           withBody: false, stripCredentials: false)
             startAttempt()

@@ -25,7 +25,7 @@ extension Exchange {
         guard !finished else { return }
         for stage in stages { stage.requestBody(bytes, exchange: self) }
         requestBodyBytes += UInt64(bytes.count)
-        let limit = session.configuration.maxRequestBodyBytes
+        let limit = environment.maxRequestBodyBytes
         if limit > 0 && requestBodyBytes > limit {
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return

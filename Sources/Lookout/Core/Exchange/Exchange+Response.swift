@@ -99,7 +99,7 @@ extension Exchange {
     /// Whether the client connection stays open after this response — it asked to, the response
     /// allows it (`possible`), nobody is closing it — and the response's `Connection` field saying so.
     func decideKeepAlive(possible: Bool, fields: inout HTTPFields) {
-        keepClientAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !session.isShuttingDown
+        keepClientAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !environment.isShuttingDown
         if keepClientAlive {
             if head.version == .http1_0 { fields[.connection] = "keep-alive" }
         } else {

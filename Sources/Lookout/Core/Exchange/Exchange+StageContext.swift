@@ -13,13 +13,13 @@ extension Exchange: StageContext {
     }
 
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind) {
-        session.emit(requestContext, make())
+        environment.emit(requestContext, make())
     }
 
     func reroute(to route: StageRoute, hostField: String?) {
         let key = HostRuleKey(route.origin.host)
         let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,
-                            parent: session.parentProxy(for: key), ruleKey: key)
+                            parent: environment.parentProxy(for: key), ruleKey: key)
         hostOverride = hostField
         upstreamPath = route.path
         firstHost = origin.host

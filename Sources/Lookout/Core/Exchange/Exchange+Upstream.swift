@@ -67,7 +67,7 @@ extension Exchange {
             upstream.target = origin.url(path: path)
             if let authorization = parent.authorization {
                 upstream.headerFields[.proxyAuthorization] = authorization
-            } else if session.authenticator == nil, let own = head.headerFields[.proxyAuthorization] {
+            } else if !environment.asksForCredentials, let own = head.headerFields[.proxyAuthorization] {
                 // Lookout asks for no credentials and the rule gives none: the client's are for the parent.
                 upstream.headerFields[.proxyAuthorization] = own
             }
@@ -76,7 +76,7 @@ extension Exchange {
         upstream = UpstreamRequestHead(method: method, target: "", authority: "", headerFields: HTTPFields())
         for stage in stages { stage.upstreamRequest(&adaptation, exchange: self) }
         let adapted = adaptation.head
-        session.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adapted.target,
+        environment.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adapted.target,
                                                             headerFields: adapted.headerFields,
                                                             rule: adaptation.rule, changes: adaptation.changes))
         return UpstreamRequest(origin: origin, method: method, url: url, target: adapted.target,
@@ -96,8 +96,8 @@ extension Exchange {
 
     func startAttempt() {
         summary.attempts += 1
-        let task = UpstreamTask(id: session.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
-                                connectionID: records.connectionID, environment: session.upstream, pool: context.pool,
+        let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
+                                connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
                                 delegate: context.delegate)
         self.task = task
         taskTakesBody = false
@@ -237,7 +237,7 @@ extension Exchange {
     }
 
     func emit(_ record: any EventKind) {
-        func post<Kind: EventKind>(_ kind: Kind) { session.emit(requestContext, kind) }
+        func post<Kind: EventKind>(_ kind: Kind) { environment.emit(requestContext, kind) }
         post(record)
     }
 
@@ -251,7 +251,7 @@ extension Exchange {
         guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
-                            delegate: delegate, session: session, context: context, records: records,
+                            delegate: delegate, environment: environment, context: context, records: records,
                             shapingRule: shapingRule)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)

@@ -19,7 +19,7 @@ import LookoutUpstream
 /// turn of the loop.
 final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to the client connection's loop queue
     let id: UInt64
-    let session: Session
+    let environment: ExchangeEnvironment
     let context: LoopContext
     /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to
     /// here. A shaped response goes through `shaped`, which wraps the connection's writer.
@@ -116,12 +116,12 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// `faults.reset_after_bytes` was applied.
     var resetInjected = false
 
-    init(id: UInt64, session: Session, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
+    init(id: UInt64, environment: ExchangeEnvironment, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: consuming RequestHead, origin: Origin, path: String, url: String,
          kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil) {
         self.id = id
         self.delegate = delegate
-        self.session = session
+        self.environment = environment
         self.context = context
         self.client = client
         self.records = records
@@ -162,17 +162,17 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// Starts with `given` in place of the stages the session's plan calls for (tests).
     func start(stages given: [any ExchangeStage]?) {
-        session.exchangesInFlight.add(1, ordering: .relaxed)
+        environment.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: summary.url)
-        session.emit(requestContext, RequestDidAuthorize())
-        let limit = session.configuration.maxRequestBodyBytes
+        environment.emit(requestContext, RequestDidAuthorize())
+        let limit = environment.maxRequestBodyBytes
         if limit > 0, case .contentLength(let length) = head.framing, length > limit {
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return
         }
         if head.framing == .none { requestEnded = true }
         prepareReplay()
-        stages = given ?? session.stagePlan.stages(for: route, clientKey: clientKey, requestID: id,
+        stages = given ?? environment.stagePlan.stages(for: route, clientKey: clientKey, requestID: id,
                                                    background: revalidatesInBackground)
         runRequestStages()
     }
@@ -182,16 +182,16 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func prepareReplay() {
         let host = request.origin.host
         guard head.framing != .none,
-              session.retrier.keepsBodies(forHost: host) || session.redirectHandler.keepsBodies(forHost: host) else {
+              environment.retrier.keepsBodies(forHost: host) || environment.redirectHandler.keepsBodies(forHost: host) else {
             replay = nil
             return
         }
-        let replayLimit = session.retrier.replayLimit(forHost: host)
+        let replayLimit = environment.retrier.replayLimit(forHost: host)
         if case .contentLength(let length) = head.framing, length > replayLimit {
             // Too large to keep: streamed, and never sent twice.
             replay = nil
         } else {
-            replay = ReplayableBody(limit: replayLimit, directory: session.configuration.temporaryDirectory)
+            replay = ReplayableBody(limit: replayLimit, directory: environment.temporaryDirectory)
         }
     }
 
@@ -281,7 +281,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         stopTask()
         if !responseHeadSent, case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() {
             // RFC 5861 §4: the stale response stands in for the failed validation.
-            session.emit(requestContext, record)
+            environment.emit(requestContext, record)
             answerFromStore(answer)
             return
         }
@@ -316,7 +316,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         summary.error = error
         summary.transactions = transactions
         if summary.redirects > 0 { summary.finalURL = request.url }
-        session.exchangesInFlight.subtract(1, ordering: .relaxed)
+        environment.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(takeSummary())
         if truncate {
             // The bytes relayed so far still go out, then a reset: the client must see a failed

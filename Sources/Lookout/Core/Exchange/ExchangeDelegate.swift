@@ -22,12 +22,12 @@ protocol ExchangeDelegate: AnyObject {
 
 /// The records every kind of client exchange writes: the request as received, and the summary.
 struct ExchangeRecords {
-    let session: Session
+    let environment: ExchangeEnvironment
     let connectionID: UInt64
     let clientAddress: String
 
     func created(_ head: RequestHead, requestID: UInt64, url: String) {
-        session.emit(EventContext(connectionID: connectionID, requestID: requestID),
+        environment.emit(EventContext(connectionID: connectionID, requestID: requestID),
                               RequestDidCreateInitialRequest(method: head.method.rawValue, url: url,
                                                              httpVersion: head.version.description,
                                                              headerFields: head.headerFields, client: clientAddress))
@@ -40,9 +40,9 @@ struct ExchangeRecords {
                  error: ProxyError, status: Int?, start: Instant, headWasRead: Bool, clientStreamID: Int32? = nil) {
         let context = EventContext(connectionID: connectionID, requestID: requestID)
         if headWasRead {
-            session.emit(context, RequestDidRejectClient(error: error))
+            environment.emit(context, RequestDidRejectClient(error: error))
         } else {
-            session.emit(context, RequestDidFailToCreateRequest(error: error))
+            environment.emit(context, RequestDidFailToCreateRequest(error: error))
         }
         var summary = ExchangeSummary(requestID: requestID, connectionID: connectionID, clientAddress: clientAddress,
                                       kind: kind, method: method, url: url, httpVersion: httpVersion, start: start)
@@ -55,10 +55,10 @@ struct ExchangeRecords {
     /// Writes the exchange's summary, ending it now.
     func finish(_ summary: consuming ExchangeSummary) {
         summary.end = .now()
-        session.exchangesFinished.add(1, ordering: .relaxed)
-        guard session.monitor.wants(RequestDidFinish.interest) else { return }
+        environment.exchangesFinished.add(1, ordering: .relaxed)
+        guard environment.monitor.wants(RequestDidFinish.interest) else { return }
         let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)
         // Built outside `emit`'s autoclosure, so that the summary moves into the event.
-        session.monitor.post(LookoutEvent(context, RequestDidFinish(summary: summary)))
+        environment.monitor.post(LookoutEvent(context, RequestDidFinish(summary: summary)))
     }
 }

@@ -21,7 +21,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     let head: RequestHead
     let origin: Origin
     private let taskID: UInt64
-    private let session: Session
+    private let environment: ExchangeEnvironment
     private let context: LoopContext
     private let records: ExchangeRecords
     private var summary: ExchangeSummary
@@ -52,29 +52,29 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
 
     /// A `CONNECT` tunnel; `start` opens its upstream connection.
     convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, delegate: ExchangeDelegate,
-                     session: Session, context: LoopContext, records: ExchangeRecords) {
+                     environment: ExchangeEnvironment, context: LoopContext, records: ExchangeRecords) {
         let start = Instant.now()
         let summary = ExchangeSummary(requestID: id, connectionID: records.connectionID, clientAddress: records.clientAddress,
                                       kind: .tunnel, method: "CONNECT", url: origin.authority,
                                       httpVersion: head.version.description, start: start)
         var metrics = TransactionMetrics(fetchStart: start)
         metrics.networkProtocolName = "tunnel"
-        self.init(head: head, summary: summary, upgrade: nil, origin: origin, taskID: session.makeTaskID(),
-                  metrics: metrics, client: client, delegate: delegate, session: session, context: context,
+        self.init(head: head, summary: summary, upgrade: nil, origin: origin, taskID: environment.makeTaskID(),
+                  metrics: metrics, client: client, delegate: delegate, environment: environment, context: context,
                   records: records)
     }
 
     /// Either kind: a `CONNECT` tunnel (`upgrade` nil, through the convenience initialiser), or
     /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
     init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
-         metrics: TransactionMetrics, client: ByteStream, delegate: ExchangeDelegate, session: Session,
+         metrics: TransactionMetrics, client: ByteStream, delegate: ExchangeDelegate, environment: ExchangeEnvironment,
          context: LoopContext, records: ExchangeRecords, shapingRule: ShapingRule? = nil) {
         self.id = summary.requestID
         self.client = client
         self.delegate = delegate
         self.head = head
         self.origin = origin
-        self.session = session
+        self.environment = environment
         self.context = context
         self.records = records
         self.taskID = taskID
@@ -91,15 +91,15 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     }
 
     func start() {
-        session.exchangesInFlight.add(1, ordering: .relaxed)
+        environment.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: origin.authority)
-        if let match = session.configuration.shapingRules.match(for: origin.ruleKey) {
+        if let match = environment.shapingRules.match(for: origin.ruleKey) {
             let rule = match.rule
             shapingRule = rule
             let latency = rule.drawLatency()
             let applied = rule.applied(latency: latency)
             summary.shaping = applied
-            session.emit(eventContext, TunnelDidShape(shaping: applied))
+            environment.emit(eventContext, TunnelDidShape(shaping: applied))
             if latency > 0 {
                 waitingForLatency = true
                 context.loop.execute(after: latency) { [weak self] in
@@ -118,8 +118,8 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         summary.attempts = 1
         metrics.proxy = origin.parent?.description
         // Lookout asks for no credentials: any the client sent are for the parent (RFC 9110 §11.7.2).
-        let clientAuthorization = session.authenticator == nil ? head.headerFields[.proxyAuthorization] : nil
-        opening = UpstreamOpener(environment: session.upstream, loop: context.loop, delegate: context.delegate)
+        let clientAuthorization = !environment.asksForCredentials ? head.headerFields[.proxyAuthorization] : nil
+        opening = UpstreamOpener(environment: environment.upstream, loop: context.loop, delegate: context.delegate)
             .open(origin, tunnel: true, clientAuthorization: clientAuthorization, for: self)
     }
 
@@ -287,7 +287,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
 
     /// Checks every quarter of the limit rather than re-arming on every read.
     private func armIdleCheck() {
-        let limit = session.configuration.timeouts.tunnelIdle
+        let limit = environment.upstream.timeouts.tunnelIdle
         idleTimer.schedule(after: limit / 4) { [unowned self] in
             guard !isDone else { return }
             if Instant.now().milliseconds(since: lastActivity) / 1000 >= limit {
@@ -331,9 +331,9 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
             context.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,
                                     upstreamToClient: upstreamToClient, error: error, completesTask: upgrade == nil)
         } else if upgrade == nil {
-            session.emit(eventContext, TaskDidComplete(error: error))
+            environment.emit(eventContext, TaskDidComplete(error: error))
         }
-        session.exchangesInFlight.subtract(1, ordering: .relaxed)
+        environment.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)
         delegate.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
     }

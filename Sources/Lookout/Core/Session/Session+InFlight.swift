@@ -10,11 +10,11 @@ extension Session: ExchangeOperator {
     /// on the last loop to answer (so it must be short).
     public func inFlightExchanges(completion: @escaping @Sendable ([InFlightExchange]) -> Void) {
         let gathered = InFlightGathering(expected: contexts.count, completion: completion)
-        for context in contexts {
+        for (context, registry) in zip(contexts, registries) {
             context.loop.execute {
                 let now = Instant.now()
                 var found: [InFlightExchange] = []
-                for client in context.clients.values {
+                for client in registry.clients.values {
                     found.append(contentsOf: client.inFlightSnapshots(at: now))
                 }
                 gathered.add(found)
@@ -29,9 +29,9 @@ extension Session: ExchangeOperator {
         let gathered = InFlightGathering(expected: contexts.count) { (found: [Bool]) in
             completion(found.contains(true))
         }
-        for context in contexts {
+        for (context, registry) in zip(contexts, registries) {
             context.loop.execute {
-                let client = context.clients.values.first { $0.runs(exchange: id) }
+                let client = registry.clients.values.first { $0.runs(exchange: id) }
                 client?.cancel(exchange: id, error: .cancelledByOperator(operatorAddress: operatorAddress))
                 gathered.add([client != nil])
             }

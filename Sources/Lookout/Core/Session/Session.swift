@@ -24,20 +24,16 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Where captured bodies go (`capture.rules`); nil when nothing is captured.
     let captureStore: BodyCaptureStore?
     public let retrier: RequestRetrier
-    /// The order of every exchange's stages, and the per-host stages its rules call for.
-    let stagePlan: StagePlan
-    /// Nil when no credentials are configured.
-    let authenticator: ProxyAuthenticator?
-    /// Nil without `admin.token`.
-    let adminTokenCheck: AdminTokenCheck?
     let logger: Logger
 
     /// Judges every upstream certificate chain by the host's rule.
     let trustManager: ServerTrustManager
-    /// What the upstream side (tasks, opener, pool) is given of the session, as values.
-    let upstream: UpstreamEnvironment
-    /// Terminates intercepted clients' TLS with leaves from the local CA; nil without interception.
-    let interceptionTLS: TLSEngine?
+    /// What exchanges, tunnels and their upstream side are given of the session, as values.
+    let exchanges: ExchangeEnvironment
+    /// What client connections are given of the session, as values.
+    let clients: ClientEnvironment
+    /// Each loop's open client connections.
+    let registries: [ClientRegistry]
 
     let group: EventLoopGroup
     let contexts: [LoopContext]
@@ -52,17 +48,10 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let startTime = Instant.now()
 
     private let nextConnectionID = Atomic<UInt64>(1)
-    private let nextRequestID = Atomic<UInt64>(1)
-    private let nextTaskID = Atomic<UInt64>(1)
     let openConnections = Atomic<Int>(0)
     /// Every upstream socket Lookout connected, until it closes (`SessionStatistics`).
     let openUpstreamConnections = OpenConnectionCounter()
-    let exchangesFinished = Atomic<UInt64>(0)
-    let exchangesInFlight = Atomic<Int>(0)
     private let shuttingDown = ShutdownFlag()
-
-    /// Admin pages served from outside the core, asked in order after the core's own.
-    let adminEndpoints: [any AdminEndpoint]
 
     public init(configuration: SessionConfiguration, monitors: [EventMonitor],
                 adminEndpoints: [any AdminEndpoint] = [],
@@ -80,12 +69,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
                                                    applicationProtocols: ["h2", "http/1.1"]))
             : http1Only
+        let interceptionTLS: TLSEngine?
         if !configuration.tls.interceptedHosts.isEmpty {
             guard let authority = configuration.tls.certificateAuthority else {
                 throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
             }
             // RFC 7301 §3.2: the server picks by its own preference, so h2 wins when offered.
-            self.interceptionTLS = try TLSEngine(configuration: .server(
+            interceptionTLS = try TLSEngine(configuration: .server(
                 minimumVersion: configuration.tls.minimumVersion,
                 applicationProtocols: configuration.http2.client ? ["h2", "http/1.1"] : ["http/1.1"],
                 certificateSelector: { name in
@@ -95,10 +85,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                     return try authority.issueLeaf(for: name)
                 }))
         } else {
-            self.interceptionTLS = nil
+            interceptionTLS = nil
         }
         self.configuration = configuration
-        self.adminEndpoints = adminEndpoints
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         // The configured rules unless the embedder brings its own policies.
         self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
@@ -115,9 +104,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             self.captureStore = nil
         }
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
-        self.stagePlan = StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters)
-        self.authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
-        self.adminTokenCheck = configuration.adminToken.map(AdminTokenCheck.init(token:))
+        let authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount,
                                     spinMicroseconds: configuration.eventLoopSpinMicroseconds)
@@ -136,36 +123,34 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let reachability = configuration.reachabilityEnabled
             ? NetworkReachabilityManager(loop: group.loops[0], events: monitor) : nil
         self.reachability = reachability
-        self.upstream = UpstreamEnvironment(
+        let upstream = UpstreamEnvironment(
             timeouts: configuration.timeouts, parserLimits: configuration.parserLimits, http2: configuration.http2,
             poolIdleTimeout: configuration.poolIdleTimeout, tls: upstreamTLS, tlsHTTP1: http1Only,
             trustManager: trustManager, resolver: resolver, access: configuration.access,
             failFastWhenUnreachable: configuration.failFastWhenUnreachable, openConnections: openUpstreamConnections,
             networkUnreachable: { reachability?.isNotReachable.load(ordering: .relaxed) ?? false },
             shuttingDown: { shuttingDown.isSet })
+        let exchanges = ExchangeEnvironment(
+            configuration: configuration, monitor: monitor, upstream: upstream,
+            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters),
+            cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
+        self.exchanges = exchanges
+        let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
+                                 spinMicroseconds: group.spinMicroseconds, cache: cache, authenticator: authenticator,
+                                 tokenCheck: configuration.adminToken.map(AdminTokenCheck.init(token:)))
+        self.clients = ClientEnvironment(configuration: configuration, exchanges: exchanges, admin: admin,
+                                         interceptionTLS: interceptionTLS, trustManager: trustManager,
+                                         authenticator: authenticator)
+        self.registries = group.loops.map { _ in ClientRegistry() }
     }
 
     // MARK: - Ids and events
 
     func makeConnectionID() -> UInt64 { nextConnectionID.add(1, ordering: .relaxed).oldValue }
-    func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
-    func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
 
     /// Posts an event, building it only if some monitor wants its kind.
     @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
         if monitor.wants(Kind.interest) { monitor.post(LookoutEvent(context(), make())) }
-    }
-
-    func context(for loop: EventLoop) -> LoopContext { contexts[loop.index] }
-
-    /// The parent proxy a host is reached through. Asked here rather than through
-    /// `session.configuration` by exchanges: read from an object the caller holds, the optimizer
-    /// copies the whole configuration (every rule set retained and released) to call one method.
-    func parentProxy(for host: HostRuleKey) -> ParentProxy? { configuration.parentProxy(for: host) }
-
-    /// Why `access` refuses a request (nil: allowed); asked here for the same reason.
-    func accessRefusal(method: String, host: HostRuleKey) -> ProxyError? {
-        configuration.access.refusal(method: method, host: host)
     }
 
     public var isShuttingDown: Bool { shuttingDown.isSet }
@@ -222,10 +207,12 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         openConnections.add(1, ordering: .relaxed)
         let loop = group.next()
         let context = contexts[loop.index]
+        let registry = registries[loop.index]
         loop.execute { [self] in
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
-            let client = ClientConnection(session: self, context: context, connection: connection, adminOnly: adminOnly)
-            context.clients[id] = client
+            let client = ClientConnection(environment: clients, owner: self, context: context, connection: connection,
+                                          adminOnly: adminOnly)
+            registry.clients[id] = client
             emit(EventContext(connectionID: id),
                  ConnectionDidOpen(client: peer.description, listener: connection.localAddress?.description ?? ""))
             client.start()
@@ -234,13 +221,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     /// The gauges of the status page and `/metrics`, read now (any thread).
     public var statistics: SessionStatistics {
-        let cacheStatistics = cache?.store.statistics
+        let cacheStatistics = exchanges.cache?.store.statistics
         let spins = group.spinTotals
         return SessionStatistics(
             openClientConnections: openConnections.load(ordering: .relaxed),
             openUpstreamConnections: openUpstreamConnections.value,
-            exchangesInFlight: exchangesInFlight.load(ordering: .relaxed),
-            exchangesFinished: exchangesFinished.load(ordering: .relaxed),
+            exchangesInFlight: exchanges.exchangesInFlight.load(ordering: .relaxed),
+            exchangesFinished: exchanges.exchangesFinished.load(ordering: .relaxed),
             droppedEvents: monitor.droppedEventCount,
             reachability: reachability?.status,
             cacheObjects: cacheStatistics?.objects,
@@ -249,11 +236,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             loopSpins: spins.spins, loopSpinNanoseconds: spins.nanoseconds)
     }
 
-    /// Called by a client connection when it has closed.
-    func clientDidClose(_ client: ClientConnection, context: LoopContext) {
-        context.clients[client.id] = nil
-        openConnections.subtract(1, ordering: .relaxed)
-    }
+    /// The reachability status and interface, for the status page; nil when not watched.
+    var reachabilitySnapshot: (status: String, interface: String?)? { reachability?.snapshot }
 
     // MARK: - Shutdown
 
@@ -262,11 +246,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         guard shuttingDown.set() else { return }
         listeners.forEach { $0.stop() }
-        let inFlight = exchangesInFlight.load(ordering: .relaxed)
+        let inFlight = exchanges.exchangesInFlight.load(ordering: .relaxed)
         emit(EventContext(connectionID: 0), SessionWillInvalidate(inFlight: inFlight))
-        for context in contexts {
+        for (context, registry) in zip(contexts, registries) {
             context.loop.execute {
-                for client in Array(context.clients.values) { client.beginShutdown() }
+                for client in Array(registry.clients.values) { client.beginShutdown() }
                 context.pool.closeAll(graceful: true)
             }
         }
@@ -276,9 +260,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     /// Closes everything at once (second signal).
     public func shutdownNow() {
-        for context in contexts {
+        for (context, registry) in zip(contexts, registries) {
             context.loop.execute {
-                for client in Array(context.clients.values) { client.forceClose() }
+                for client in Array(registry.clients.values) { client.forceClose() }
                 context.pool.closeAll(graceful: false)
             }
         }
@@ -306,5 +290,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { [self] in
             waitForConnections(until: deadline, completion: completion)
         }
+    }
+}
+
+extension Session: ClientConnectionOwner {
+    /// Called on the connection's loop when it has closed.
+    func clientConnectionDidClose(_ client: ClientConnection) {
+        registries[client.connection.loop.index].clients[client.id] = nil
+        openConnections.subtract(1, ordering: .relaxed)
     }
 }

@@ -23,7 +23,12 @@ protocol HTTP2ClientSideDelegate: AnyObject {
 final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  // confined to `stream.loop.queue`
     let protocolSession: HTTP2ServerSession
     private let stream: ByteStream
-    private let session: Session
+    /// What the streams' exchanges are given.
+    private let environment: ExchangeEnvironment
+    /// `timeouts.client_idle`: an idle connection, or a stream whose window stays shut, ends.
+    private let clientIdle: Double
+    /// `access`: methods and destinations refused per stream.
+    private let access: AccessPolicy
     private let context: LoopContext
     private let records: ExchangeRecords
     private let origin: Origin
@@ -42,14 +47,17 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     /// "https://host[:port]": every stream's URL starts with it.
     private let originURLPrefix: String
 
-    init(stream: ByteStream, session: Session, context: LoopContext, records: ExchangeRecords, origin: Origin,
+    init(stream: ByteStream, environment: ExchangeEnvironment, http2: HTTP2Settings, access: AccessPolicy,
+         context: LoopContext, records: ExchangeRecords, origin: Origin,
          delegate: HTTP2ClientSideDelegate) throws {
         var settings = HTTP2ServerSettings()
-        settings.maxConcurrentStreams = UInt32(session.configuration.http2.maxConcurrentStreams)
-        settings.maxHeaderListBytes = session.configuration.http2.maxHeaderListBytes
+        settings.maxConcurrentStreams = UInt32(http2.maxConcurrentStreams)
+        settings.maxHeaderListBytes = http2.maxHeaderListBytes
         self.protocolSession = try HTTP2ServerSession(settings: settings)
         self.stream = stream
-        self.session = session
+        self.environment = environment
+        self.clientIdle = environment.upstream.timeouts.clientIdle
+        self.access = access
         self.context = context
         self.records = records
         self.origin = origin
@@ -176,7 +184,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     // MARK: - Timers
 
-    private var tick: Double { max(0.05, min(1, session.configuration.timeouts.clientIdle / 4)) }
+    private var tick: Double { max(0.05, min(1, clientIdle / 4)) }
 
     private func armTimer() { timer.schedule(after: tick) }
 
@@ -184,7 +192,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     /// its window shut that long (a zero-window stall holds an upstream response hostage).
     private func timerFired() {
         guard !ended else { return }
-        let limit = session.configuration.timeouts.clientIdle
+        let limit = clientIdle
         let now = Instant.now()
         if streams.isEmpty {
             if now.milliseconds(since: lastActivity) / 1000 >= limit {
@@ -222,7 +230,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveRequest headers: [HTTP2Header], stream id: Int32,
                       endStream: Bool, fieldBytes: Int) {
         requestsServed += 1
-        let requestID = session.makeRequestID()
+        let requestID = environment.makeRequestID()
         let clientStream = HTTP2ClientStream(id: id, side: self)
         streams[id] = clientStream
         let translated = HTTP2MessageTranslation.requestHead(headers, endStream: endStream, fieldBytes: fieldBytes)
@@ -243,12 +251,12 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                        error: .requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
                 return
             }
-            if let refusal = session.accessRefusal(method: head.method.rawValue, host: origin.ruleKey) {
+            if let refusal = access.refusal(method: head.method.rawValue, host: origin.ruleKey) {
                 refuse(clientStream, requestID: requestID, head: head, url: url, error: refusal)
                 return
             }
             let path = head.rawTarget
-            let exchange = Exchange(id: requestID, session: session, context: context, client: clientStream,
+            let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
                                     delegate: clientStream, records: records, head: head, origin: origin,
                                     path: path, url: url, kind: .intercepted, clientStreamID: id)
             clientStream.run(exchange)
@@ -259,7 +267,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         requestsServed += 1
         let clientStream = HTTP2ClientStream(id: id, side: self)
         streams[id] = clientStream
-        refuse(clientStream, requestID: session.makeRequestID(), method: "", url: origin.authority,
+        refuse(clientStream, requestID: environment.makeRequestID(), method: "", url: origin.authority,
                error: .requestRejected(reason: .headerListTooLarge(limit: protocolSession.settings.maxHeaderListBytes)))
     }
 
@@ -290,7 +298,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             return
         }
         // RFC 9113 §8.1.1: the stream was reset with PROTOCOL_ERROR before it became a request.
-        records.refused(requestID: session.makeRequestID(), method: "", url: origin.authority, httpVersion: "HTTP/2",
+        records.refused(requestID: environment.makeRequestID(), method: "", url: origin.authority, httpVersion: "HTTP/2",
                         kind: .intercepted, error: error, status: nil, start: .now(), headWasRead: false,
                         clientStreamID: id)
     }
@@ -325,7 +333,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     }
 
     func http2Session(_ protocolSession: HTTP2ServerSession, didEndWith code: HTTP2ErrorCode, reason: String) {
-        session.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(code: code.registeredName, reason: reason))
+        environment.emit(EventContext(connectionID: stream.id), ConnectionDidEndHTTP2(code: code.registeredName, reason: reason))
         failAllStreams(.clientFailed(reason: .closed("the connection ended with GOAWAY \(code.registeredName): \(reason)")))
     }
 

@@ -1,0 +1,68 @@
+import LookoutModel
+import LookoutTLS
+import LookoutUpstream
+import Synchronization
+
+/// What exchanges, tunnels and background revalidations need of the session, handed over as
+/// values once: the monitors, the stage plan, the cache, the policies that decide about request
+/// bodies, limits, the parent proxies, and the counters and ids the status page and the records
+/// use. Nothing here is the session.
+final class ExchangeEnvironment: Sendable {
+    let monitor: CompositeEventMonitor
+    /// What the upstream side (tasks, opener, pool) is given.
+    let upstream: UpstreamEnvironment
+    let stagePlan: StagePlan
+    /// The shared cache (`cache.enabled`); nil when off.
+    let cache: SharedCache?
+    let retrier: RequestRetrier
+    let redirectHandler: RedirectHandler
+    /// Lookout asks clients for credentials (`auth.users`): a client's own `Proxy-Authorization`
+    /// is then Lookout's, never passed to a parent.
+    let asksForCredentials: Bool
+    /// `limits.max_request_body_bytes`; 0 = unlimited.
+    let maxRequestBodyBytes: UInt64
+    /// Where request bodies kept for another attempt spill to disk.
+    let temporaryDirectory: String
+    /// `shaping.rules`, for tunnels (exchanges get theirs through the stage plan).
+    let shapingRules: HostRuleSet<ShapingRule>
+    private let parentProxyRules: HostRuleSet<ParentProxy?>
+    private let defaultParentProxy: ParentProxy?
+    /// Started and not finished (the status page, `/metrics`).
+    let exchangesInFlight = Atomic<Int>(0)
+    let exchangesFinished = Atomic<UInt64>(0)
+    private let nextRequestID = Atomic<UInt64>(1)
+    private let nextTaskID = Atomic<UInt64>(1)
+
+    init(configuration: SessionConfiguration, monitor: CompositeEventMonitor, upstream: UpstreamEnvironment,
+         stagePlan: StagePlan, cache: SharedCache?, retrier: RequestRetrier, redirectHandler: RedirectHandler,
+         asksForCredentials: Bool) {
+        self.monitor = monitor
+        self.upstream = upstream
+        self.stagePlan = stagePlan
+        self.cache = cache
+        self.retrier = retrier
+        self.redirectHandler = redirectHandler
+        self.asksForCredentials = asksForCredentials
+        self.maxRequestBodyBytes = configuration.maxRequestBodyBytes
+        self.temporaryDirectory = configuration.temporaryDirectory
+        self.shapingRules = configuration.shapingRules
+        self.parentProxyRules = configuration.parentProxyRules
+        self.defaultParentProxy = configuration.defaultParentProxy
+    }
+
+    func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
+    func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
+
+    /// Posts an event, building it only if some monitor wants its kind.
+    @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
+        if monitor.wants(Kind.interest) { monitor.post(LookoutEvent(context(), make())) }
+    }
+
+    /// The parent proxy a host is reached through (`upstream_proxies`).
+    func parentProxy(for host: HostRuleKey) -> ParentProxy? {
+        if let match = parentProxyRules.match(for: host) { return match.rule }
+        return defaultParentProxy
+    }
+
+    var isShuttingDown: Bool { upstream.isShuttingDown }
+}
