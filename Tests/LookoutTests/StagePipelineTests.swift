@@ -29,8 +29,12 @@ import Glibc
         var addRequestField: HTTPField?
         var addResponseField: HTTPField?
         var responseVerdict = ResponseVerdict.proceed
-        /// Holds, then lets go with `.proceed` after this many seconds.
+        /// Holds, then lets go with `resumeWith` after this many seconds.
         var resumeAfter: Double?
+        var resumeWith = StageVerdict.proceed
+        /// Holds the response head, then lets go with `resumeResponseWith` after this many seconds.
+        var resumeResponseAfter: Double?
+        var resumeResponseWith = StageVerdict.proceed
 
         init(_ name: String, journal: Journal, verdict: StageVerdict = .proceed) {
             self.name = name
@@ -45,7 +49,7 @@ import Glibc
             if let resumeAfter {
                 exchange.loop.execute(after: resumeAfter) { [weak exchange, self] in
                     journal.note("\(name).resume")
-                    exchange?.resume(.proceed, from: self)
+                    exchange?.resume(resumeWith, from: self)
                 }
             }
             return verdict
@@ -59,6 +63,12 @@ import Glibc
         func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
             journal.note("\(name).responseHead")
             if let addResponseField { response.fields.append(addResponseField) }
+            if let resumeResponseAfter {
+                exchange.loop.execute(after: resumeResponseAfter) { [weak exchange, self] in
+                    journal.note("\(name).resumeResponse")
+                    exchange?.resume(resumeResponseWith, from: self)
+                }
+            }
             return responseVerdict
         }
 
@@ -84,6 +94,8 @@ import Glibc
 
     /// The client side: what was written, and when the exchange ended.
     final class Client: ClientResponseWriter, ExchangeDelegate, @unchecked Sendable {  // written on the loop, read after `ended`
+        /// When the head was written.
+        var headAt: Instant?
         var status: Int?
         var fields = HTTPFields()
         var body: [UInt8] = []
@@ -92,6 +104,7 @@ import Glibc
 
         func writeInformational(status: Int, reasonPhrase: String, fields: HTTPFields) {}
         func writeHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
+            headAt = .now()
             self.status = status
             self.fields = fields
         }
@@ -275,5 +288,79 @@ import Glibc
         try await Task.sleep(nanoseconds: 500_000_000)
         #expect(journal.entries.contains("a.resume"))
         #expect(!journal.entries.contains("b.requestHead"))
+    }
+
+    // MARK: - Holding the response head
+
+    @Test func aHeldResponseHeadWaitsThenGoesOutWithItsBody() async throws {
+        let body = String(repeating: "x", count: 200_000)
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\nConnection: close\r\n\r\n" + body)
+        defer { origin.stop() }
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal)
+        holding.responseVerdict = .hold(deadline: 5)
+        holding.resumeResponseAfter = 0.3
+        let later = ScriptedStage("b", journal: journal)
+        later.addResponseField = HTTPField(name: HTTPField.Name("X-After-Hold")!, value: "b")
+        let phases = Mutex<[String]>([])
+        let start = Instant.now()
+        let (client, summary) = try await run([holding, later], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port) {
+            exchange in
+            usleep(150_000)
+            let seen = DispatchSemaphore(value: 0)
+            exchange.context.loop.execute {
+                phases.withLock { $0.append(exchange.inFlightSnapshot(at: .now())?.phase ?? "none") }
+                seen.signal()
+            }
+            seen.wait()
+        }
+        #expect(phases.withLock { $0 } == ["test_a"], "an operator sees who holds the response")
+        #expect(client.status == 200)
+        #expect(client.body.count == 200_000 && client.body.allSatisfy { $0 == UInt8(ascii: "x") }, "every byte, in order")
+        #expect(client.fields[HTTPField.Name("X-After-Hold")!] == "b", "the stages after the holding one saw the head")
+        let headAt = try #require(client.headAt)
+        #expect(headAt.nanoseconds - start.nanoseconds >= 250_000_000, "nothing went out while held")
+        #expect(journal.entries.prefix(4) == ["a.requestHead", "b.requestHead", "a.upstreamRequest", "b.upstreamRequest"])
+        #expect(journal.entries.contains("a.resumeResponse"))
+        #expect(summary?.status == 200 && summary?.error == nil)
+    }
+
+    @Test func aHeldResponseHeadPastItsDeadlineIsAGatewayTimeout() async throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.stop() }
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal)
+        holding.responseVerdict = .hold(deadline: 0.2)
+        let (client, summary) = try await run([holding], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(client.status == nil, "the held head never went out")
+        #expect(client.error?.code == "stage_hold_timed_out")
+        #expect(summary?.error?.code == "stage_hold_timed_out")
+    }
+
+    @Test func aHeldResponseCanBeReplacedByAnAnswer() async throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.stop() }
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal)
+        holding.responseVerdict = .hold(deadline: 5)
+        holding.resumeResponseAfter = 0.1
+        holding.resumeResponseWith = Self.okAnswer("edited")
+        let (client, summary) = try await run([holding], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(client.status == 200)
+        #expect(String(decoding: client.body, as: UTF8.self) == "edited")
+        #expect(summary?.status == 200 && summary?.error == nil)
+    }
+
+    @Test func aHeldAnswerHeadWaitsToo() async throws {
+        let journal = Journal()
+        let holding = ScriptedStage("a", journal: journal)
+        holding.responseVerdict = .hold(deadline: 5)
+        holding.resumeResponseAfter = 0.2
+        let answering = ScriptedStage("b", journal: journal, verdict: Self.okAnswer("from b"))
+        let start = Instant.now()
+        let (client, _) = try await run([holding, answering])
+        #expect(String(decoding: client.body, as: UTF8.self) == "from b")
+        let headAt = try #require(client.headAt)
+        #expect(headAt.nanoseconds - start.nanoseconds >= 150_000_000)
     }
 }

@@ -49,14 +49,23 @@ extension Exchange {
     func advanceFollower(afterDrain: Bool) {
         guard let follower, !finished else { return }
         var refusal: ProxyError?
+        var fetchesItself = false
         let progress = follower.advance(client: client, afterDrain: afterDrain, observe: { [self] in responseBodyPassed($0) }) {
             status, reason, fields, framing in
             summary.status = status
             decideKeepAlive(possible: requestEnded && framing != .untilClose, fields: &fields)
-            refusal = runResponseStages(status: status, reasonPhrase: reason, fields: &fields)
-            guard refusal == nil else { return false }
-            sendResponseHead(status: status, reasonPhrase: reason, fields: fields, framing: framing)
-            return true
+            switch runResponseStages(status: status, reasonPhrase: reason, fields: &fields) {
+            case .proceed:
+                sendResponseHead(status: status, reasonPhrase: reason, fields: fields, framing: framing)
+                return true
+            case .fail(let error):
+                refusal = error
+            case .hold:
+                // A follower's head cannot wait (the fill goes on for the others): this exchange
+                // fetches for itself, and the stage sees the response it gets.
+                fetchesItself = true
+            }
+            return false
         }
         switch progress {
         case .waiting:
@@ -67,6 +76,10 @@ extension Exchange {
                 fail(refusal)
                 return
             }
+            if fetchesItself {
+                fetchAfterAll()
+                return
+            }
             finish(error: nil, keepAlive: keepClientAlive)
         case .failed:
             self.follower = nil
@@ -74,11 +87,16 @@ extension Exchange {
                    truncate: responseHeadSent)
         case .goUpstream:
             self.follower = nil
-            if let cache { environment.emit(requestContext, cache.followerGoesUpstream()) }
-            request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
-                                          withBody: false, stripCredentials: false)
-            startAttempt()
+            fetchAfterAll()
         }
+    }
+
+    /// A collapsed miss that could not be served from the leader's fill: fetch it upstream.
+    private func fetchAfterAll() {
+        if let cache { environment.emit(requestContext, cache.followerGoesUpstream()) }
+        request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
+                                      withBody: false, stripCredentials: false)
+        startAttempt()
     }
 
     /// Sends a stored response (a hit, a revalidated or a stale-if-error one) and ends the exchange.

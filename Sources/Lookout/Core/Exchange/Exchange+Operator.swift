@@ -9,13 +9,14 @@ extension Exchange {
         var snapshot = summary
         snapshot.end = now
         let phase: String
-        if let task {
+        if let holdingStage {
+            if let task { snapshot.upstream = task.metrics }
+            phase = holdingStage.heldPhase
+        } else if let task {
             snapshot.upstream = task.metrics
             phase = task.metrics.currentPhase
         } else if waitingForNextAttempt {
             phase = "retry_wait"
-        } else if let holdingStage {
-            phase = holdingStage.heldPhase
         } else if shaped?.isHolding ?? false {
             phase = "shaping_pace"
         } else if answerBody != nil {

@@ -6,18 +6,24 @@ import LookoutUpstream
 /// The response's way to the client: its head through the stages, its framing, keep-alive, and
 /// the bodies of answers.
 extension Exchange {
-    /// The final response head through the stages (Via, header rules…); the error that refuses it, if one does.
-    func runResponseStages(status: Int, reasonPhrase: String, fields: inout HTTPFields) -> ProxyError? {
-        guard !stages.isEmpty else { return nil }
+    /// The final response head through the stages from `first` on (Via, header rules…): whether
+    /// it goes on, is refused, or is held.
+    func runResponseStages(from first: Int = 0, status: Int, reasonPhrase: String,
+                           fields: inout HTTPFields) -> ResponseStagesOutcome {
+        guard first < stages.count else { return .proceed }
         var response = StageResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields,
                                          origin: request.origin)
         // One owner of the fields while the stages change them (copy-on-write would copy them).
         fields = HTTPFields()
         defer { fields = response.fields }
-        for stage in stages {
-            if case .fail(let error) = stage.responseHead(&response, exchange: self) { return error }
+        for index in first..<stages.count {
+            switch stages[index].responseHead(&response, exchange: self) {
+            case .proceed: continue
+            case .fail(let error): return .fail(error)
+            case .hold(let deadline): return .hold(index: index, deadline: deadline)
+            }
         }
-        return nil
+        return .proceed
     }
 
     /// The head to the client, after the stages had it.
@@ -38,12 +44,25 @@ extension Exchange {
         var fields = answer.fields
         clientFraming = answer.framing
         decideKeepAlive(possible: requestEnded, fields: &fields)
-        if let error = runResponseStages(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields) {
+        switch runResponseStages(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields) {
+        case .proceed:
+            sendAnswer(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields, body: answer.body,
+                       phase: phase)
+        case .fail(let error):
             fail(error)
-            return
+        case .hold(let index, let deadline):
+            heldResponse = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
+                                        framing: clientFraming, nextStage: index + 1,
+                                        source: .answer(answer.body, phase: phase))
+            hold(by: stages[index], deadline: deadline)
         }
-        sendResponseHead(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields, framing: clientFraming)
-        guard let body = answer.body else {
+    }
+
+    /// An answer's head, then its body while the client keeps up, then the end of the exchange.
+    private func sendAnswer(status: Int, reasonPhrase: String, fields: HTTPFields, body: (any ResponseBodySource)?,
+                            phase: String) {
+        sendResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: clientFraming)
+        guard let body else {
             client.writeEnd(trailers: nil)
             responseBodyEnded()
             finish(error: nil, keepAlive: keepClientAlive)
@@ -123,5 +142,76 @@ extension Exchange {
             return
         }
         task?.resumeReading()
+    }
+
+    // MARK: - A held response head
+
+    /// The stage that held the response head let go (`StageContext.resume`).
+    func resumeResponse(_ verdict: StageVerdict, from stage: any ExchangeStage) {
+        guard let held = heldResponse else { return }
+        switch verdict {
+        case .proceed:
+            releaseHeldResponse(held)
+        case .fail(let error):
+            heldResponse = nil
+            fail(error)
+        case .answer(let answer):
+            // In place of the held response: what the origin still sends is not wanted, and the
+            // answer goes on through the stages after the holding one, as the response would have.
+            stopTask()
+            dropRequestBody()
+            summary.status = answer.status
+            var fields = answer.fields
+            clientFraming = answer.framing
+            decideKeepAlive(possible: requestEnded, fields: &fields)
+            let replacement = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
+                                           framing: answer.framing, nextStage: held.nextStage,
+                                           source: .answer(answer.body, phase: stage.heldPhase))
+            heldResponse = replacement
+            releaseHeldResponse(replacement)
+        case .hold(let deadline):
+            hold(by: stage, deadline: deadline)
+        }
+    }
+
+    /// The stages after the holding one, then the head, what arrived behind it, and the rest.
+    private func releaseHeldResponse(_ held: HeldResponse) {
+        var fields = held.fields
+        switch runResponseStages(from: held.nextStage, status: held.status, reasonPhrase: held.reasonPhrase,
+                                 fields: &fields) {
+        case .fail(let error):
+            heldResponse = nil
+            fail(error)
+            return
+        case .hold(let index, let deadline):
+            heldResponse?.fields = fields
+            heldResponse?.nextStage = index + 1
+            hold(by: stages[index], deadline: deadline)
+            return
+        case .proceed:
+            heldResponse = nil
+        }
+        guard case .upstream = held.source else {
+            if case .answer(let body, let phase) = held.source {
+                sendAnswer(status: held.status, reasonPhrase: held.reasonPhrase, fields: fields, body: body, phase: phase)
+            }
+            return
+        }
+        sendResponseHead(status: held.status, reasonPhrase: held.reasonPhrase, fields: fields, framing: held.framing)
+        var accepted = true
+        if !held.body.isEmpty {
+            held.body.withUnsafeBytes { bytes in
+                responseBodyPassed(bytes)
+                if clientFraming != .none { accepted = client.writeBody(bytes) }
+            }
+        }
+        if held.ended {
+            endResponse(trailers: held.trailers)
+            // The task completed while the head was held.
+            if task == nil { finish(error: nil, keepAlive: keepClientAlive) }
+            return
+        }
+        // The client takes more: the origin is read again (else `clientDidDrain` resumes it).
+        if accepted { task?.resumeReading() }
     }
 }

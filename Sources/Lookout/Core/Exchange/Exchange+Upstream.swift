@@ -179,9 +179,19 @@ extension Exchange {
         }
         if let location { fields[.location] = location }
         if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
-        if let refusal = runResponseStages(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields) {
+        switch runResponseStages(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields) {
+        case .proceed:
+            break
+        case .fail(let refusal):
             pendingPlan = .fail(refusal)
             return false
+        case .hold(let index, let deadline):
+            // A 101 goes out at once: the connection becomes a tunnel as the task ends.
+            guard response.status != 101 else { break }
+            heldResponse = HeldResponse(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
+                                        framing: clientFraming, nextStage: index + 1, source: .upstream)
+            hold(by: stages[index], deadline: deadline)
+            return true
         }
         sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
                          framing: clientFraming)
@@ -190,6 +200,12 @@ extension Exchange {
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if heldResponse != nil {
+            // Kept until the head is let go; the origin is not read meanwhile.
+            if let cache, let record = cache.relayed(bytes) { emit(record) }
+            heldResponse?.body.append(contentsOf: bytes)
+            return false
+        }
         responseBodyPassed(bytes)
         if let cache, let record = cache.relayed(bytes) { emit(record) }
         if clientFraming == .none { return true }
@@ -197,12 +213,23 @@ extension Exchange {
     }
 
     func taskDidFinishResponse(trailers: HTTPFields?) {
+        if heldResponse != nil {
+            heldResponse?.ended = true
+            heldResponse?.trailers = trailers
+            if let record = cache?.responseEnded() { emit(record) }
+            return
+        }
+        endResponse(trailers: trailers)
+        if let record = cache?.responseEnded() { emit(record) }
+    }
+
+    /// The end of the origin's body (and its trailers) to the client.
+    func endResponse(trailers: HTTPFields?) {
         var fields = trailers ?? HTTPFields()
         HopByHopHeaders.remove(from: &fields)
         client.writeEnd(trailers: fields.isEmpty ? nil : fields)
         if clientFraming == .untilClose { keepClientAlive = false }
         responseBodyEnded()
-        if let record = cache?.responseEnded() { emit(record) }
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
@@ -223,6 +250,14 @@ extension Exchange {
         if let plan = pendingPlan {
             pendingPlan = nil
             proceed(with: plan)
+            return
+        }
+        if heldResponse != nil {
+            // The response broke off while its head was held: the client gets the error instead.
+            if let error {
+                heldResponse = nil
+                fail(error)
+            }
             return
         }
         guard let error else {

@@ -47,6 +47,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     var holdingStage: (any ExchangeStage)?
     /// Counts holds, so that a deadline timer knows whether its hold is still the current one.
     var holdGeneration: UInt64 = 0
+    /// The response head a stage holds, while one does.
+    var heldResponse: HeldResponse?
 
     // Attempts.
     /// What the current (or next) attempt sends.
@@ -224,7 +226,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         return false
     }
 
-    private func hold(by stage: any ExchangeStage, deadline: Double?) {
+    func hold(by stage: any ExchangeStage, deadline: Double?) {
         holdingStage = stage
         holdGeneration &+= 1
         guard let deadline else { return }
@@ -243,7 +245,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         holdGeneration &+= 1
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
-            if apply(verdict, from: stage) { runRequestStages() }
+            if heldResponse != nil {
+                resumeResponse(verdict, from: stage)
+            } else if apply(verdict, from: stage) {
+                runRequestStages()
+            }
         }
     }
 
@@ -263,6 +269,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// a fill followed) and writes their part of the summary.
     func closeCacheAndStages() {
         answerBody = nil
+        heldResponse = nil
         follower?.stop()
         follower = nil
         holdingStage = nil

@@ -27,7 +27,8 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// The request body is complete.
     func requestEnd(exchange: StageContext)
 
-    /// The final response head, in stage order, before the client gets it: change it, or fail.
+    /// The final response head, in stage order, before the client gets it: change it, hold it or
+    /// refuse it.
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict
 
     /// Response body bytes on their way to the client, whoever produced them (the origin, the
@@ -72,6 +73,13 @@ enum ResponseVerdict: Sendable {
     case proceed
     /// The response is not relayed: the client gets this error instead.
     case fail(ProxyError)
+    /// The client gets nothing until the stage calls `StageContext.resume` (`.proceed` lets the
+    /// response go on, `.answer` replaces it, `.fail` refuses it); with a deadline (seconds), it
+    /// ends with `stage_hold_timed_out` if none came by then. Reading from the origin stops at the
+    /// first body bytes. Two heads cannot wait: a `101` (the connection becomes a tunnel at once),
+    /// and a response served to a collapsed cache miss (that exchange fetches for itself instead,
+    /// and the stage sees the response it gets).
+    case hold(deadline: Double?)
 }
 
 /// A response a stage gives in place of the upstream's.

@@ -21,8 +21,9 @@ protocol StageContext: AnyObject, Sendable {
 
     /// Posts a record of this exchange, built only if a monitor wants its kind.
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind)
-    /// Ends a hold: `verdict` takes effect on a later turn of the loop, never on the caller's
-    /// stack. Ignored unless `stage` holds the exchange now.
+    /// Ends a hold (of the request head or of the response head): `verdict` takes effect on a
+    /// later turn of the loop, never on the caller's stack. Ignored unless `stage` holds the
+    /// exchange now.
     func resume(_ verdict: StageVerdict, from stage: ExchangeStage)
     /// Sends the request to another origin (map remote). `hostField` keeps the client's Host.
     func reroute(to route: StageRoute, hostField: String?)
