@@ -13,27 +13,30 @@ import LookoutUpstream
 /// 2. capture      — bodies written to files as they pass
 /// 3. shaping      — latency (a hold), injected status, pacing and cuts
 /// 4. map local    — an answer from a file
-/// 5. Via          — Lookout names itself on requests and responses
-/// 6. adapters     — the embedder's `RequestAdapter`s
-/// 7. Forwarded    — whom Lookout forwards for
-/// 8. header rules — the host's edits of requests and responses
+/// 5. redirects    — a 3xx passed, rewritten, refused or followed
+/// 6. retries      — a listed status or failure tried again
+/// 7. Via          — Lookout names itself on requests and responses
+/// 8. adapters     — the embedder's `RequestAdapter`s
+/// 9. Forwarded    — whom Lookout forwards for
+/// 10. header rules — the host's edits of requests and responses
 ///
-/// After the stages come the shared cache (which may answer too), then the upstream attempts,
-/// whose redirects and retries the session's `RedirectHandler` and `RequestRetrier` decide.
+/// After the request head's stages comes the shared cache (which may answer too), then the
+/// upstream attempts.
 struct StagePlan: Sendable {
     private let mapRules: MapRules
     private let capture: CaptureSettings?
     private let captureStore: BodyCaptureStore?
     private let shapingRules: HostRuleSet<ShapingRule>
-    /// Stages 5–8, as configured.
+    /// Stages 5–10, as configured.
     private let shared: [any ExchangeStage]
 
-    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, adapters: [any RequestAdapter]) {
+    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, adapters: [any RequestAdapter],
+         redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         mapRules = configuration.mapRules
         capture = configuration.capture
         self.captureStore = captureStore
         shapingRules = configuration.shapingRules
-        var shared: [any ExchangeStage] = []
+        var shared: [any ExchangeStage] = [RedirectStage(handler: redirectHandler), RetryStage(retrier: retrier)]
         if configuration.addVia { shared.append(ViaStage()) }
         if !adapters.isEmpty { shared.append(RequestAdapterStage(adapters: adapters)) }
         if configuration.addForwarded { shared.append(ForwardedStage()) }
@@ -56,7 +59,7 @@ struct StagePlan: Sendable {
         let shapingRule = shapingRules.match(for: clientKey)?.rule
         guard map != nil || captureRule != nil || shapingRule != nil else { return shared }
         var stages: [any ExchangeStage] = []
-        stages.reserveCapacity(shared.count + 3)
+        stages.reserveCapacity(shared.count + 4)
         if case .remote(let rule) = map { stages.append(MapRemoteStage(rule: rule)) }
         if let captureStore, let captureRule {
             stages.append(CaptureStage(store: captureStore, rule: captureRule, requestID: requestID))

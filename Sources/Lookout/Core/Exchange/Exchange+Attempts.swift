@@ -60,13 +60,51 @@ extension Exchange {
     }
 
     /// What the retry policy needs to know; nil once bytes of a response reached the client.
-    func retryContext(for task: UpstreamTask, outcome: AttemptOutcome) -> RetryContext? {
+    func retryContext(for attempt: AttemptFacts, outcome: AttemptOutcome) -> RetryContext? {
         guard !responseHeadSent, !finished else { return nil }
-        return RetryContext(method: request.method, host: request.origin.host, attempt: task.attempt,
+        return RetryContext(method: request.method, host: request.origin.host, attempt: attempt.number,
                             retriesByRule: retriesByRule, outcome: outcome,
-                            usedReusedConnection: task.metrics.isReusedConnection,
-                            receivedResponseBytes: task.receivedResponseBytes, bodyIsReplayable: bodyIsReplayable,
+                            usedReusedConnection: attempt.usedReusedConnection,
+                            receivedResponseBytes: attempt.receivedResponseBytes, bodyIsReplayable: bodyIsReplayable,
                             now: Double(Instant.now().unixMicroseconds) / 1e6)
+    }
+
+    /// `task` as the stages that decide about attempts see it.
+    func facts(_ task: UpstreamTask) -> AttemptFacts {
+        AttemptFacts(number: task.attempt,
+                     eventContext: EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
+                     usedReusedConnection: task.metrics.isReusedConnection,
+                     receivedResponseBytes: task.receivedResponseBytes)
+    }
+
+    /// What becomes of an attempt's final response: a parent's 407 for credentials the client never
+    /// gave is refused; otherwise the first stage with a plan decides (redirects, then retries);
+    /// with none it is relayed.
+    func attemptPlan(status: Int, fields: HTTPFields, task: UpstreamTask) -> ResponsePlan {
+        if status == 407, let parent = task.origin.parent, !task.origin.isSecure, !clientSentProxyAuthorization {
+            // The parent wants credentials the client never gave: Lookout's configuration is
+            // missing them, and a 407 would make the client think Lookout asks.
+            return .fail(.upstreamFailed(reason: .parentProxyFailed(
+                proxy: parent.description,
+                detail: "answered 407 (the parent wants credentials: give them in the upstream_proxies URL)")))
+        }
+        let attempt = facts(task)
+        for stage in stages {
+            if let plan = stage.attemptResponse(status: status, fields: fields, attempt: attempt, exchange: self) {
+                return plan
+            }
+        }
+        return .forward(location: nil)
+    }
+
+    /// What becomes of an attempt that failed: the first stage with a plan decides (a retry); nil
+    /// lets the failure stand.
+    func failurePlan(_ error: ProxyError, task: UpstreamTask) -> ResponsePlan? {
+        let attempt = facts(task)
+        for stage in stages {
+            if let plan = stage.attemptFailed(error, attempt: attempt, exchange: self) { return plan }
+        }
+        return nil
     }
 
     private var bodyIsReplayable: Bool {

@@ -16,6 +16,10 @@ extension Exchange: StageContext {
         environment.emit(requestContext, make())
     }
 
+    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts) {
+        environment.emit(attempt.eventContext, make())
+    }
+
     func reroute(to route: StageRoute, hostField: String?) {
         let key = HostRuleKey(route.origin.host)
         let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,

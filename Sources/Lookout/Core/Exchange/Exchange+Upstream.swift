@@ -131,9 +131,10 @@ extension Exchange {
         client.writeInformational(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields)
     }
 
-    /// A final response head, with what the policies decided about it. Returns false when the
+    /// A final response head: the stages decide what becomes of it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
-    func taskDidReceiveResponse(_ response: consuming ResponseHead, plan: ResponsePlan) -> Bool {
+    func taskDidReceiveResponse(_ response: consuming ResponseHead, task: UpstreamTask) -> Bool {
+        let plan = attemptPlan(status: response.status, fields: response.headerFields, task: task)
         guard case .forward(let location) = plan else {
             pendingPlan = plan
             return false
@@ -233,8 +234,9 @@ extension Exchange {
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.
-    func taskDidComplete(_ task: UpstreamTask, metrics: consuming TransactionMetrics, error: ProxyError?,
-                         retry: RetryDecision) {
+    func taskDidComplete(_ task: UpstreamTask, metrics: consuming TransactionMetrics, error: ProxyError?) {
+        // Asked while the attempt is still the current one (its records name it).
+        let retry = error.flatMap { failurePlan($0, task: task) }
         record(consume metrics)
         self.task = nil
         if error == nil, let switched = task.takeSwitchedStream() {
@@ -264,8 +266,8 @@ extension Exchange {
             finish(error: nil, keepAlive: keepClientAlive)
             return
         }
-        if case .retry(let delay, _, let counts) = retry, !responseHeadSent {
-            proceed(with: .retry(delay: delay, countsAgainstRule: counts))
+        if let retry, !responseHeadSent {
+            proceed(with: retry)
             return
         }
         fail(error)

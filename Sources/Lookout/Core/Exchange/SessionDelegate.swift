@@ -5,36 +5,19 @@ import Logging
 import LookoutModel
 import LookoutUpstream
 
-/// What the exchange does with a final response head, as the policies decided.
-enum ResponsePlan: Equatable {
-    /// Relay it; `location` replaces the `Location` field when a redirect rule rewrote it.
-    case forward(location: String?)
-    /// Hold it back and request `url` next (a followed redirect with this status).
-    case follow(url: String, status: Int)
-    /// Hold it back and try again after `delay` seconds.
-    case retry(delay: Double, countsAgainstRule: Bool)
-    /// Hold it back and answer the client with this error.
-    case fail(ProxyError)
-}
-
 /// Receives every upstream transport callback of one event loop — tasks' and tunnels' — tells the
-/// monitors first, then asks the policies (redirect, retry, cache), then tells the exchange, which
-/// it finds through the loop's `RequestTaskMap` (the state provider). Nothing below it knows about
-/// events. One per loop, so that the map it reads is that loop's.
+/// monitors first, then the exchange (whose stages decide about redirects, retries and the cache),
+/// which it finds through the loop's `RequestTaskMap` (the state provider). Nothing below it knows
+/// about events. One per loop, so that the map it reads is that loop's.
 final class SessionDelegate: UpstreamTaskDelegate, @unchecked Sendable {  // immutable; methods run on `taskMap`'s loop queue
     let monitor: CompositeEventMonitor
     let logger: Logger
-    let redirectHandler: RedirectHandler
-    let retrier: RequestRetrier
     /// The loop's exchanges and their current tasks.
     let taskMap: RequestTaskMap<Exchange, UpstreamTask>
 
-    init(monitor: CompositeEventMonitor, logger: Logger, redirectHandler: RedirectHandler, retrier: RequestRetrier,
-         taskMap: RequestTaskMap<Exchange, UpstreamTask>) {
+    init(monitor: CompositeEventMonitor, logger: Logger, taskMap: RequestTaskMap<Exchange, UpstreamTask>) {
         self.monitor = monitor
         self.logger = logger
-        self.redirectHandler = redirectHandler
-        self.retrier = retrier
         self.taskMap = taskMap
     }
 
@@ -116,43 +99,15 @@ final class SessionDelegate: UpstreamTaskDelegate, @unchecked Sendable {  // imm
         exchange(for: task).taskDidReceiveInformational(head)
     }
 
-    /// Monitors, then the redirect and retry policies, then the exchange with the resulting plan.
-    /// `head` is the exchange's to keep: handed on, not copied, so the exchange can add its own
-    /// fields without copying the origin's (copy-on-write, two owners).
+    /// Monitors, then the exchange, whose stages decide what becomes of the response (relayed,
+    /// followed, retried, refused). `head` is the exchange's to keep: handed on, not copied, so the
+    /// exchange can add its own fields without copying the origin's (copy-on-write, two owners).
     func task(_ task: UpstreamTask, didReceiveResponse head: consuming ResponseHead) -> ResponseDisposition {
         let exchange = exchange(for: task)
         emit(context(task), TaskDidReceiveResponse(status: head.status, reasonPhrase: head.reasonPhrase,
                                                    headerFields: head.headerFields))
-        var plan = ResponsePlan.forward(location: nil)
-        if RedirectStatus.isFollowable(head.status), let location = head.headerFields[.location] {
-            let outcome = redirectHandler.outcome(for: exchange.redirectContext(status: head.status, location: location))
-            emit(context(task), TaskWillPerformRedirect(from: task.request.url, to: outcome.target, status: head.status,
-                                                        decision: outcome.decision.name, reason: outcome.reason))
-            switch outcome.decision {
-            case .follow(let url): plan = .follow(url: url, status: head.status)
-            case .pass(let location): plan = .forward(location: location)
-            case .refuse(let error): plan = .fail(error)
-            }
-        }
-        if case .forward = plan, head.status == 407, let parent = task.origin.parent, !task.origin.isSecure,
-           !exchange.clientSentProxyAuthorization {
-            // The parent wants credentials the client never gave: Lookout's configuration is
-            // missing them, and a 407 would make the client think Lookout asks.
-            plan = .fail(.upstreamFailed(reason: .parentProxyFailed(
-                proxy: parent.description,
-                detail: "answered 407 (the parent wants credentials: give them in the upstream_proxies URL)")))
-        }
-        if case .forward = plan, retrier.mayRetry(status: head.status, host: task.origin.host),
-           let retry = exchange.retryContext(
-            for: task, outcome: .response(status: head.status, retryAfter: head.headerFields[.retryAfter])) {
-            if case .retry(let delay, let reason, let counts) = retrier.decision(for: retry) {
-                emit(EventContext(connectionID: task.connectionID, requestID: task.requestID),
-                     RequestIsRetrying(attempt: task.attempt + 1, delay: delay, reason: reason))
-                plan = .retry(delay: delay, countsAgainstRule: counts)
-            }
-        }
-        // The exchange may also hold a forwarded response back (the cache answers instead).
-        return exchange.taskDidReceiveResponse(consume head, plan: plan) ? .allow : .abandon
+        // The exchange may hold the response back (another attempt, or the cache answers instead).
+        return exchange.taskDidReceiveResponse(consume head, task: task) ? .allow : .abandon
     }
 
     /// Returns false when the client is backed up.
@@ -187,15 +142,7 @@ final class SessionDelegate: UpstreamTaskDelegate, @unchecked Sendable {  // imm
         emit(context(task), TaskDidComplete(error: error))
         map.disassociateIfNecessaryAfterCompleting(task)
         guard notifyExchange else { return }
-        var retry = RetryDecision.doNotRetry
-        if let error, let context = exchange.retryContext(for: task, outcome: .failure(error)) {
-            retry = retrier.decision(for: context)
-            if case .retry(let delay, let reason, _) = retry {
-                emit(EventContext(connectionID: task.connectionID, requestID: task.requestID),
-                     RequestIsRetrying(attempt: task.attempt + 1, delay: delay, reason: reason))
-            }
-        }
-        exchange.taskDidComplete(task, metrics: consume metrics, error: error, retry: retry)
+        exchange.taskDidComplete(task, metrics: consume metrics, error: error)
     }
 
     // MARK: - Tunnels

@@ -27,6 +27,15 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// The request body is complete.
     func requestEnd(exchange: StageContext)
 
+    /// An attempt's final response head, in stage order, before the cache and the response stages
+    /// see it: relay it, follow it, retry, or refuse it. The first stage with a plan decides; nil
+    /// is no opinion.
+    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan?
+
+    /// An attempt failed before any of its response reached the client: retry, or nil to let the
+    /// failure stand.
+    func attemptFailed(_ error: ProxyError, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan?
+
     /// The final response head, in stage order, before the client gets it: change it, hold it or
     /// refuse it.
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict
@@ -48,6 +57,10 @@ extension ExchangeStage {
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {}
     func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func requestEnd(exchange: StageContext) {}
+    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
+        nil
+    }
+    func attemptFailed(_ error: ProxyError, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? { nil }
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict { .proceed }
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func responseEnd(exchange: StageContext) {}

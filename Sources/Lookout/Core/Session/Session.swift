@@ -111,8 +111,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let (monitor, redirectHandler, retrier) = (self.monitor, self.redirectHandler, self.retrier)
         self.contexts = group.loops.map { loop in
             LoopContext(loop: loop, configuration: configuration) { taskMap in
-                SessionDelegate(monitor: monitor, logger: logger, redirectHandler: redirectHandler, retrier: retrier,
-                                taskMap: taskMap)
+                SessionDelegate(monitor: monitor, logger: logger, taskMap: taskMap)
             }
         }
         let resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
@@ -132,7 +131,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             shuttingDown: { shuttingDown.isSet })
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
-            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters),
+            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters,
+                                 redirectHandler: redirectHandler, retrier: retrier),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
