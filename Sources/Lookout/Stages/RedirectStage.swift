@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutModel
 
 /// `redirects.rules` (or the embedder's `RedirectHandler`): a 3xx with a `Location` is passed, its
@@ -11,8 +12,9 @@ final class RedirectStage: ExchangeStage, Sendable {
         self.handler = handler
     }
 
-    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
-        guard RedirectStatus.isFollowable(status), let location = fields[.location] else { return nil }
+    func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
+        let status = response.status
+        guard RedirectStatus.isFollowable(status), let location = response.headerFields[.location] else { return nil }
         let outcome = handler.outcome(for: exchange.redirectContext(status: status, location: location))
         exchange.emit(TaskWillPerformRedirect(from: exchange.route.url, to: outcome.target, status: status,
                                               decision: outcome.decision.name, reason: outcome.reason), for: attempt)

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutModel
 
 /// `retry.rules` (or the embedder's `RequestRetrier`), and the retries the protocols allow on their
@@ -12,9 +13,10 @@ final class RetryStage: ExchangeStage, Sendable {
         self.retrier = retrier
     }
 
-    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
-        guard retrier.mayRetry(status: status, host: exchange.route.origin.host) else { return nil }
-        return plan(for: .response(status: status, retryAfter: fields[.retryAfter]), attempt: attempt, exchange: exchange)
+    func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
+        guard retrier.mayRetry(status: response.status, host: exchange.route.origin.host) else { return nil }
+        return plan(for: .response(status: response.status, retryAfter: response.headerFields[.retryAfter]),
+                    attempt: attempt, exchange: exchange)
     }
 
     func attemptFailed(_ error: ProxyError, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {

@@ -15,41 +15,51 @@ import LookoutUpstream
 /// 4. map local    — an answer from a file
 /// 5. redirects    — a 3xx passed, rewritten, refused or followed
 /// 6. retries      — a listed status or failure tried again
-/// 7. Via          — Lookout names itself on requests and responses
-/// 8. adapters     — the embedder's `RequestAdapter`s
-/// 9. Forwarded    — whom Lookout forwards for
-/// 10. header rules — the host's edits of requests and responses
+/// 7. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
+/// 8. Via          — Lookout names itself on requests and responses
+/// 9. adapters     — the embedder's `RequestAdapter`s
+/// 10. Forwarded   — whom Lookout forwards for
+/// 11. header rules — the host's edits of requests and responses
 ///
-/// After the request head's stages comes the shared cache (which may answer too), then the
-/// upstream attempts.
+/// After the request head's stages come the upstream attempts.
 struct StagePlan: Sendable {
     private let mapRules: MapRules
     private let capture: CaptureSettings?
     private let captureStore: BodyCaptureStore?
     private let shapingRules: HostRuleSet<ShapingRule>
-    /// Stages 5–10, as configured.
+    private let cache: SharedCache?
+    /// Stages 5 and 6.
+    private let attempts: [any ExchangeStage]
+    /// Stages 8–11, as configured.
+    private let messages: [any ExchangeStage]
+    /// 5–11 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
     private let shared: [any ExchangeStage]
 
-    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, adapters: [any RequestAdapter],
-         redirectHandler: RedirectHandler, retrier: RequestRetrier) {
+    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?,
+         adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
+        self.cache = cache
         mapRules = configuration.mapRules
         capture = configuration.capture
         self.captureStore = captureStore
         shapingRules = configuration.shapingRules
-        var shared: [any ExchangeStage] = [RedirectStage(handler: redirectHandler), RetryStage(retrier: retrier)]
-        if configuration.addVia { shared.append(ViaStage()) }
-        if !adapters.isEmpty { shared.append(RequestAdapterStage(adapters: adapters)) }
-        if configuration.addForwarded { shared.append(ForwardedStage()) }
-        if !configuration.headerRules.isEmpty { shared.append(HeaderRulesStage(rules: configuration.headerRules)) }
-        self.shared = shared
+        attempts = [RedirectStage(handler: redirectHandler), RetryStage(retrier: retrier)]
+        var messages: [any ExchangeStage] = []
+        if configuration.addVia { messages.append(ViaStage()) }
+        if !adapters.isEmpty { messages.append(RequestAdapterStage(adapters: adapters)) }
+        if configuration.addForwarded { messages.append(ForwardedStage()) }
+        if !configuration.headerRules.isEmpty { messages.append(HeaderRulesStage(rules: configuration.headerRules)) }
+        self.messages = messages
+        self.shared = attempts + messages
     }
 
     /// The stages of one exchange. `clientKey` is the host the client addressed: capture and
     /// shaping follow it (the connection's rules — trust, retries, parent — follow the origin
-    /// actually contacted). A background revalidation runs only the shared stages.
-    func stages(for route: StageRoute, clientKey: HostRuleKey, requestID: UInt64,
-                background: Bool) -> [any ExchangeStage] {
-        guard !background else { return shared }
+    /// actually contacted). A background revalidation runs only the shared stages and the cache.
+    /// `recordsWanted`: a monitor wants the cache's lifecycle records.
+    func stages(for route: StageRoute, clientKey: HostRuleKey, requestID: UInt64, background: Bool,
+                recordsWanted: Bool) -> [any ExchangeStage] {
+        let cacheStage = cache.map { CacheStage(shared: $0, validatesAlways: background, recordsWanted: recordsWanted) }
+        guard !background else { return cacheStage.map { attempts + [$0] + messages } ?? shared }
         var map: MapRules.Match?
         if !mapRules.isEmpty {
             map = mapRules.match(isSecure: route.origin.isSecure, host: route.origin.host, port: route.origin.port,
@@ -57,16 +67,18 @@ struct StagePlan: Sendable {
         }
         let captureRule = captureStore != nil ? capture?.rules.match(for: clientKey)?.rule : nil
         let shapingRule = shapingRules.match(for: clientKey)?.rule
-        guard map != nil || captureRule != nil || shapingRule != nil else { return shared }
+        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil else { return shared }
         var stages: [any ExchangeStage] = []
-        stages.reserveCapacity(shared.count + 4)
+        stages.reserveCapacity(shared.count + 5)
         if case .remote(let rule) = map { stages.append(MapRemoteStage(rule: rule)) }
         if let captureStore, let captureRule {
             stages.append(CaptureStage(store: captureStore, rule: captureRule, requestID: requestID))
         }
         if let shapingRule { stages.append(ShapingStage(rule: shapingRule)) }
         if case .local(let rule) = map { stages.append(MapLocalStage(rule: rule)) }
-        stages.append(contentsOf: shared)
+        stages.append(contentsOf: attempts)
+        if let cacheStage { stages.append(cacheStage) }
+        stages.append(contentsOf: messages)
         return stages
     }
 }

@@ -13,6 +13,8 @@ extension Exchange {
             preconditionFailure("a forwarded response is not held back")
         case .fail(let error):
             fail(error)
+        case .answer(let answer):
+            self.answer(answer, phase: answer.phase ?? "answering")
         case .retry(let delay, let countsAgainstRule):
             if countsAgainstRule { retriesByRule += 1 }
             nextAttempt(after: delay)
@@ -78,10 +80,11 @@ extension Exchange {
     }
 
     /// What becomes of an attempt's final response: a parent's 407 for credentials the client never
-    /// gave is refused; otherwise the first stage with a plan decides (redirects, then retries);
+    /// gave is refused; otherwise the stages decide in order (redirects, retries, the cache): a
+    /// `.forward` may rewrite the `Location` and lets the next stage decide, any other plan wins;
     /// with none it is relayed.
-    func attemptPlan(status: Int, fields: HTTPFields, task: UpstreamTask) -> ResponsePlan {
-        if status == 407, let parent = task.origin.parent, !task.origin.isSecure, !clientSentProxyAuthorization {
+    func attemptPlan(for response: ResponseHead, task: UpstreamTask) -> ResponsePlan {
+        if response.status == 407, let parent = task.origin.parent, !task.origin.isSecure, !clientSentProxyAuthorization {
             // The parent wants credentials the client never gave: Lookout's configuration is
             // missing them, and a 407 would make the client think Lookout asks.
             return .fail(.upstreamFailed(reason: .parentProxyFailed(
@@ -89,12 +92,16 @@ extension Exchange {
                 detail: "answered 407 (the parent wants credentials: give them in the upstream_proxies URL)")))
         }
         let attempt = facts(task)
+        var location: String?
         for stage in stages {
-            if let plan = stage.attemptResponse(status: status, fields: fields, attempt: attempt, exchange: self) {
-                return plan
+            guard let plan = stage.attemptResponse(response, attempt: attempt, exchange: self) else { continue }
+            if case .forward(let rewritten) = plan {
+                location = rewritten ?? location
+                continue
             }
+            return plan
         }
-        return .forward(location: nil)
+        return .forward(location: location)
     }
 
     /// What becomes of an attempt that failed: the first stage with a plan decides (a retry); nil

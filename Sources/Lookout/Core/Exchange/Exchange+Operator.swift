@@ -21,8 +21,8 @@ extension Exchange {
             phase = "shaping_pace"
         } else if answerBody != nil {
             phase = answerPhase
-        } else if follower != nil {
-            phase = "collapsed"
+        } else if let deferred {
+            phase = deferred.phase
         } else {
             phase = "starting"
         }

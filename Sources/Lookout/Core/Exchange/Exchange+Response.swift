@@ -137,8 +137,8 @@ extension Exchange {
             sendAnswerBody()
             return
         }
-        if follower != nil {
-            advanceFollower(afterDrain: true)
+        if deferred != nil {
+            advanceDeferred(afterDrain: true)
             return
         }
         task?.resumeReading()
@@ -169,6 +169,11 @@ extension Exchange {
                                            source: .answer(answer.body, phase: stage.heldPhase))
             heldResponse = replacement
             releaseHeldResponse(replacement)
+        case .answerLater(let answer):
+            heldResponse = nil
+            stopTask()
+            dropRequestBody()
+            answerLater(answer)
         case .hold(let deadline):
             hold(by: stage, deadline: deadline)
         }

@@ -34,6 +34,15 @@ extension Exchange: StageContext {
         if requestBodyBytes == 0 { prepareReplay() }
     }
 
+    var asksForUpgrade: Bool { upgradeProtocol != nil }
+
+    var isFirstHop: Bool { summary.redirects == 0 }
+
+    func revalidateInBackground() {
+        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: request.origin,
+                                     path: upstreamPath, requestFields: head.headerFields)
+    }
+
     func dropRequestBody() {
         guard !bodyDropped else { return }
         bodyDropped = true

@@ -102,7 +102,7 @@ extension Exchange {
         self.task = task
         taskTakesBody = false
         replaySent = 0
-        cache?.attemptWillStart()
+        for stage in stages { stage.attemptStarts(exchange: self) }
         context.taskMap.add(task, for: self)
         context.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
                                   didCreateFor: request.origin, attempt: summary.attempts)
@@ -134,7 +134,7 @@ extension Exchange {
     /// A final response head: the stages decide what becomes of it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
     func taskDidReceiveResponse(_ response: consuming ResponseHead, task: UpstreamTask) -> Bool {
-        let plan = attemptPlan(status: response.status, fields: response.headerFields, task: task)
+        let plan = attemptPlan(for: response, task: task)
         guard case .forward(let location) = plan else {
             pendingPlan = plan
             return false
@@ -151,19 +151,6 @@ extension Exchange {
         var fields = response.headerFields
         response.headerFields = HTTPFields()
         HopByHopHeaders.remove(from: &fields)
-        var cacheStatus: String?
-        if let cache, summary.redirects == 0, response.status != 101 {
-            let (action, records) = cache.responseArrived(status: response.status, reasonPhrase: response.reasonPhrase,
-                                                          fields: fields, framing: response.framing)
-            for record in records { emit(record) }
-            switch action {
-            case .answer(let answer):
-                pendingAnswer = answer
-                return false
-            case .relay(let status):
-                cacheStatus = status
-            }
-        }
         summary.status = response.status
         if response.status == 101 {
             // The origin accepted the switch (the task only passes a 101 on when one was asked
@@ -179,7 +166,6 @@ extension Exchange {
             prepareFraming(for: response, chunkedCoding: chunkedCoding, fields: &fields)
         }
         if let location { fields[.location] = location }
-        if let cacheStatus { fields.append(HTTPField(name: .cacheStatus, value: cacheStatus)) }
         switch runResponseStages(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields) {
         case .proceed:
             break
@@ -203,12 +189,10 @@ extension Exchange {
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if heldResponse != nil {
             // Kept until the head is let go; the origin is not read meanwhile.
-            if let cache, let record = cache.relayed(bytes) { emit(record) }
             heldResponse?.body.append(contentsOf: bytes)
             return false
         }
         responseBodyPassed(bytes)
-        if let cache, let record = cache.relayed(bytes) { emit(record) }
         if clientFraming == .none { return true }
         return client.writeBody(bytes)
     }
@@ -217,11 +201,9 @@ extension Exchange {
         if heldResponse != nil {
             heldResponse?.ended = true
             heldResponse?.trailers = trailers
-            if let record = cache?.responseEnded() { emit(record) }
             return
         }
         endResponse(trailers: trailers)
-        if let record = cache?.responseEnded() { emit(record) }
     }
 
     /// The end of the origin's body (and its trailers) to the client.
@@ -244,11 +226,6 @@ extension Exchange {
             return
         }
         guard !finished else { return }
-        if let answer = pendingAnswer {
-            pendingAnswer = nil
-            answerFromStore(answer)
-            return
-        }
         if let plan = pendingPlan {
             pendingPlan = nil
             proceed(with: plan)

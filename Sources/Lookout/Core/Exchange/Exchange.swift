@@ -96,13 +96,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// What an operator sees while `answerBody` is sent.
     var answerPhase = ""
 
-    // The shared cache.
-    /// This exchange's lookup, validation and store (nil when the cache is off).
-    var cache: ExchangeCache?
-    /// A stored response to answer with once the current task has ended (a 304 validated it).
-    var pendingAnswer: StoredAnswer?
-    /// Follows another exchange's fetch of the same URL (a collapsed miss).
-    var follower: FillFollower?
+    /// An answer a stage gave whose head comes later (a collapsed cache miss).
+    var deferred: (any DeferredAnswer)?
     /// A stale-while-revalidate refresh nobody waits for (see `BackgroundRevalidation`).
     var revalidatesInBackground = false
 
@@ -175,7 +170,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         if head.framing == .none { requestEnded = true }
         prepareReplay()
         stages = given ?? environment.stagePlan.stages(for: route, clientKey: clientKey, requestID: id,
-                                                   background: revalidatesInBackground)
+                                                   background: revalidatesInBackground,
+                                                   recordsWanted: environment.monitor.wants(.lifecycle))
         runRequestStages()
     }
 
@@ -199,14 +195,16 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     // MARK: - Stages
 
-    /// The request head through the stages from `nextStage` on, then the cache and the upstream.
+    /// The request head through the stages from `nextStage` on, then the first attempt.
     func runRequestStages() {
         while nextStage < stages.count {
             let stage = stages[nextStage]
             nextStage += 1
             guard apply(stage.requestHead(self), from: stage) else { return }
         }
-        lookUpOrForward()
+        request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
+                                      withBody: head.framing != .none, stripCredentials: false)
+        startAttempt()
     }
 
     /// Acts on a stage's verdict; true when the next stage goes on.
@@ -217,7 +215,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             return true
         case .answer(let answer):
             dropRequestBody()
-            self.answer(answer, phase: stage.heldPhase)
+            self.answer(answer, phase: answer.phase ?? stage.heldPhase)
+        case .answerLater(let answer):
+            answerLater(answer)
         case .fail(let error):
             fail(error)
         case .hold(let deadline):
@@ -270,15 +270,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func closeCacheAndStages() {
         answerBody = nil
         heldResponse = nil
-        follower?.stop()
-        follower = nil
+        deferred?.stop()
+        deferred = nil
         holdingStage = nil
         for stage in stages { stage.exchangeEnd(&summary) }
         stages = []
-        if let cache {
-            cache.abandon()
-            summary.cache = cache.summary
-        }
     }
 
     /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a
@@ -286,11 +282,13 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func fail(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
-        if !responseHeadSent, case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() {
-            // RFC 5861 §4: the stale response stands in for the failed validation.
-            environment.emit(requestContext, record)
-            answerFromStore(answer)
-            return
+        if !responseHeadSent, case .upstreamFailed = error {
+            for stage in stages {
+                if let answer = stage.answerInstead(of: error, exchange: self) {
+                    self.answer(answer, phase: answer.phase ?? stage.heldPhase)
+                    return
+                }
+            }
         }
         if !responseHeadSent {
             if error.status != nil {

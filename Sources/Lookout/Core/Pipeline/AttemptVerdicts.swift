@@ -1,7 +1,7 @@
 import LookoutModel
 
 /// What the exchange does with an attempt's final response head (or failure), as the stages decided.
-enum ResponsePlan: Equatable {
+enum ResponsePlan {
     /// Relay it; `location` replaces the `Location` field when a redirect rule rewrote it.
     case forward(location: String?)
     /// Hold it back and request `url` next (a followed redirect with this status).
@@ -10,6 +10,8 @@ enum ResponsePlan: Equatable {
     case retry(delay: Double, countsAgainstRule: Bool)
     /// Hold it back and answer the client with this error.
     case fail(ProxyError)
+    /// Hold it back and answer with this instead (a stored response a 304 validated).
+    case answer(StageAnswer)
 }
 
 /// One upstream attempt, as the stages that decide about it see it.

@@ -18,6 +18,9 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// Once per exchange, in stage order, before anything goes upstream: go on, answer, hold or fail.
     func requestHead(_ exchange: StageContext) -> StageVerdict
 
+    /// An upstream attempt is about to send its request (a retry is an attempt too).
+    func attemptStarts(exchange: StageContext)
+
     /// Every hop's request head (a retry or a followed redirect is a hop too), in stage order, after
     /// the hop-by-hop fields were removed and Host set: may change target and fields.
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext)
@@ -27,14 +30,19 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// The request body is complete.
     func requestEnd(exchange: StageContext)
 
-    /// An attempt's final response head, in stage order, before the cache and the response stages
-    /// see it: relay it, follow it, retry, or refuse it. The first stage with a plan decides; nil
-    /// is no opinion.
-    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan?
+    /// An attempt's final response head (hop-by-hop fields as received), in stage order, before the
+    /// response stages see it: relay it (`.forward`, with a rewritten `Location`; the next stage is
+    /// asked too), follow it, retry, answer instead, or refuse it. The first stage with another
+    /// plan decides; nil is no opinion.
+    func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan?
 
     /// An attempt failed before any of its response reached the client: retry, or nil to let the
     /// failure stand.
     func attemptFailed(_ error: ProxyError, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan?
+
+    /// An upstream failure is about to end the exchange before any response went out: answer
+    /// instead (a stale stored response, RFC 5861 §4), or nil.
+    func answerInstead(of error: ProxyError, exchange: StageContext) -> StageAnswer?
 
     /// The final response head, in stage order, before the client gets it: change it, hold it or
     /// refuse it.
@@ -57,10 +65,12 @@ extension ExchangeStage {
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {}
     func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func requestEnd(exchange: StageContext) {}
-    func attemptResponse(status: Int, fields: HTTPFields, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
+    func attemptStarts(exchange: StageContext) {}
+    func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
         nil
     }
     func attemptFailed(_ error: ProxyError, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? { nil }
+    func answerInstead(of error: ProxyError, exchange: StageContext) -> StageAnswer? { nil }
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict { .proceed }
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func responseEnd(exchange: StageContext) {}
@@ -73,6 +83,9 @@ enum StageVerdict: Sendable {
     case proceed
     /// The stage answers: the stages after it and the upstream are skipped.
     case answer(StageAnswer)
+    /// The stage answers with a response whose head comes later; the exchange may still go
+    /// upstream if it withdraws.
+    case answerLater(any DeferredAnswer)
     /// The exchange waits until the stage calls `StageContext.resume`; with a deadline (seconds),
     /// it ends with `stage_hold_timed_out` if none came by then. Nothing goes upstream meanwhile,
     /// and the client's body is read only into the exchange's bounded buffer.
@@ -104,6 +117,18 @@ struct StageAnswer: Sendable {
     var framing: ClientFraming
     /// Produces the body while the client keeps up; nil for no body.
     var body: (any ResponseBodySource)?
+    /// What an operator sees while the body is sent; the answering stage's `heldPhase` if nil.
+    var phase: String?
+
+    init(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming,
+         body: (any ResponseBodySource)?, phase: String? = nil) {
+        self.status = status
+        self.reasonPhrase = reasonPhrase
+        self.fields = fields
+        self.framing = framing
+        self.body = body
+        self.phase = phase
+    }
 }
 
 /// One hop's request head as the stages shape it, and what the header rule changed (its record).

@@ -34,6 +34,13 @@ protocol StageContext: AnyObject, Sendable {
     func resume(_ verdict: StageVerdict, from stage: ExchangeStage)
     /// Sends the request to another origin (map remote). `hostField` keeps the client's Host.
     func reroute(to route: StageRoute, hostField: String?)
+    /// The request asks for a protocol switch that goes upstream (`Upgrade`, RFC 9110 §7.8).
+    var asksForUpgrade: Bool { get }
+    /// The request's first hop, as sent before any redirect was followed.
+    var isFirstHop: Bool { get }
+    /// Starts a revalidation nobody waits for (RFC 5861 §3): the stale answer was served, and the
+    /// store is to be fresh for the next request.
+    func revalidateInBackground()
     /// Nothing goes upstream any more: the client's body is read and dropped.
     func dropRequestBody()
     /// Applies a shaping rule's pacing and cuts to both directions of the exchange.

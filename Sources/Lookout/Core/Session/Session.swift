@@ -62,31 +62,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 logger: Logger = Logger(label: "lookout")) throws {
         self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
-        // RFC 7301 §3.1: in preference order; the origin picks.
-        let http1Only = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
-                                                             applicationProtocols: ["http/1.1"]))
-        let upstreamTLS = configuration.http2.upstream
-            ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
-                                                   applicationProtocols: ["h2", "http/1.1"]))
-            : http1Only
-        let interceptionTLS: TLSEngine?
-        if !configuration.tls.interceptedHosts.isEmpty {
-            guard let authority = configuration.tls.certificateAuthority else {
-                throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
-            }
-            // RFC 7301 §3.2: the server picks by its own preference, so h2 wins when offered.
-            interceptionTLS = try TLSEngine(configuration: .server(
-                minimumVersion: configuration.tls.minimumVersion,
-                applicationProtocols: configuration.http2.client ? ["h2", "http/1.1"] : ["http/1.1"],
-                certificateSelector: { name in
-                    guard let name else {
-                        throw CertificateError(.invalidHost, "the client sent no server name")
-                    }
-                    return try authority.issueLeaf(for: name)
-                }))
-        } else {
-            interceptionTLS = nil
-        }
+        let (upstreamTLS, http1Only) = try Self.upstreamEngines(configuration)
+        let interceptionTLS = try Self.interceptionEngine(configuration)
         self.configuration = configuration
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         // The configured rules unless the embedder brings its own policies.
@@ -131,8 +108,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             shuttingDown: { shuttingDown.isSet })
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
-            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, adapters: adapters,
-                                 redirectHandler: redirectHandler, retrier: retrier),
+            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, cache: cache,
+                                 adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
@@ -142,6 +119,39 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                                          interceptionTLS: interceptionTLS, trustManager: trustManager,
                                          authenticator: authenticator)
         self.registries = group.loops.map { _ in ClientRegistry() }
+    }
+
+    /// The engines that originate TLS toward https origins: one offering `h2` then `http/1.1`
+    /// (with `http2.upstream`), and one offering only `http/1.1` for requests that ask for a
+    /// protocol switch, which HTTP/2 does not have (RFC 9113 §8.6). RFC 7301 §3.1: in preference
+    /// order; the origin picks.
+    private static func upstreamEngines(_ configuration: SessionConfiguration) throws -> (TLSEngine, TLSEngine) {
+        let http1Only = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
+                                                             applicationProtocols: ["http/1.1"]))
+        let upstreamTLS = configuration.http2.upstream
+            ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
+                                                   applicationProtocols: ["h2", "http/1.1"]))
+            : http1Only
+        return (upstreamTLS, http1Only)
+    }
+
+    /// The engine that terminates intercepted clients' TLS with leaves from the local CA; nil
+    /// without interception. RFC 7301 §3.2: the server picks by its own preference, so h2 wins
+    /// when offered.
+    private static func interceptionEngine(_ configuration: SessionConfiguration) throws -> TLSEngine? {
+        guard !configuration.tls.interceptedHosts.isEmpty else { return nil }
+        guard let authority = configuration.tls.certificateAuthority else {
+            throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
+        }
+        return try TLSEngine(configuration: .server(
+            minimumVersion: configuration.tls.minimumVersion,
+            applicationProtocols: configuration.http2.client ? ["h2", "http/1.1"] : ["http/1.1"],
+            certificateSelector: { name in
+                guard let name else {
+                    throw CertificateError(.invalidHost, "the client sent no server name")
+                }
+                return try authority.issueLeaf(for: name)
+            }))
     }
 
     // MARK: - Ids and events
