@@ -22,7 +22,7 @@ import LookoutUpstream
 /// 11. header rules — the host's edits of requests and responses
 ///
 /// After the request head's stages come the upstream attempts.
-struct StagePlan: Sendable {
+final class StagePlan: Sendable {
     private let mapRules: MapRules
     private let capture: CaptureSettings?
     private let captureStore: BodyCaptureStore?

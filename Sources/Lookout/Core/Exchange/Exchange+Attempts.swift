@@ -73,8 +73,7 @@ extension Exchange {
 
     /// `task` as the stages that decide about attempts see it.
     func facts(_ task: UpstreamTask) -> AttemptFacts {
-        AttemptFacts(number: task.attempt,
-                     eventContext: EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
+        AttemptFacts(number: task.attempt, taskID: task.id,
                      usedReusedConnection: task.metrics.isReusedConnection,
                      receivedResponseBytes: task.receivedResponseBytes)
     }
@@ -93,15 +92,18 @@ extension Exchange {
         }
         let attempt = facts(task)
         var location: String?
-        for stage in stages {
-            guard let plan = stage.attemptResponse(response, attempt: attempt, exchange: self) else { continue }
-            if case .forward(let rewritten) = plan {
-                location = rewritten ?? location
-                continue
+        let list = stages
+        return list.withUnsafeBufferPointer { stages in
+            for index in stages.indices {
+                guard let plan = stages[index].attemptResponse(response, attempt: attempt, exchange: self) else { continue }
+                if case .forward(let rewritten) = plan {
+                    location = rewritten ?? location
+                    continue
+                }
+                return plan
             }
-            return plan
+            return .forward(location: location)
         }
-        return .forward(location: location)
     }
 
     /// What becomes of an attempt that failed: the first stage with a plan decides (a retry); nil

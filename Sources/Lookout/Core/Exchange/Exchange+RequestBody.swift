@@ -23,7 +23,7 @@ extension Exchange {
     /// Request body bytes on their way upstream (after any upload pacing).
     func takeBody(_ bytes: UnsafeRawBufferPointer) {
         guard !finished else { return }
-        for stage in stages { stage.requestBody(bytes, exchange: self) }
+        forEachStage { $0.requestBody(bytes, exchange: self) }
         requestBodyBytes += UInt64(bytes.count)
         let limit = environment.maxRequestBodyBytes
         if limit > 0 && requestBodyBytes > limit {
@@ -73,7 +73,7 @@ extension Exchange {
 
     private func requestBodyDidEnd(trailers: HTTPFields?) {
         guard !finished else { return }
-        for stage in stages { stage.requestEnd(exchange: self) }
+        forEachStage { $0.requestEnd(exchange: self) }
         requestEnded = true
         requestTrailers = trailers
         feedTask()

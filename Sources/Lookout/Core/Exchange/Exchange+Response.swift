@@ -16,14 +16,17 @@ extension Exchange {
         // One owner of the fields while the stages change them (copy-on-write would copy them).
         fields = HTTPFields()
         defer { fields = response.fields }
-        for index in first..<stages.count {
-            switch stages[index].responseHead(&response, exchange: self) {
-            case .proceed: continue
-            case .fail(let error): return .fail(error)
-            case .hold(let deadline): return .hold(index: index, deadline: deadline)
+        let list = stages
+        return list.withUnsafeBufferPointer { stages in
+            for index in first..<stages.count {
+                switch stages[index].responseHead(&response, exchange: self) {
+                case .proceed: continue
+                case .fail(let error): return .fail(error)
+                case .hold(let deadline): return .hold(index: index, deadline: deadline)
+                }
             }
+            return .proceed
         }
-        return .proceed
     }
 
     /// The head to the client, after the stages had it.

@@ -8,6 +8,8 @@ extension Exchange: StageContext {
     var requestID: UInt64 { id }
     var loop: EventLoop { context.loop }
 
+    var upstreamHost: String { request.origin.host }
+
     var route: StageRoute {
         StageRoute(origin: request.origin, path: upstreamPath, url: request.url)
     }
@@ -17,7 +19,8 @@ extension Exchange: StageContext {
     }
 
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts) {
-        environment.emit(attempt.eventContext, make())
+        // The context reads the clock: built only when a monitor takes the record.
+        environment.emit(EventContext(connectionID: records.connectionID, requestID: id, taskID: attempt.taskID), make())
     }
 
     func reroute(to route: StageRoute, hostField: String?) {

@@ -11,29 +11,29 @@ extension Exchange {
     /// The request head for one hop: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
     /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the stages.
     func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
-                             withBody: Bool, stripCredentials: Bool,
-                             validators: HTTPFields? = nil) -> UpstreamRequest {
+                             withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
         // Built in place inside the head the stages change: a separate copy would be copied
         // again by the first stage that appends a field (one allocation per request).
-        var upstream = UpstreamRequestHead(method: method, target: path, authority: origin.authority,
-                                           headerFields: head.headerFields)
+        var adaptation = UpstreamAdaptation(
+            head: UpstreamRequestHead(method: method, target: path, authority: origin.authority, headerFields: head.headerFields),
+            origin: origin)
         // The fields are still the client's (the summary logs them), so the first change copies
         // them; reserving room for Host and Via makes that copy the only allocation — set in
         // place, Host copied them at their exact size and the appended Via grew them again.
-        upstream.headerFields.reserveCapacity(head.headerFields.count + 2)
-        upstream.headerFields[HTTPField.Name.host] = hostOverride ?? origin.hostFieldValue
-        HopByHopHeaders.remove(from: &upstream.headerFields)
+        adaptation.head.headerFields.reserveCapacity(head.headerFields.count + 2)
+        adaptation.head.headerFields[HTTPField.Name.host] = hostOverride ?? origin.hostFieldValue
+        HopByHopHeaders.remove(from: &adaptation.head.headerFields)
         var chunked = false
         if withBody {
             switch head.framing {
             case .chunked:
                 // Re-chunked hop by hop; codings before "chunked" (e.g. gzip) describe the body itself.
-                upstream.headerFields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
+                adaptation.head.headerFields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
                 chunked = true
             case .contentLength(let length):
                 // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
                 // cannot frame the body differently.
-                if head.contentLengthIsList { upstream.headerFields[.contentLength] = String(length) }
+                if head.contentLengthIsList { adaptation.head.headerFields[.contentLength] = String(length) }
             default:
                 break
             }
@@ -41,46 +41,36 @@ extension Exchange {
             // RFC 9110 §15.4: a redirect that turns the request into a GET drops the content and the
             // fields that describe it.
             for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .contentLanguage, .contentLocation] {
-                upstream.headerFields[name] = nil
+                adaptation.head.headerFields[name] = nil
             }
         }
         if let upgradeProtocol {
             // Hop-by-hop, so removed above; asked for again on this hop.
-            upstream.headerFields[.connection] = "upgrade"
-            upstream.headerFields[.upgrade] = upgradeProtocol
-        }
-        if let validators {
-            // Validating a stored response (RFC 9111 §4.3.1): its validators replace the
-            // client's own; the client's conditions are answered from the result.
-            upstream.headerFields[.ifNoneMatch] = nil
-            upstream.headerFields[.ifModifiedSince] = nil
-            upstream.headerFields.append(contentsOf: validators)
+            adaptation.head.headerFields[.connection] = "upgrade"
+            adaptation.head.headerFields[.upgrade] = upgradeProtocol
         }
         if stripCredentials {
             // Credentials meant for the first host are not sent to another one.
-            upstream.headerFields[.authorization] = nil
-            upstream.headerFields[.cookie] = nil
+            adaptation.head.headerFields[.authorization] = nil
+            adaptation.head.headerFields[.cookie] = nil
         }
         if let parent = origin.parent, !origin.isSecure {
             // Through a parent, a plain request names its whole URL (RFC 9112 §3.2.2), and carries
             // the parent's credentials; https goes through a CONNECT instead (the opener's).
-            upstream.target = origin.url(path: path)
+            adaptation.head.target = origin.url(path: path)
             if let authorization = parent.authorization {
-                upstream.headerFields[.proxyAuthorization] = authorization
+                adaptation.head.headerFields[.proxyAuthorization] = authorization
             } else if !environment.asksForCredentials, let own = head.headerFields[.proxyAuthorization] {
                 // Lookout asks for no credentials and the rule gives none: the client's are for the parent.
-                upstream.headerFields[.proxyAuthorization] = own
+                adaptation.head.headerFields[.proxyAuthorization] = own
             }
         }
-        var adaptation = UpstreamAdaptation(head: upstream, origin: origin)
-        upstream = UpstreamRequestHead(method: method, target: "", authority: "", headerFields: HTTPFields())
-        for stage in stages { stage.upstreamRequest(&adaptation, exchange: self) }
-        let adapted = adaptation.head
-        environment.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adapted.target,
-                                                            headerFields: adapted.headerFields,
+        forEachStage { $0.upstreamRequest(&adaptation, exchange: self) }
+        environment.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adaptation.head.target,
+                                                            headerFields: adaptation.head.headerFields,
                                                             rule: adaptation.rule, changes: adaptation.changes))
-        return UpstreamRequest(origin: origin, method: method, url: url, target: adapted.target,
-                               fields: adapted.headerFields, bodyIsChunked: chunked, hasBody: withBody,
+        return UpstreamRequest(origin: origin, method: method, url: url, target: adaptation.head.target,
+                               fields: adaptation.head.headerFields, bodyIsChunked: chunked, hasBody: withBody,
                                asksForUpgrade: upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
     }
 
@@ -102,7 +92,7 @@ extension Exchange {
         self.task = task
         taskTakesBody = false
         replaySent = 0
-        for stage in stages { stage.attemptStarts(exchange: self) }
+        forEachStage { $0.attemptStarts(exchange: self) }
         context.taskMap.add(task, for: self)
         context.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
                                   didCreateFor: request.origin, attempt: summary.attempts)

@@ -3,7 +3,7 @@ import LookoutModel
 
 /// A final response head a stage holds (`ResponseVerdict.hold`), and what arrived behind it while
 /// it was held: the exchange keeps it here and sends nothing to the client until the stage lets go.
-struct HeldResponse {
+final class HeldResponse {  // confined to the exchange's loop queue; a class, so the hot path's nil check is a pointer test
     var status: Int
     var reasonPhrase: String
     var fields: HTTPFields

@@ -18,8 +18,8 @@ enum ResponsePlan {
 struct AttemptFacts {
     /// 1 for the first attempt.
     let number: Int
-    /// Who the attempt's records are about (with the task's id).
-    let eventContext: EventContext
+    /// The attempt's task, which its records name.
+    let taskID: UInt64
     /// The attempt used a pooled connection that had served earlier requests.
     let usedReusedConnection: Bool
     /// Some bytes of the response had arrived from the origin.

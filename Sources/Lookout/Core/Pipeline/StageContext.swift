@@ -14,6 +14,8 @@ protocol StageContext: AnyObject, Sendable {
     var clientKey: HostRuleKey { get }
     /// Where the request goes now (a map remote rule changes it).
     var route: StageRoute { get }
+    /// The host the current hop goes to (`route.origin.host`, without building the route).
+    var upstreamHost: String { get }
     /// The record being built; stages write their own part.
     var summary: ExchangeSummary { get set }
     /// The exchange's loop: stages that wait schedule their timers on it.
@@ -21,7 +23,7 @@ protocol StageContext: AnyObject, Sendable {
 
     /// Posts a record of this exchange, built only if a monitor wants its kind.
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind)
-    /// Posts a record of one attempt of this exchange (`AttemptFacts.eventContext`).
+    /// Posts a record of one attempt of this exchange (naming its task).
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts)
     /// What a redirect policy needs to know about a 3xx of the current hop.
     func redirectContext(status: Int, location: String) -> RedirectContext
