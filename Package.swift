@@ -110,6 +110,8 @@ let package = Package(
         .testTarget(name: "LookoutUpstreamTests",
                     dependencies: ["LookoutUpstream", "LookoutModel", "LookoutIO", "LookoutTLS", "LookoutHTTP",
                                    .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(name: "LookoutAdminTests", dependencies: ["LookoutAdmin", "LookoutModel", "LookoutIO",
+                                                              .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "LookoutModelTests", dependencies: ["LookoutModel", "LookoutHTTP", "LookoutTLS"]),
         .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutModel", "LookoutUpstream", "LookoutIO"]),
         .testTarget(name: "LookoutMonitorsTests",
