@@ -240,11 +240,6 @@ extension Exchange {
         fail(error)
     }
 
-    func emit(_ record: any EventKind) {
-        func post<Kind: EventKind>(_ kind: Kind) { environment.emit(requestContext, kind) }
-        post(record)
-    }
-
     // MARK: - Protocol switch
 
     /// After a 101 the exchange becomes a tunnel over the same two connections; the tunnel
