@@ -4,8 +4,9 @@ import LookoutTLS
 import LookoutModel
 import LookoutUpstream
 
-/// Further attempts: retries after a backoff and followed redirects, as the session's
-/// `RequestRetrier` and `RedirectHandler` decided, and the metrics of every attempt.
+/// What becomes of each attempt, as the stages decide (`attemptResponse`, `attemptFailed`):
+/// another attempt after a backoff, a followed redirect, an answer instead; and the metrics of
+/// every attempt.
 extension Exchange {
     func proceed(with plan: ResponsePlan) {
         switch plan {

@@ -246,7 +246,7 @@ extension Exchange {
     /// writes this exchange's summary when both sides are done.
     private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
         finished = true
-        closeCacheAndStages()
+        closeStages()
         guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,

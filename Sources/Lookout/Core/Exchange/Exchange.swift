@@ -275,9 +275,9 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     // MARK: - Finishing
 
-    /// Stops what the cache and the stages still have open (a half-written object or body file,
-    /// a fill followed) and writes their part of the summary.
-    func closeCacheAndStages() {
+    /// Stops what the stages still have open (a half-written cache object or body file, a fill
+    /// followed) and lets each write its part of the summary.
+    func closeStages() {
         answerBody = nil
         heldResponse = nil
         deferred?.stop()
@@ -327,7 +327,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         uploadPacer?.cancel()
         waitingForNextAttempt = false
         replay = nil
-        closeCacheAndStages()
+        closeStages()
         summary.error = error
         summary.transactions = transactions
         if summary.redirects > 0 { summary.finalURL = request.url }
