@@ -25,8 +25,8 @@ final class ExchangeEnvironment: Sendable {
     let temporaryDirectory: String
     /// `shaping.rules`, for tunnels (exchanges get theirs through the stage plan).
     let shapingRules: HostRuleSet<ShapingRule>
-    private let parentProxyRules: HostRuleSet<ParentProxy?>
-    private let defaultParentProxy: ParentProxy?
+    /// The configuration, for what is looked up per host (`upstream_proxies`).
+    private let configuration: SessionConfiguration
     /// Started and not finished (the status page, `/metrics`).
     let exchangesInFlight = Atomic<Int>(0)
     let exchangesFinished = Atomic<UInt64>(0)
@@ -46,8 +46,7 @@ final class ExchangeEnvironment: Sendable {
         self.maxRequestBodyBytes = configuration.maxRequestBodyBytes
         self.temporaryDirectory = configuration.temporaryDirectory
         self.shapingRules = configuration.shapingRules
-        self.parentProxyRules = configuration.parentProxyRules
-        self.defaultParentProxy = configuration.defaultParentProxy
+        self.configuration = configuration
     }
 
     func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
@@ -59,10 +58,7 @@ final class ExchangeEnvironment: Sendable {
     }
 
     /// The parent proxy a host is reached through (`upstream_proxies`).
-    func parentProxy(for host: HostRuleKey) -> ParentProxy? {
-        if let match = parentProxyRules.match(for: host) { return match.rule }
-        return defaultParentProxy
-    }
+    func parentProxy(for host: HostRuleKey) -> ParentProxy? { configuration.parentProxy(for: host) }
 
     var isShuttingDown: Bool { upstream.isShuttingDown }
 }

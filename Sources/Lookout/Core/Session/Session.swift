@@ -19,15 +19,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let configuration: SessionConfiguration
     public let monitor: CompositeEventMonitor
     public let redirectHandler: RedirectHandler
-    /// The shared cache (`cache.enabled`); nil when off.
-    let cache: SharedCache?
-    /// Where captured bodies go (`capture.rules`); nil when nothing is captured.
-    let captureStore: BodyCaptureStore?
     public let retrier: RequestRetrier
     let logger: Logger
-
-    /// Judges every upstream certificate chain by the host's rule.
-    let trustManager: ServerTrustManager
     /// What exchanges, tunnels and their upstream side are given of the session, as values.
     let exchanges: ExchangeEnvironment
     /// What client connections are given of the session, as values.
@@ -37,14 +30,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     let group: EventLoopGroup
     let contexts: [LoopContext]
-    let resolver: Resolver
     private let acceptQueue = DispatchQueue(label: "lookout.accept")
     private var listeners: [Listener] = []
     /// The route-table watcher (`reachability.enabled`), started in `start`.
     let reachability: NetworkReachabilityManager?
 
-    /// True while reachability is watched and there is no route to the outside.
-    var networkIsUnreachable: Bool { reachability?.isNotReachable.load(ordering: .relaxed) ?? false }
     let startTime = Instant.now()
 
     private let nextConnectionID = Atomic<UInt64>(1)
@@ -60,7 +50,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                 retrier: RequestRetrier? = nil,
                 adapters: [any RequestAdapter] = [],
                 logger: Logger = Logger(label: "lookout")) throws {
-        self.trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
+        // Judges every upstream certificate chain by the host's rule.
+        let trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
         let (upstreamTLS, http1Only) = try Self.upstreamEngines(configuration)
         let interceptionTLS = try Self.interceptionEngine(configuration)
@@ -68,31 +59,26 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
         // The configured rules unless the embedder brings its own policies.
         self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
-        if let settings = configuration.cache {
-            self.cache = try SharedCache(settings: settings,
-                                         handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
-                                         monitor: monitor)
-        } else {
-            self.cache = nil
+        let monitor = self.monitor
+        let cache = try configuration.cache.map { settings in
+            try SharedCache(settings: settings, handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
+                            monitor: monitor)
         }
-        if let capture = configuration.capture {
-            self.captureStore = try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
-        } else {
-            self.captureStore = nil
+        let captureStore = try configuration.capture.map { capture in
+            try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
         }
         self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
         let authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount,
                                     spinMicroseconds: configuration.eventLoopSpinMicroseconds)
-        let (monitor, redirectHandler, retrier) = (self.monitor, self.redirectHandler, self.retrier)
+        let (redirectHandler, retrier) = (self.redirectHandler, self.retrier)
         self.contexts = group.loops.map { loop in
             LoopContext(loop: loop, configuration: configuration) { taskMap in
                 SessionDelegate(monitor: monitor, logger: logger, taskMap: taskMap)
             }
         }
         let resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
-        self.resolver = resolver
         // The session's states the upstream side reads, through the atomics that hold them;
         // `self` is not complete yet, so they are captured, not the session.
         let shuttingDown = self.shuttingDown
