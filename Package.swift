@@ -73,7 +73,7 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "Lookout",
-                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "CLookoutSocket",
+                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "LookoutLogQuery", "CLookoutSocket",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
@@ -93,7 +93,7 @@ let package = Package(
                 // The web UI's static files, copied beside the executable (UIEndpoint finds them).
                 resources: [.copy("UI")],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO"]),
+        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),

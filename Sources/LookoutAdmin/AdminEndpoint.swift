@@ -32,12 +32,20 @@ public struct AdminRequest: Sendable {
     public var clientAddress: String
     /// The running exchanges, for pages that list or cancel them.
     public let exchanges: (any ExchangeOperator)?
+    /// Breakpoints, held exchanges and resends, for the pages that act on them.
+    public let breakpoints: (any BreakpointOperator)?
+    /// The request's body (admin requests are read whole, up to `AdminRequest.maxBodyBytes`).
+    public var body: [UInt8]
+
+    /// The most an admin request's body may hold: an edited body of a paused exchange, as JSON.
+    public static let maxBodyBytes = 16 << 20
 
     /// The query's parameters, percent-decoded (a repeated name keeps its last value).
     public var parameters: [String: String] { FormURLEncoding.parameters(query) }
 
     public init(method: HTTPRequest.Method, path: String, query: String?, headerFields: HTTPFields,
-                statistics: SessionStatistics, clientAddress: String = "", exchanges: (any ExchangeOperator)? = nil) {
+                statistics: SessionStatistics, clientAddress: String = "", exchanges: (any ExchangeOperator)? = nil,
+                breakpoints: (any BreakpointOperator)? = nil, body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.query = query
@@ -45,6 +53,8 @@ public struct AdminRequest: Sendable {
         self.statistics = statistics
         self.clientAddress = clientAddress
         self.exchanges = exchanges
+        self.breakpoints = breakpoints
+        self.body = body
     }
 }
 

@@ -150,5 +150,8 @@ extension ConfigReader {
         if let node = top["shaping"], let section = fields(of: node, path: "shaping"), let rules = section["rules"] {
             config.shaping.rules = shapingRules(rules, path: "shaping.rules") ?? config.shaping.rules
         }
+        if let node = top["breakpoints"], let section = fields(of: node, path: "breakpoints") {
+            readBreakpoints(section, into: &config.breakpoints)
+        }
     }
 }

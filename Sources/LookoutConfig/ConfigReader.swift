@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping",
+        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -36,6 +36,7 @@ enum Schema {
         "http2": ["client", "upstream", "upstream_h2c_hosts", "max_concurrent_streams", "max_header_list_bytes"],
         "map": ["remote", "local"],
         "shaping": ["rules"],
+        "breakpoints": ["max_held", "max_body_bytes", "rules"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -55,6 +56,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `breakpoints.rules[i]`.
+    static let breakpointRule = ["filter", "on", "timeout", "on_timeout"]
     /// The keys of one `capture.rules[i]`.
     static let captureRule = ["hosts", "request_bodies", "response_bodies", "max_body_bytes"]
     /// The keys of one `cache.rules[i]`.

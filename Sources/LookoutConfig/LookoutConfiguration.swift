@@ -79,6 +79,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var map = Map()
     /// `shaping`: per-host latency, bandwidth and faults.
     public var shaping = Shaping()
+    /// `breakpoints`: pause exchanges for an operator to edit (`max_held`, `max_body_bytes`, `rules`).
+    public var breakpoints = BreakpointSettings()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -1,48 +1,88 @@
+/// What a filter can be asked about: a summary record read from the log, or an exchange still
+/// on its way (a breakpoint's or a hook's filter sees the request before anything went upstream).
+/// A field the subject does not know (yet) does not match.
+public protocol FilterSubject {
+    /// The text of host, method, url, kind, client, code, cache, trust, version or protocol.
+    func filterText(_ field: LogFilter.Field) -> String?
+    /// The number of status, id, conn, or a phase's milliseconds.
+    func filterNumber(_ field: LogFilter.Field) -> Double?
+    /// Every value of the header `name` (lowercase), in the request and the response.
+    func filterHeaderValues(_ name: String) -> [String]
+    /// Whether something changed the exchange on its way.
+    var filterModified: Bool { get }
+}
+
 extension LogFilter {
-    /// Whether a summary record matches. A term whose field the record lacks does not match
+    /// Whether a subject matches. A term whose field the subject lacks does not match
     /// (so `not code:*` selects the exchanges without an error).
-    public func matches(_ record: LogRecord) -> Bool {
+    public func matches<Subject: FilterSubject>(_ subject: Subject) -> Bool {
         switch self {
-        case .and(let a, let b): return a.matches(record) && b.matches(record)
-        case .or(let a, let b): return a.matches(record) || b.matches(record)
-        case .not(let a): return !a.matches(record)
-        case .term(let term): return term.matches(record)
+        case .and(let a, let b): return a.matches(subject) && b.matches(subject)
+        case .or(let a, let b): return a.matches(subject) || b.matches(subject)
+        case .not(let a): return !a.matches(subject)
+        case .term(let term): return term.matches(subject)
         }
     }
 }
 
-extension LogFilter.Term {
-    func matches(_ record: LogRecord) -> Bool {
+extension LogRecord: FilterSubject {
+    public func filterText(_ field: LogFilter.Field) -> String? {
         switch field {
-        case .host: return record.host.map { text($0, caseInsensitive: true) } ?? false
-        case .method: return record.string("method").map { text($0, caseInsensitive: true) } ?? false
-        case .url: return record.string("url").map { text($0, caseInsensitive: false) } ?? false
-        case .kind: return record.string("kind").map { text($0, caseInsensitive: false) } ?? false
-        case .client: return record.string("client").map { text($0, caseInsensitive: false) } ?? false
-        case .code: return record.string("error", "code").map { text($0, caseInsensitive: false) } ?? false
-        case .cache: return record.string("cache", "status").map { text($0, caseInsensitive: false) } ?? false
-        case .trust: return record.string("upstream", "tls", "trust", "result").map { text($0, caseInsensitive: false) } ?? false
-        case .version: return record.string("http_version").map { text($0, caseInsensitive: true) } ?? false
-        case .upstreamProtocol: return record.string("upstream", "protocol").map { text($0, caseInsensitive: true) } ?? false
+        case .host: return host
+        case .method: return string("method")
+        case .url: return string("url")
+        case .kind: return string("kind")
+        case .client: return string("client")
+        case .code: return string("error", "code")
+        case .cache: return string("cache", "status")
+        case .trust: return string("upstream", "tls", "trust", "result")
+        case .version: return string("http_version")
+        case .upstreamProtocol: return string("upstream", "protocol")
+        default: return nil
+        }
+    }
+
+    public func filterNumber(_ field: LogFilter.Field) -> Double? {
+        switch field {
+        case .status: return number("status")
+        case .id: return number("id")
+        case .conn: return number("conn")
+        // -1 means the phase did not happen: it is never more or less than anything.
+        case .phase(let name): return number("timings_ms", name).flatMap { $0 >= 0 ? $0 : nil }
+        default: return nil
+        }
+    }
+
+    public func filterHeaderValues(_ name: String) -> [String] {
+        var values: [String] = []
+        for map in ["request_headers", "response_headers"] {
+            for (key, value) in stringMembers(map) where key == name { values.append(value) }
+        }
+        return values
+    }
+
+    public var filterModified: Bool { span(["modified_by"]) != nil }
+}
+
+extension LogFilter.Term {
+    func matches<Subject: FilterSubject>(_ subject: Subject) -> Bool {
+        switch field {
+        case .host, .method, .version, .upstreamProtocol:
+            return subject.filterText(field).map { text($0, caseInsensitive: true) } ?? false
+        case .url, .kind, .client, .code, .cache, .trust:
+            return subject.filterText(field).map { text($0, caseInsensitive: false) } ?? false
         case .header(let name):
-            for map in ["request_headers", "response_headers"] {
-                for (key, value) in record.stringMembers(map) where key == name {
-                    if text(value, caseInsensitive: true) { return true }
-                }
-            }
-            return false
+            return subject.filterHeaderValues(name).contains { text($0, caseInsensitive: true) }
+        case .modified:
+            return subject.filterModified == (value == "true")
         case .status:
-            guard let status = record.number("status") else { return false }
+            guard let status = subject.filterNumber(.status) else { return false }
             if number == nil, let digit = value.first?.wholeNumberValue {
                 return Int(status) / 100 == digit
             }
             return compare(status)
-        case .id, .conn:
-            return record.number(field == .id ? "id" : "conn").map(compare) ?? false
-        case .phase(let name):
-            // -1 means the phase did not happen: it is never more or less than anything.
-            guard let ms = record.number("timings_ms", name), ms >= 0 else { return false }
-            return compare(ms)
+        case .id, .conn, .phase:
+            return subject.filterNumber(field).map(compare) ?? false
         }
     }
 

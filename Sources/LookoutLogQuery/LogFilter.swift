@@ -22,6 +22,8 @@ public indirect enum LogFilter: Sendable, Equatable {
         case header(String)
         /// A `timings_ms` member: blocked, dns, connect, tls, send, wait, receive, total.
         case phase(String)
+        /// `modified:true`: a breakpoint, an operator or a hook changed the exchange (`modified_by`).
+        case modified
     }
 
     public enum Operator: String, Sendable, Equatable {
@@ -38,7 +40,7 @@ public indirect enum LogFilter: Sendable, Equatable {
 
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
     static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
-                             "protocol", "id", "conn", "header:NAME"] + phases
+                             "protocol", "id", "conn", "modified", "header:NAME"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -151,6 +153,11 @@ extension LogFilter {
         case "protocol": field = .upstreamProtocol
         case "id": field = .id
         case "conn": field = .conn
+        case "modified":
+            guard op == .matches, value == "true" || value == "false" else {
+                throw LogFilterError(column: column, message: "modified takes :true or :false")
+            }
+            field = .modified
         case _ where name.hasPrefix("header:"): field = .header(String(name.dropFirst("header:".count)))
         case _ where phases.contains(name): field = .phase(name)
         default:

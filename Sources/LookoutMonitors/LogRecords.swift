@@ -65,6 +65,16 @@ extension JSONBuffer {
         if let error = s.error { key("error"); appendError(error) }
         if let mappedFrom = s.mappedFrom { key("mapped_from"); string(redactingURL(mappedFrom, options: options)) }
         if let shaping = s.shaping { key("shaping"); appendShaping(shaping) }
+        if let held = s.heldMilliseconds { key("held_ms"); milliseconds(held) }
+        if !s.modifiedBy.isEmpty {
+            key("modified_by"); beginArray()
+            for name in s.modifiedBy { element(); string(name) }
+            endArray()
+        }
+        if let resentFrom = s.resentFrom {
+            key("resent_from"); uint(resentFrom)
+            if let resentBy = s.resentBy { key("resent_by"); string(resentBy) }
+        }
         if let capture = s.capture { key("capture"); appendCapture(capture) }
         // A captured exchange always carries its headers: the files are its bodies.
         if options.includeHeaders || s.capture != nil {
@@ -219,6 +229,7 @@ extension JSONBuffer {
         key("code"); string(error.code)
         key("message"); string(error.message)
         if case .cancelledByOperator(let operatorAddress) = error { key("cancelled_by"); string(operatorAddress) }
+        if case .abortedByOperator(let operatorAddress) = error { key("aborted_by"); string(operatorAddress) }
         endObject()
     }
 

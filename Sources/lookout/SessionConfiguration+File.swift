@@ -122,6 +122,7 @@ extension SessionConfiguration {
                 faultStatusRate: settings.faultStatusRate, resetAfterBytes: UInt64(settings.resetAfterBytes),
                 stall: settings.stallMilliseconds / 1000))
         })
+        breakpoints = file.breakpoints
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

@@ -363,4 +363,96 @@ import Glibc
         let headAt = try #require(client.headAt)
         #expect(headAt.nanoseconds - start.nanoseconds >= 150_000_000)
     }
+
+    // MARK: - Holding a message with its body
+
+    /// Holds the response (or request) with its body, notes what it got, applies `edits` and lets go.
+    final class BodyHoldingStage: ExchangeStage, @unchecked Sendable {  // confined to the exchange's loop queue
+        let limit: Int
+        let atRequest: Bool
+        var edits = ExchangeEdits()
+        let seen = Mutex<[(body: [UInt8], complete: Bool, problem: String?)]>([])
+
+        init(limit: Int, atRequest: Bool = false) {
+            self.limit = limit
+            self.atRequest = atRequest
+        }
+
+        func requestHead(_ exchange: StageContext) -> StageVerdict {
+            atRequest ? .holdWithBody(limit: limit, deadline: 5) : .proceed
+        }
+        func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
+            atRequest ? .proceed : .holdWithBody(limit: limit, deadline: 5)
+        }
+        func requestBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
+            letGo(body, complete, exchange.editRequest(edits), exchange)
+        }
+        func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
+            letGo(body, complete, exchange.editResponse(edits), exchange)
+        }
+        private func letGo(_ body: [UInt8], _ complete: Bool, _ problem: String?, _ exchange: StageContext) {
+            seen.withLock { $0.append((body, complete, problem)) }
+            exchange.resume(.proceed, from: self)
+        }
+    }
+
+    @Test func aResponseHeldWithItsBodyCanBeChangedWhole() async throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nX-Old: 1\r\nConnection: close\r\n\r\nnot found")
+        defer { origin.stop() }
+        let stage = BodyHoldingStage(limit: 100)
+        stage.edits = ExchangeEdits(status: 200, setHeaders: [("X-New", "yes")], removeHeaders: ["X-Old"], body: Array("found!".utf8))
+        let (client, summary) = try await run([stage], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        let seen = stage.seen.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first.map { String(decoding: $0.body, as: UTF8.self) } == "not found")
+        #expect(seen.first?.complete == true && seen.first?.problem == nil)
+        #expect(client.status == 200)
+        #expect(String(decoding: client.body, as: UTF8.self) == "found!")
+        #expect(client.fields[.contentLength] == "6", "the length follows the new body")
+        #expect(client.fields[HTTPField.Name("X-New")!] == "yes" && client.fields[HTTPField.Name("X-Old")!] == nil)
+        #expect(summary?.status == 200)
+    }
+
+    @Test func aResponseLongerThanTheLimitIsHeldOnItsHeadAndArrivesWhole() async throws {
+        let body = String(repeating: "y", count: 300_000)
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n")
+        defer { origin.stop() }
+        let stage = BodyHoldingStage(limit: 1000)
+        stage.edits = ExchangeEdits(body: Array("short".utf8))
+        let (client, _) = try await run([stage], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        let seen = stage.seen.withLock { $0 }
+        #expect(seen.first?.complete == false)
+        #expect(seen.first?.body.count == 1000, "the stage sees the beginning, up to its limit")
+        #expect(seen.first?.problem?.hasPrefix("body:") == true, "a body not held whole cannot be replaced")
+        #expect(client.body.count == 300_000 && client.body.allSatisfy { $0 == UInt8(ascii: "y") }, "nothing lost or changed")
+    }
+
+    @Test func aRequestHeldWithItsBodyGetsItsEditsUpstream() async throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.stop() }
+        let stage = BodyHoldingStage(limit: 100, atRequest: true)
+        stage.edits = ExchangeEdits(method: "PUT", setHeaders: [("X-Edited", "1")])
+        let (client, summary) = try await run([stage], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(stage.seen.withLock { $0.map(\.complete) } == [true], "a bodiless request is complete at once")
+        #expect(client.status == 200)
+        let received = origin.received.withLock { $0 }
+        #expect(received.first?.hasPrefix("PUT /x HTTP/1.1\r\n") == true)
+        #expect(received.first?.contains("X-Edited: 1\r\n") == true)
+        #expect(summary?.method == "GET", "the record keeps what the client sent")
+    }
+
+    @Test func invalidEditsNameTheFieldAndChangeNothing() async throws {
+        let origin = try BlockingOrigin(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.stop() }
+        let stage = BodyHoldingStage(limit: 100)
+        stage.edits = ExchangeEdits(status: 99, setHeaders: [("X-A", "1")])
+        let (client, _) = try await run([stage], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(stage.seen.withLock { $0.first?.problem }?.hasPrefix("status:") == true)
+        #expect(client.status == 200 && client.fields[HTTPField.Name("X-A")!] == nil)
+        let framing = BodyHoldingStage(limit: 100)
+        framing.edits = ExchangeEdits(setHeaders: [("Content-Length", "5")])
+        _ = try await run([framing], url: "http://127.0.0.1:\(origin.port)/x", port: origin.port)
+        #expect(framing.seen.withLock { $0.first?.problem }?.hasPrefix("headers.set:") == true)
+    }
 }

@@ -32,7 +32,7 @@ final class AdminContext: Sendable {
 
 /// What the admin pages read of the running session when they answer: its gauges, the route
 /// to the outside, and the running exchanges (to list or cancel them).
-protocol AdminStatusSource: ExchangeOperator {
+protocol AdminStatusSource: ExchangeOperator, BreakpointOperator {
     var statistics: SessionStatistics { get }
     /// The reachability status and the default route's interface; nil when not watched.
     var reachabilitySnapshot: (status: String, interface: String?)? { get }

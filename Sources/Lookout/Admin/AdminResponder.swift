@@ -21,7 +21,7 @@ enum AdminResponder {
     /// `setCookie`: the `admin.token` cookie for a browser that brought the token in the query.
     static func response(for head: RequestHead, path: String, admin: AdminContext, status source: any AdminStatusSource,
                          keepAlive: Bool,
-                         clientAddress: String, setCookie: String?) -> Response? {
+                         clientAddress: String, setCookie: String?, body: [UInt8] = []) -> Response? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
         let plainText = "text/plain; charset=utf-8"
@@ -39,10 +39,13 @@ enum AdminResponder {
                 return respond(head, status: answer.status, contentType: "application/json",
                                body: Array((answer.json + "\n").utf8), keepAlive: keepAlive, setCookie: setCookie)
             }
-            guard !admin.endpoints.isEmpty else { return nil }
             let request = AdminRequest(method: head.method, path: pathOnly, query: query,
                                        headerFields: head.headerFields, statistics: source.statistics,
-                                       clientAddress: clientAddress, exchanges: source)
+                                       clientAddress: clientAddress, exchanges: source, breakpoints: source, body: body)
+            // Breakpoints and held exchanges are the core's own, whatever else is configured.
+            if let answer = OperatorEndpoint.answer(request) {
+                return respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)
+            }
             for endpoint in admin.endpoints {
                 if let answer = endpoint.answer(request) {
                     return respond(head, answer, keepAlive: keepAlive, setCookie: setCookie)

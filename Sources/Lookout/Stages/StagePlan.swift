@@ -10,16 +10,17 @@ import LookoutUpstream
 /// Adding a capability: a stage file in this folder and one line in `stages(for:)`.
 ///
 /// 1. map remote   — the request goes to another origin (every later step sees the mapped one)
-/// 2. capture      — bodies written to files as they pass
-/// 3. shaping      — latency (a hold), injected status, pacing and cuts
-/// 4. map local    — an answer from a file
-/// 5. redirects    — a 3xx passed, rewritten, refused or followed
-/// 6. retries      — a listed status or failure tried again
-/// 7. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
-/// 8. Via          — Lookout names itself on requests and responses
-/// 9. adapters     — the embedder's `RequestAdapter`s
-/// 10. Forwarded   — whom Lookout forwards for
-/// 11. header rules — the host's edits of requests and responses
+/// 2. capture      — bodies written to files as they pass (as the client and the origin sent them)
+/// 3. breakpoints  — an operator pauses, edits, answers or aborts the exchange (`breakpoints`)
+/// 4. shaping      — latency (a hold), injected status, pacing and cuts
+/// 5. map local    — an answer from a file
+/// 6. redirects    — a 3xx passed, rewritten, refused or followed
+/// 7. retries      — a listed status or failure tried again
+/// 8. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
+/// 9. Via          — Lookout names itself on requests and responses
+/// 10. adapters    — the embedder's `RequestAdapter`s
+/// 11. Forwarded   — whom Lookout forwards for
+/// 12. header rules — the host's edits of requests and responses
 ///
 /// After the request head's stages come the upstream attempts.
 final class StagePlan: Sendable {
@@ -28,16 +29,18 @@ final class StagePlan: Sendable {
     private let captureStore: BodyCaptureStore?
     private let shapingRules: HostRuleSet<ShapingRule>
     private let cache: SharedCache?
-    /// Stages 5 and 6.
+    private let breakpoints: Breakpoints
+    /// Stages 6 and 7.
     private let attempts: [any ExchangeStage]
-    /// Stages 8–11, as configured.
+    /// Stages 9–12, as configured.
     private let messages: [any ExchangeStage]
-    /// 5–11 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
+    /// 6–12 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
     private let shared: [any ExchangeStage]
 
-    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?,
+    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?, breakpoints: Breakpoints,
          adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         self.cache = cache
+        self.breakpoints = breakpoints
         mapRules = configuration.mapRules
         capture = configuration.capture
         self.captureStore = captureStore
@@ -67,13 +70,15 @@ final class StagePlan: Sendable {
         }
         let captureRule = captureStore != nil ? capture?.rules.match(for: clientKey)?.rule : nil
         let shapingRule = shapingRules.match(for: clientKey)?.rule
-        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil else { return shared }
+        let pauses = breakpoints.hasRules
+        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil || pauses else { return shared }
         var stages: [any ExchangeStage] = []
         stages.reserveCapacity(shared.count + 5)
         if case .remote(let rule) = map { stages.append(MapRemoteStage(rule: rule)) }
         if let captureStore, let captureRule {
             stages.append(CaptureStage(store: captureStore, rule: captureRule, requestID: requestID))
         }
+        if pauses { stages.append(BreakpointStage(hub: breakpoints)) }
         if let shapingRule { stages.append(ShapingStage(rule: shapingRule)) }
         if case .local(let rule) = map { stages.append(MapLocalStage(rule: rule)) }
         stages.append(contentsOf: attempts)

@@ -47,6 +47,14 @@ public struct ExchangeSummary: Sendable {
     public var mappedFrom: String?
     /// What the host's shaping rule did (`shaping.rules`).
     public var shaping: ShapingSummary?
+    /// How long breakpoints held the exchange, in all (nil when none did).
+    public var heldMilliseconds: Double?
+    /// Who changed the exchange on its way: `breakpoint:RULE`, `operator:ADDRESS`, `hook:NAME`, in
+    /// the order they did. An exchange something edited never passes for an untouched one.
+    public var modifiedBy: [String] = []
+    /// The exchange this one sends again (`POST /exchanges/ID/resend`), and the operator's address.
+    public var resentFrom: UInt64?
+    public var resentBy: String?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

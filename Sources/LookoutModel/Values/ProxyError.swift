@@ -27,6 +27,13 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case mapFailed(reason: MapFailureReason)
     /// A stage held the exchange past the deadline it set (`stage` is what it was doing).
     case stageHoldTimedOut(stage: String, after: Double)
+    /// An operator aborted a held exchange (`POST /exchanges/ID/abort`).
+    case abortedByOperator(operatorAddress: String)
+    /// A breakpoint held the exchange for its whole `timeout` with `on_timeout: abort`.
+    case breakpointTimedOut(rule: String, after: Double)
+    /// A hook failed (it timed out, exited, or replied with something unusable) and its
+    /// `on_failure` is `abort`, or it answered `abort` itself.
+    case hookFailed(hook: String, detail: String)
 
     /// What a shaping rule injected; `rule` names its host patterns.
     public enum InjectedFaultReason: Sendable, Equatable {
@@ -160,6 +167,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .mapFailed(let reason): return reason.code
         case .stageHoldTimedOut:
             return "stage_hold_timed_out"
+        case .abortedByOperator:
+            return "aborted_by_operator"
+        case .breakpointTimedOut:
+            return "breakpoint_timeout"
+        case .hookFailed:
+            return "hook_failed"
         }
     }
 
@@ -196,7 +209,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sessionUnavailable(let reason):
             if case .notCached = reason { return 504 }
             return 503
-        case .serverTrustEvaluationFailed, .redirectFailed, .cancelledByOperator:
+        case .serverTrustEvaluationFailed, .redirectFailed, .cancelledByOperator, .abortedByOperator,
+             .breakpointTimedOut, .hookFailed:
             return 502
         case .accessDenied(let reason):
             if case .methodNotAllowed = reason { return 405 }
@@ -234,6 +248,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case .mapFailed(let reason): return reason.message
         case .stageHoldTimedOut(let stage, let after):
             return "the exchange was held (\(stage)) for \(Self.seconds(after)) without being let go"
+        case .abortedByOperator(let operatorAddress):
+            return "aborted by the operator at \(operatorAddress) while held at a breakpoint (POST /exchanges/ID/abort)"
+        case .breakpointTimedOut(let rule, let after):
+            return "held at breakpoint \(rule) for \(Self.seconds(after)) without being resumed (on_timeout: abort)"
+        case .hookFailed(let hook, let detail):
+            return "hook \(hook): \(detail)"
         }
     }
 

@@ -109,7 +109,8 @@ class OriginHandler(BaseHTTPRequestHandler):
     /slow?pieces=P&interval=S   chunked, P pieces b"slow piece i\\n", S seconds apart (4, 0.75)
     /huge/N           N pattern bytes written in 64 KiB pieces with Content-Length (streamed)
     /echo[...]        JSON: method, target, version, headers [[name, value]...], body_length,
-                      body_sha256, body_framing ("none"|"length"|"chunked"), trailers
+                      body_sha256, body_framing ("none"|"length"|"chunked"), trailers; with
+                      ?body=1 also body (its first MiB, as latin-1 text)
     /status/CODE      that status, body b"status CODE\\n" (none for 1xx/204/304)
     /head             like /fixed/1000 (HEAD support check)
     /204              204 No Content
@@ -153,6 +154,7 @@ class OriginHandler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> dict:
         h = hashlib.sha256()
+        kept = bytearray()
         total = 0
         trailers: list[str] = []
         te = self.headers.get("Transfer-Encoding")
@@ -172,6 +174,8 @@ class OriginHandler(BaseHTTPRequestHandler):
                     if not data:
                         raise ConnectionError("EOF in chunk")
                     h.update(data)
+                    if len(kept) < 1 << 20:
+                        kept += data
                     left -= len(data)
                     total += len(data)
                 if self.rfile.read(2) != b"\r\n":
@@ -189,12 +193,14 @@ class OriginHandler(BaseHTTPRequestHandler):
                 if not data:
                     raise ConnectionError("EOF in body")
                 h.update(data)
+                if len(kept) < 1 << 20:
+                    kept += data
                 left -= len(data)
                 total += len(data)
         else:
             framing = "none"
         return {"body_length": total, "body_sha256": h.hexdigest(),
-                "body_framing": framing, "trailers": trailers}
+                "body_framing": framing, "trailers": trailers, "kept": bytes(kept)}
 
     # -- responses -------------------------------------------------------------------
 
@@ -213,6 +219,7 @@ class OriginHandler(BaseHTTPRequestHandler):
 
     def _route(self, head: bool):
         body_info = self._read_body()
+        kept = body_info.pop("kept")
         target = self.path
         parts = urlsplit(target)
         path = parts.path
@@ -243,6 +250,9 @@ class OriginHandler(BaseHTTPRequestHandler):
                     "headers": [[k, v] for k, v in self.headers.items()],
                     **body_info,
                 }
+                if "body" in query:
+                    # The first MiB of the body, for tests that check what arrived.
+                    info["body"] = kept.decode("latin-1")
                 payload = json.dumps(info).encode()
                 self._simple(200, payload, head=head, content_type="application/json")
             elif seg[0] == "status" and len(seg) == 2:

@@ -104,8 +104,9 @@ extension ClientConnection {
 
     // MARK: - Answers of the proxy's own
 
+    /// An admin request: the token first, then its body (read whole, up to
+    /// `AdminRequest.maxBodyBytes`, before the page answers), then the page.
     func answerAdmin(_ head: RequestHead, requestID: UInt64, path: String) {
-        let keepAlive = head.keepAlive && !closeWhenIdle
         let setCookie: String?
         switch adminTokenOutcome(head, path: path) {
         case .refused:
@@ -114,9 +115,43 @@ extension ClientConnection {
         case .accepted(let fromQuery):
             setCookie = fromQuery ? environment.admin.tokenCheck?.cookie : nil
         }
+        guard head.framing != .none else {
+            respondAdmin(head, requestID: requestID, path: path, setCookie: setCookie, body: [])
+            return
+        }
+        if case .contentLength(let length) = head.framing, length > UInt64(AdminRequest.maxBodyBytes) {
+            reject(head, requestID: requestID, error: .requestRejected(reason: .requestBodyTooLarge(limit: UInt64(AdminRequest.maxBodyBytes))),
+                   kind: .admin)
+            return
+        }
+        pendingAdmin = PendingAdminRequest(head: head, requestID: requestID, path: path, setCookie: setCookie)
+    }
+
+    /// Body bytes of an admin request (none other reaches here without an exchange).
+    func adminBodyArrived(_ bytes: UnsafeRawBufferPointer) {
+        guard var pending = pendingAdmin else { return }
+        pendingAdmin = nil
+        pending.body.append(contentsOf: bytes)
+        guard pending.body.count <= AdminRequest.maxBodyBytes else {
+            reject(pending.head, requestID: pending.requestID,
+                   error: .requestRejected(reason: .requestBodyTooLarge(limit: UInt64(AdminRequest.maxBodyBytes))), kind: .admin)
+            return
+        }
+        pendingAdmin = pending
+    }
+
+    func adminBodyEnded() {
+        guard let pending = pendingAdmin else { return }
+        pendingAdmin = nil
+        respondAdmin(pending.head, requestID: pending.requestID, path: pending.path, setCookie: pending.setCookie,
+                     body: pending.body)
+    }
+
+    private func respondAdmin(_ head: RequestHead, requestID: UInt64, path: String, setCookie: String?, body: [UInt8]) {
+        let keepAlive = head.keepAlive && !closeWhenIdle
         guard let response = AdminResponder.response(for: head, path: path, admin: environment.admin, status: owner,
-                                                     keepAlive: keepAlive,
-                                                     clientAddress: clientAddress, setCookie: setCookie) else {
+                                                     keepAlive: keepAlive, clientAddress: clientAddress,
+                                                     setCookie: setCookie, body: body) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
         }
@@ -174,10 +209,9 @@ extension ClientConnection {
             return
         }
         records.finish(summary)
-        // Admin requests carry no body worth reading; skip to the next message.
-        if head.framing != .none { closeWhenIdle = true }
+        // The body was read whole before the answer: the next message may follow.
         if !keepAlive { closeWhenIdle = true }
-        exchangeDidFinish(keepAlive: keepAlive && head.framing == .none)
+        exchangeDidFinish(keepAlive: keepAlive)
     }
 
     /// A streamed admin body (live events): the connection serves nothing else
@@ -245,4 +279,13 @@ extension ClientConnection {
                         httpVersion: startLine?.version ?? "", kind: startLine?.method == "CONNECT" ? .tunnel : .http,
                         error: error, status: answered ? error.status : nil, start: start, headWasRead: false)
     }
+}
+
+/// An admin request whose body is still arriving.
+struct PendingAdminRequest {
+    let head: RequestHead
+    let requestID: UInt64
+    let path: String
+    let setCookie: String?
+    var body: [UInt8] = []
 }

@@ -51,6 +51,8 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var adminStream: AdminStreamState?
     /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
     var awaitingAdminAnswer = false
+    /// An admin request whose body is being read.
+    var pendingAdmin: PendingAdminRequest?
     /// How the current exchange's response body is delimited on the wire (`writeHead` sets it).
     var responseFraming = ClientFraming.none
     /// After an intercepted handshake that chose `h2`: the connection's HTTP/2 side, which runs
@@ -180,9 +182,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
             case .head(let head):
                 begin(head)
             case .body(let range):
-                exchange?.clientSentBody(UnsafeRawBufferPointer(rebasing: slice[range]))
+                let bytes = UnsafeRawBufferPointer(rebasing: slice[range])
+                if let exchange { exchange.clientSentBody(bytes) } else { adminBodyArrived(bytes) }
             case .end(let trailers):
-                exchange?.clientFinishedBody(trailers: trailers)
+                if let exchange { exchange.clientFinishedBody(trailers: trailers) } else { adminBodyEnded() }
             }
         }
         if offset < bytes.count && !isClosed {

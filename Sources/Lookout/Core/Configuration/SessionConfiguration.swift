@@ -72,6 +72,8 @@ public struct SessionConfiguration: Sendable {
     public var mapRules = MapRules()
     /// Per-host latency, bandwidth and faults (`shaping.rules`); none = nothing shaped.
     public var shapingRules = HostRuleSet<ShapingRule>.empty
+    /// `breakpoints`: the bounds, and the rules the session starts with (more come at run time).
+    public var breakpoints = BreakpointSettings()
 
     public init() {}
 }

@@ -31,6 +31,13 @@ extension Exchange {
             return
         }
         if bodyDropped { return }
+        if heldRequestBody != nil, collectHeldRequestBody(bytes) { return }
+        routeBody(bytes)
+    }
+
+    /// Bytes toward the upstream: the copy kept for another attempt, the running task, or the
+    /// bounded buffer while the upstream is not ready.
+    func routeBody(_ bytes: UnsafeRawBufferPointer) {
         if let replay {
             // A task that has had everything stored takes the live bytes; the store keeps its copy
             // for a later attempt without reading it back now.
@@ -76,6 +83,7 @@ extension Exchange {
         forEachStage { $0.requestEnd(exchange: self) }
         requestEnded = true
         requestTrailers = trailers
+        if heldRequestBody != nil { heldRequestBodyEnded() }
         feedTask()
     }
 

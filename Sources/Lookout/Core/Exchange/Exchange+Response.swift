@@ -22,7 +22,8 @@ extension Exchange {
                 switch stages[index].responseHead(&response, exchange: self) {
                 case .proceed: continue
                 case .fail(let error): return .fail(error)
-                case .hold(let deadline): return .hold(index: index, deadline: deadline)
+                case .hold(let deadline): return .hold(index: index, deadline: deadline, bodyLimit: nil)
+                case .holdWithBody(let limit, let deadline): return .hold(index: index, deadline: deadline, bodyLimit: limit)
                 }
             }
             return .proceed
@@ -53,11 +54,11 @@ extension Exchange {
                        phase: phase)
         case .fail(let error):
             fail(error)
-        case .hold(let index, let deadline):
-            heldResponse = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
-                                        framing: clientFraming, nextStage: index + 1,
-                                        source: .answer(answer.body, phase: phase))
-            hold(by: stages[index], deadline: deadline)
+        case .hold(let index, let deadline, let bodyLimit):
+            let held = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
+                                    framing: clientFraming, nextStage: index + 1,
+                                    source: .answer(answer.body, phase: phase))
+            holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
         }
     }
 
@@ -177,7 +178,8 @@ extension Exchange {
             stopTask()
             dropRequestBody()
             answerLater(answer)
-        case .hold(let deadline):
+        case .hold(let deadline), .holdWithBody(_, let deadline):
+            // Held again: the body (if it was asked for) is already what it will be.
             hold(by: stage, deadline: deadline)
         }
     }
@@ -191,10 +193,10 @@ extension Exchange {
             heldResponse = nil
             fail(error)
             return
-        case .hold(let index, let deadline):
-            heldResponse?.fields = fields
-            heldResponse?.nextStage = index + 1
-            hold(by: stages[index], deadline: deadline)
+        case .hold(let index, let deadline, let bodyLimit):
+            held.fields = fields
+            held.nextStage = index + 1
+            holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
             return
         case .proceed:
             heldResponse = nil

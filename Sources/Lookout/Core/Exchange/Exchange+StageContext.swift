@@ -1,3 +1,4 @@
+import LookoutHTTP
 import LookoutIO
 import LookoutTLS
 import LookoutModel
@@ -46,11 +47,15 @@ extension Exchange: StageContext {
                                      path: upstreamPath, requestFields: head.headerFields)
     }
 
+    var clientAddress: String { records.clientAddress }
+    var currentRequest: RequestHead { head }
+
     func dropRequestBody() {
         guard !bodyDropped else { return }
         bodyDropped = true
         replay = nil
         earlyBody = []
+        heldRequestBody = nil
         if bodyPausedForUpstream {
             bodyPausedForUpstream = false
             resumeClientInput()

@@ -162,12 +162,12 @@ extension Exchange {
         case .fail(let refusal):
             pendingPlan = .fail(refusal)
             return false
-        case .hold(let index, let deadline):
+        case .hold(let index, let deadline, let bodyLimit):
             // A 101 goes out at once: the connection becomes a tunnel as the task ends.
             guard response.status != 101 else { break }
-            heldResponse = HeldResponse(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
-                                        framing: clientFraming, nextStage: index + 1, source: .upstream)
-            hold(by: stages[index], deadline: deadline)
+            let held = HeldResponse(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
+                                    framing: clientFraming, nextStage: index + 1, source: .upstream)
+            holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
             return true
         }
         sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
@@ -177,9 +177,13 @@ extension Exchange {
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if heldResponse != nil {
-            // Kept until the head is let go; the origin is not read meanwhile.
-            heldResponse?.body.append(contentsOf: bytes)
+        if let held = heldResponse {
+            // Kept until the head is let go; the origin is not read meanwhile, unless the
+            // holding stage asked for the body (up to its limit).
+            held.body.append(contentsOf: bytes)
+            guard let limit = held.bodyLimit, !held.bodyReported else { return false }
+            if held.body.count <= limit { return true }
+            reportHeldResponseBody(held, complete: false)
             return false
         }
         responseBodyPassed(bytes)
@@ -188,9 +192,10 @@ extension Exchange {
     }
 
     func taskDidFinishResponse(trailers: HTTPFields?) {
-        if heldResponse != nil {
-            heldResponse?.ended = true
-            heldResponse?.trailers = trailers
+        if let held = heldResponse {
+            held.ended = true
+            held.trailers = trailers
+            if held.bodyLimit != nil, !held.bodyReported { reportHeldResponseBody(held, complete: true) }
             return
         }
         endResponse(trailers: trailers)

@@ -28,7 +28,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// exchange before it goes away, and a finished exchange never calls it (a weak reference
     /// would cost a side-table allocation per connection).
     unowned let delegate: ExchangeDelegate
-    let head: RequestHead
+    /// The request head: the client's, with what a stage holding it edited (`editRequest`).
+    var head: RequestHead
+    /// The head as the client sent it, kept once a stage edits `head` (a resend sends this).
+    var clientHead: RequestHead?
     let records: ExchangeRecords
     /// The protocol switch asked for (`Upgrade` with `Connection: upgrade`) that goes upstream,
     /// e.g. "websocket"; nil when none was asked for or it is not relayed (see `relayedUpgrade`).
@@ -49,6 +52,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     var holdGeneration: UInt64 = 0
     /// The response head a stage holds, while one does.
     var heldResponse: HeldResponse?
+    /// The request body a stage holding the request head reads (`holdWithBody`).
+    var heldRequestBody: HeldRequestBody?
 
     // Attempts.
     /// What the current (or next) attempt sends.
@@ -222,6 +227,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             fail(error)
         case .hold(let deadline):
             hold(by: stage, deadline: deadline)
+        case .holdWithBody(let limit, let deadline):
+            holdRequest(by: stage, limit: limit, deadline: deadline)
         }
         return false
     }
@@ -247,9 +254,10 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
             guard let self, !finished else { return }
             if heldResponse != nil {
                 resumeResponse(verdict, from: stage)
-            } else if apply(verdict, from: stage) {
-                runRequestStages()
+                return
             }
+            releaseHeldRequestBody()
+            if apply(verdict, from: stage) { runRequestStages() }
         }
     }
 
@@ -280,6 +288,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     func closeStages() {
         answerBody = nil
         heldResponse = nil
+        heldRequestBody = nil
         deferred?.stop()
         deferred = nil
         holdingStage = nil
@@ -330,6 +339,11 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         closeStages()
         summary.error = error
         summary.transactions = transactions
+        if !revalidatesInBackground {
+            context.recentRequests.add(RecentRequests.Entry(
+                id: id, head: clientHead ?? head, url: summary.mappedFrom ?? summary.url, kind: summary.kind,
+                capturePath: summary.capture?.request, bodyBytes: requestBodyBytes))
+        }
         if summary.redirects > 0 { summary.finalURL = request.url }
         environment.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(takeSummary())

@@ -3,7 +3,7 @@ import LookoutModel
 
 /// A final response head a stage holds (`ResponseVerdict.hold`), and what arrived behind it while
 /// it was held: the exchange keeps it here and sends nothing to the client until the stage lets go.
-final class HeldResponse {  // confined to the exchange's loop queue; a class, so the hot path's nil check is a pointer test
+final class HeldResponse: @unchecked Sendable {  // confined to the exchange's loop queue; a class, so the hot path's nil check is a pointer test
     var status: Int
     var reasonPhrase: String
     var fields: HTTPFields
@@ -24,6 +24,10 @@ final class HeldResponse {  // confined to the exchange's loop queue; a class, s
     /// The origin's response ended while held, with these trailers.
     var ended = false
     var trailers: HTTPFields?
+    /// `ResponseVerdict.holdWithBody`: the origin is read on while the body is at most this long.
+    var bodyLimit: Int?
+    /// The holding stage was told about the body (`responseBodyHeld`).
+    var bodyReported = false
 
     init(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming, nextStage: Int, source: Source) {
         self.status = status
@@ -39,6 +43,6 @@ final class HeldResponse {  // confined to the exchange's loop queue; a class, s
 enum ResponseStagesOutcome {
     case proceed
     case fail(ProxyError)
-    /// The stage at `index` holds it.
-    case hold(index: Int, deadline: Double?)
+    /// The stage at `index` holds it (reading up to `bodyLimit` bytes of its body, when set).
+    case hold(index: Int, deadline: Double?, bodyLimit: Int?)
 }

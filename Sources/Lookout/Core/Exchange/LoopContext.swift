@@ -10,6 +10,8 @@ final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     let taskMap = RequestTaskMap<Exchange, UpstreamTask>()
     /// Every upstream callback of this loop's tasks and tunnels passes through it.
     let delegate: SessionDelegate
+    /// The requests of this loop's recent exchanges, to send again.
+    let recentRequests = RecentRequests()
 
     init(loop: EventLoop, configuration: SessionConfiguration, delegate: (RequestTaskMap<Exchange, UpstreamTask>) -> SessionDelegate) {
         self.loop = loop

@@ -27,6 +27,11 @@ protocol ExchangeStage: AnyObject, Sendable {
 
     /// Request body bytes as they go upstream (after any upload pacing).
     func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext)
+    /// The stage holds the request with `.holdWithBody`: here is the body it asked for — all of
+    /// it (`complete`), or only the first bytes of one longer than the limit (which then goes
+    /// upstream as it came, and cannot be replaced). The exchange stays held; the stage may
+    /// `editRequest` and then `resume`.
+    func requestBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext)
     /// The request body is complete.
     func requestEnd(exchange: StageContext)
 
@@ -53,6 +58,8 @@ protocol ExchangeStage: AnyObject, Sendable {
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext)
     /// The response body is complete.
     func responseEnd(exchange: StageContext)
+    /// The stage holds the response head with `.holdWithBody`: its body, as for `requestBodyHeld`.
+    func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext)
 
     /// The exchange is over, however it ended (or became a tunnel): close what is open and write
     /// this stage's part of the summary.
@@ -65,6 +72,8 @@ extension ExchangeStage {
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {}
     func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func requestEnd(exchange: StageContext) {}
+    func requestBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {}
+    func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {}
     func attemptStarts(exchange: StageContext) {}
     func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
         nil
@@ -90,6 +99,10 @@ enum StageVerdict: Sendable {
     /// it ends with `stage_hold_timed_out` if none came by then. Nothing goes upstream meanwhile,
     /// and the client's body is read only into the exchange's bounded buffer.
     case hold(deadline: Double?)
+    /// As `hold`, and the client's body is read meanwhile, up to `limit` bytes, for the stage to
+    /// see and change (`ExchangeStage.requestBodyHeld`, `StageContext.editRequest`). A body
+    /// announced longer than `limit` is not read: the stage hears at once that it is incomplete.
+    case holdWithBody(limit: Int, deadline: Double?)
     /// The exchange ends with this error (an error response if nothing was sent yet).
     case fail(ProxyError)
 }
@@ -106,6 +119,10 @@ enum ResponseVerdict: Sendable {
     /// and a response served to a collapsed cache miss (that exchange fetches for itself instead,
     /// and the stage sees the response it gets).
     case hold(deadline: Double?)
+    /// As `hold`, and the origin's body is read meanwhile, up to `limit` bytes, for the stage to
+    /// see and change (`ExchangeStage.responseBodyHeld`, `StageContext.editResponse`). An
+    /// answer's body (a stored response, a file) is not read: only its head can be changed.
+    case holdWithBody(limit: Int, deadline: Double?)
 }
 
 /// A response a stage gives in place of the upstream's.

@@ -1,3 +1,4 @@
+import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
@@ -47,6 +48,21 @@ protocol StageContext: AnyObject, Sendable {
     func dropRequestBody()
     /// Applies a shaping rule's pacing and cuts to both directions of the exchange.
     func shape(with rule: ShapingRule)
+
+    /// Where the client connected from.
+    var clientAddress: String { get }
+    /// The request head as it will go upstream so far (the client's, with edits applied).
+    var currentRequest: RequestHead { get }
+    /// The response head a stage holds now, if one does.
+    var heldResponseHead: (status: Int, fields: HTTPFields)? { get }
+    /// Changes the request a stage holds (`hold`, `holdWithBody`) before it goes upstream. Nil
+    /// when done; otherwise what cannot be applied, naming the field (nothing was changed).
+    func editRequest(_ edits: ExchangeEdits) -> String?
+    /// Changes the response head (and a complete held body) a stage holds; as `editRequest`.
+    func editResponse(_ edits: ExchangeEdits) -> String?
+    /// Adds how long a stage held the exchange (`held_ms`) and, when it changed something, who
+    /// did (`modified_by`) to its record.
+    func recordHeld(milliseconds: Double, modifiedBy name: String?)
 }
 
 /// Where an exchange's request goes.

@@ -40,7 +40,7 @@ extension Session: ExchangeOperator {
 }
 
 /// Collects one answer from each loop, then calls the completion once (from the last loop).
-private final class InFlightGathering<Element: Sendable>: Sendable {
+final class InFlightGathering<Element: Sendable>: Sendable {
     private let state: Mutex<(elements: [Element], remaining: Int)>
     private let completion: @Sendable ([Element]) -> Void
 

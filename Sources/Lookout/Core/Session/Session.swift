@@ -32,6 +32,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let contexts: [LoopContext]
     private let acceptQueue = DispatchQueue(label: "lookout.accept")
     private var listeners: [Listener] = []
+    /// The breakpoints and the exchanges they hold (`breakpoints`, `/breakpoints`).
+    let breakpoints: Breakpoints
     /// The route-table watcher (`reachability.enabled`), started in `start`.
     let reachability: NetworkReachabilityManager?
 
@@ -64,6 +66,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             try SharedCache(settings: settings, handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
                             monitor: monitor)
         }
+        breakpoints = try Breakpoints(settings: configuration.breakpoints)
         let captureStore = try configuration.capture.map { capture in
             try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
         }
@@ -95,7 +98,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
             stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, cache: cache,
-                                 adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
+                                 breakpoints: breakpoints, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,

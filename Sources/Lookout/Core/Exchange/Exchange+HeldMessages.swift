@@ -1,0 +1,227 @@
+import HTTPTypes
+import LookoutHTTP
+import LookoutModel
+import LookoutUpstream
+
+/// A message a stage holds with its body (`holdWithBody`), and the edits a stage applies to it
+/// before letting it go: the request before it goes upstream, the response before the client
+/// gets it. Bodies are read only up to the stage's limit; a longer one is held on its head alone.
+extension Exchange {
+    // MARK: - Request
+
+    /// The stage holds the request head and wants its body, up to `limit` bytes.
+    func holdRequest(by stage: any ExchangeStage, limit: Int, deadline: Double?) {
+        hold(by: stage, deadline: deadline)
+        let announced: UInt64? = if case .contentLength(let length) = head.framing { length } else { nil }
+        if head.framing == .none || requestBodyBytes > 0 || announced.map({ $0 > UInt64(limit) }) == true {
+            // Nothing to read, too long to hold, or already on its way (an earlier stage held the
+            // exchange while it arrived): the stage hears on the next turn what there is.
+            let complete = head.framing == .none
+            context.loop.execute { [weak self] in
+                guard let self, !finished, holdingStage === stage else { return }
+                stage.requestBodyHeld([], complete: complete, exchange: self)
+            }
+            return
+        }
+        heldRequestBody = HeldRequestBody(limit: limit)
+        if bodyPausedForUpstream {
+            bodyPausedForUpstream = false
+            resumeClientInput()
+        }
+    }
+
+    /// Body bytes while the request is held for its body; false once they overflowed the limit
+    /// (the caller then sends them on as usual).
+    func collectHeldRequestBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let held = heldRequestBody, !held.reported else { return false }
+        held.bytes.append(contentsOf: bytes)
+        guard held.bytes.count > held.limit else { return true }
+        // Too long to hold: what was read goes on as it came, and the stage sees its beginning.
+        held.reported = true
+        heldRequestBody = nil
+        let beginning = Array(held.bytes.prefix(held.limit))
+        held.bytes.withUnsafeBytes { routeBody($0) }
+        holdingStage?.requestBodyHeld(beginning, complete: false, exchange: self)
+        return true
+    }
+
+    /// The client's body ended while held for it: the stage sees all of it.
+    func heldRequestBodyEnded() {
+        guard let held = heldRequestBody, !held.reported else { return }
+        held.reported = true
+        holdingStage?.requestBodyHeld(held.bytes, complete: true, exchange: self)
+    }
+
+    /// The hold is over: the body read while held goes on toward the upstream (the attempt, when
+    /// it starts, takes it with the rest).
+    func releaseHeldRequestBody() {
+        guard let held = heldRequestBody else { return }
+        heldRequestBody = nil
+        if !held.bytes.isEmpty { held.bytes.withUnsafeBytes { routeBody($0) } }
+    }
+
+    func editRequest(_ edits: ExchangeEdits) -> String? {
+        guard holdingStage != nil, heldResponse == nil, !finished else { return "the request is not held" }
+        var method: HTTPRequest.Method?
+        if let text = edits.method {
+            guard let parsed = HTTPRequest.Method(text), text != "CONNECT" else {
+                return "method: \"\(text)\" is not a method a request can be sent with"
+            }
+            method = parsed
+        }
+        var route: StageRoute?
+        if let url = edits.url {
+            guard case .absolute(let scheme, let host, let port, let path)? = RequestTarget.parseAbsolute(url),
+                  scheme == "http" || scheme == "https" else {
+                return "url: \"\(url)\" is not an absolute http or https URL"
+            }
+            let secure = scheme == "https"
+            route = StageRoute(origin: Origin(host: host, port: port ?? (secure ? 443 : 80), isSecure: secure), path: path,
+                               url: url)
+        }
+        var fields = head.headerFields
+        if let problem = Self.apply(edits, to: &fields) { return problem }
+        if edits.body != nil {
+            let complete = head.framing == .none || (heldRequestBody?.reported == true && requestEnded)
+            guard complete else {
+                return "body: the request body was not held whole (longer than max_body_bytes, or still arriving), so it cannot be replaced"
+            }
+        }
+        // Everything is valid: apply it all.
+        if clientHead == nil { clientHead = head }
+        if let method { head.method = method }
+        if let body = edits.body {
+            fields[.contentLength] = String(body.count)
+            fields[.transferEncoding] = nil
+            head.framing = .contentLength(UInt64(body.count))
+            head.contentLengthIsList = false
+            let held = heldRequestBody ?? HeldRequestBody(limit: body.count)
+            held.bytes = body
+            held.reported = true
+            heldRequestBody = held
+            requestEnded = true
+            requestTrailers = nil
+        }
+        if let host = edits.setHeaders.last(where: { $0.name.lowercased() == "host" })?.value { hostOverride = host }
+        head.headerFields = fields
+        if let route { reroute(to: route, hostField: nil) }
+        return nil
+    }
+
+    // MARK: - Response
+
+    /// A response stage holds `held` (and wants its body, up to `bodyLimit` bytes, when set).
+    func holdResponse(_ held: HeldResponse, by index: Int, deadline: Double?, bodyLimit: Int?) {
+        heldResponse = held
+        held.bodyLimit = bodyLimit
+        held.bodyReported = false
+        let stage = stages[index]
+        hold(by: stage, deadline: deadline)
+        guard let limit = bodyLimit else { return }
+        var knownNow: Bool? = nil
+        if case .answer(let body, _) = held.source {
+            // An answer's body is produced as the client takes it: only its head can be held.
+            knownNow = body == nil
+        } else if held.ended {
+            knownNow = true
+        } else if let length = held.fields[.contentLength].flatMap({ Int($0) }), length > limit {
+            knownNow = false
+        }
+        guard let complete = knownNow else { return }
+        held.bodyReported = true
+        context.loop.execute { [weak self] in
+            guard let self, !finished, holdingStage === stage, heldResponse === held else { return }
+            stage.responseBodyHeld(complete ? held.body : [], complete: complete, exchange: self)
+        }
+    }
+
+    func reportHeldResponseBody(_ held: HeldResponse, complete: Bool) {
+        held.bodyReported = true
+        let body = complete ? held.body : Array(held.body.prefix(held.bodyLimit ?? 0))
+        holdingStage?.responseBodyHeld(body, complete: complete, exchange: self)
+    }
+
+    var heldResponseHead: (status: Int, fields: HTTPFields)? {
+        heldResponse.map { ($0.status, $0.fields) }
+    }
+
+    func editResponse(_ edits: ExchangeEdits) -> String? {
+        guard let held = heldResponse, holdingStage != nil, !finished else { return "the response is not held" }
+        if edits.method != nil { return "method: only a request's method can be changed" }
+        if edits.url != nil { return "url: only a request's URL can be changed" }
+        if let status = edits.status, !(200...599).contains(status) {
+            return "status: \(status) is not a final status (200-599)"
+        }
+        var fields = held.fields
+        if let problem = Self.apply(edits, to: &fields) { return problem }
+        if edits.body != nil {
+            let whole: Bool
+            switch held.source {
+            case .upstream: whole = held.ended
+            case .answer(let body, _): whole = body == nil
+            }
+            guard whole else {
+                return "body: the response body was not held whole (longer than max_body_bytes, or still arriving), so it cannot be replaced"
+            }
+        }
+        if let status = edits.status {
+            held.status = status
+            held.reasonPhrase = ReasonPhrase.standard(for: status)
+            summary.status = status
+        }
+        if let body = edits.body {
+            fields[.contentLength] = String(body.count)
+            fields[.transferEncoding] = nil
+            held.body = body
+            held.trailers = nil
+            held.ended = true
+            held.framing = body.isEmpty ? .none : .contentLength
+            // Sent from memory now, whoever produced the body (an answer's source is dropped).
+            held.source = .upstream
+            clientFraming = held.framing
+        }
+        held.fields = fields
+        return nil
+    }
+
+    // MARK: - Both
+
+    /// Sets and removes fields; the framing fields follow the body and cannot be set.
+    static func apply(_ edits: ExchangeEdits, to fields: inout HTTPFields) -> String? {
+        var changes: [(HTTPField.Name, String?)] = []
+        for name in edits.removeHeaders {
+            guard let parsed = HTTPField.Name(name) else { return "headers.remove: \"\(name)\" is not a field name" }
+            changes.append((parsed, nil))
+        }
+        for (name, value) in edits.setHeaders {
+            guard let parsed = HTTPField.Name(name) else { return "headers.set: \"\(name)\" is not a field name" }
+            if parsed == .contentLength || parsed == .transferEncoding {
+                return "headers.set: \(name) follows the body and cannot be set (send \"body\" instead)"
+            }
+            // RFC 9110 §5.5: no CR, LF or NUL in a field value.
+            guard HTTPField.isValidValue(value) else {
+                return "headers.set: the value of \(name) has characters a field value cannot carry"
+            }
+            changes.append((parsed, value))
+        }
+        for (name, value) in changes { fields[name] = value }
+        return nil
+    }
+
+    func recordHeld(milliseconds: Double, modifiedBy name: String?) {
+        if let name, !summary.modifiedBy.contains(name) { summary.modifiedBy.append(name) }
+        if milliseconds > 0 { summary.heldMilliseconds = (summary.heldMilliseconds ?? 0) + milliseconds }
+    }
+}
+
+/// The request body a stage holds with the request head (`holdWithBody`).
+final class HeldRequestBody {  // confined to the exchange's loop queue
+    let limit: Int
+    var bytes: [UInt8] = []
+    /// The holding stage was told (the body ended, or went past `limit`).
+    var reported = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+}

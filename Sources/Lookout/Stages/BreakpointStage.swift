@@ -1,0 +1,146 @@
+import HTTPTypes
+import LookoutIO
+import LookoutModel
+
+/// Pauses an exchange a breakpoint matches — before its request goes upstream, before its response
+/// reaches the client — with its head and up to `max_body_bytes` of body, until an operator resumes
+/// it (with edits), aborts it, answers it, or its timeout applies `on_timeout`. One per exchange,
+/// made only while some breakpoint exists.
+final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  // confined to the exchange's loop queue
+    private let hub: Breakpoints
+    /// The exchange, while it is paused here.
+    private weak var exchange: (any StageContext)?
+    private var rule: Breakpoints.Rule?
+    private var atRequest = true
+    private var since = Instant.now()
+    private var bodyEditable = false
+    /// Counts pauses, so that a timeout knows whether its pause is still the current one.
+    private var generation = 0
+    private var requestID: UInt64 = 0
+
+    init(hub: Breakpoints) {
+        self.hub = hub
+    }
+
+    var heldPhase: String { "breakpoint_" + (atRequest ? "request" : "response") }
+
+    func requestHead(_ exchange: StageContext) -> StageVerdict {
+        guard let rule = hub.match(ExchangeFilterSubject(exchange), request: true) else { return .proceed }
+        return pause(exchange, rule: rule, atRequest: true) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
+    }
+
+    func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
+        let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
+        guard response.status != 101, let rule = hub.match(subject, request: false) else { return .proceed }
+        return pause(exchange, rule: rule, atRequest: false) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
+    }
+
+    /// Takes a place among the held exchanges and starts the timeout; false when `max_held` are held.
+    private func pause(_ exchange: StageContext, rule: Breakpoints.Rule, atRequest: Bool) -> Bool {
+        let phase = atRequest ? "request" : "response"
+        guard hub.reserve(exchange.requestID) else {
+            exchange.emit(ExchangeDidNotPause(phase: phase, rule: rule.name,
+                                              reason: "max_held: \(hub.maxHeld) exchanges are held already"))
+            return false
+        }
+        self.exchange = exchange
+        self.rule = rule
+        self.atRequest = atRequest
+        requestID = exchange.requestID
+        since = .now()
+        generation += 1
+        let current = generation
+        exchange.loop.execute(after: rule.spec.timeout) { [weak self] in self?.timedOut(current) }
+        return true
+    }
+
+    func requestBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
+        let head = exchange.currentRequest
+        paused(body: body, complete: complete, status: nil, fields: head.headerFields, exchange: exchange)
+    }
+
+    func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
+        guard let response = exchange.heldResponseHead else { return }
+        paused(body: body, complete: complete, status: response.status, fields: response.fields, exchange: exchange)
+    }
+
+    /// The head and body are all here: operators see the exchange, and the record says so.
+    private func paused(body: [UInt8], complete: Bool, status: Int?, fields: HTTPFields, exchange: StageContext) {
+        guard let rule, self.exchange != nil else { return }
+        bodyEditable = complete
+        let snapshot = HeldExchange(id: exchange.requestID, phase: atRequest ? "request" : "response", rule: rule.name,
+                                    since: since, timeout: rule.spec.timeout, onTimeout: rule.spec.onTimeout.rawValue,
+                                    client: exchange.clientAddress, method: exchange.currentRequest.method.rawValue,
+                                    url: exchange.route.url, status: status,
+                                    headers: fields.map { ($0.name.canonicalName, $0.value) }, body: body,
+                                    bodyEditable: complete)
+        hub.register(snapshot, loop: exchange.loop, handle: self)
+        exchange.emit(ExchangeDidPause(phase: snapshot.phase, rule: rule.name, bodyBytes: body.count, bodyEditable: complete,
+                                       timeout: rule.spec.timeout, onTimeout: rule.spec.onTimeout.rawValue))
+    }
+
+    // MARK: - Letting go
+
+    func act(_ action: OperatorAction, by operatorAddress: String) -> OperatorOutcome {
+        guard let exchange, rule != nil else { return .notHeld }
+        var changes: [String] = []
+        let verdict: StageVerdict
+        switch action {
+        case .resume(let edits):
+            if !edits.isEmpty {
+                if let problem = atRequest ? exchange.editRequest(edits) : exchange.editResponse(edits) {
+                    return .invalid(problem)
+                }
+                changes = edits.changes
+            }
+            verdict = .proceed
+        case .abort:
+            verdict = .fail(.abortedByOperator(operatorAddress: operatorAddress))
+        case .answer(let answer):
+            changes = ["answer"]
+            verdict = .answer(StageAnswer(status: answer.status, headers: answer.headers, body: answer.body,
+                                          phase: "operator_answer"))
+        }
+        letGo(verdict, by: operatorAddress, action: action.name, changes: changes, exchange: exchange)
+        return .done
+    }
+
+    private func timedOut(_ pause: Int) {
+        guard pause == generation, let exchange, let rule else { return }
+        let verdict: StageVerdict = switch rule.spec.onTimeout {
+        case .continue: .proceed
+        case .abort: .fail(.breakpointTimedOut(rule: rule.name, after: rule.spec.timeout))
+        }
+        letGo(verdict, by: "timeout", action: rule.spec.onTimeout == .continue ? "continue" : "abort", changes: [],
+              exchange: exchange)
+    }
+
+    private func letGo(_ verdict: StageVerdict, by: String, action: String, changes: [String], exchange: StageContext) {
+        guard let rule else { return }
+        let held = Instant.now().milliseconds(since: since)
+        generation += 1
+        self.exchange = nil
+        self.rule = nil
+        hub.release(requestID)
+        exchange.emit(ExchangeDidResume(phase: atRequest ? "request" : "response", rule: rule.name, by: by, action: action,
+                                        changes: changes, heldMilliseconds: held))
+        if !changes.isEmpty {
+            exchange.recordHeld(milliseconds: 0, modifiedBy: "breakpoint:\(rule.id)")
+            exchange.recordHeld(milliseconds: held, modifiedBy: "operator:\(by)")
+        } else {
+            exchange.recordHeld(milliseconds: held, modifiedBy: nil)
+        }
+        exchange.resume(verdict, from: self)
+    }
+
+    func exchangeEnd(_ summary: inout ExchangeSummary) {
+        // Ended while paused (the client left, or an operator cancelled it): no longer held.
+        if rule != nil {
+            summary.heldMilliseconds = (summary.heldMilliseconds ?? 0) + Instant.now().milliseconds(since: since)
+            rule = nil
+            exchange = nil
+            generation += 1
+        }
+        if requestID != 0 { hub.release(requestID) }
+    }
+}

@@ -1,0 +1,80 @@
+import LookoutLogQuery
+import LookoutModel
+import Yams
+
+/// The `breakpoints` section: its bounds and rules, each filter parsed here so that `lookout config
+/// check` names the line and column of a bad one.
+extension ConfigReader {
+    func readBreakpoints(_ section: [String: Node], into settings: inout BreakpointSettings) {
+        if let node = section["max_held"] {
+            settings.maxHeld = integer(node, "breakpoints.max_held", in: 1...10_000,
+                                       rangeMessage: "must be from 1 to 10000") ?? settings.maxHeld
+        }
+        if let node = section["max_body_bytes"] {
+            settings.maxBodyBytes = integer(node, "breakpoints.max_body_bytes", in: 0...(64 << 20),
+                                            rangeMessage: "must be from 0 to 67108864 (64 MiB)") ?? settings.maxBodyBytes
+        }
+        guard let node = section["rules"], !isNull(node) else { return }
+        guard case .sequence(let sequence) = node else {
+            fail(node, "breakpoints.rules", "expected a list of breakpoints ({filter, on, timeout, on_timeout}), \(got(node))")
+            return
+        }
+        var rules: [BreakpointRuleSpec] = []
+        for (index, element) in sequence.enumerated() {
+            let path = "breakpoints.rules[\(index)]"
+            guard let entry = fields(of: element, path: path, known: Schema.breakpointRule) else { continue }
+            if let rule = breakpointRule(entry, element: element, path: path) { rules.append(rule) }
+        }
+        settings.rules = rules
+    }
+
+    private func breakpointRule(_ entry: [String: Node], element: Node, path: String) -> BreakpointRuleSpec? {
+        guard let filterNode = entry["filter"] else {
+            fail(element, "\(path).filter", "a breakpoint needs filter (an expression of lookout log's filter language)")
+            return nil
+        }
+        guard case .text(let filter, _) = scalarValue(filterNode), !filter.isEmpty else {
+            fail(filterNode, "\(path).filter", "expected a filter such as 'host:api.example.com and method:POST', \(got(filterNode))")
+            return nil
+        }
+        do {
+            _ = try LogFilter.parse(filter)
+        } catch {
+            fail(filterNode, "\(path).filter", error.description)
+            return nil
+        }
+        var rule = BreakpointRuleSpec(filter: filter)
+        if let node = entry["on"] {
+            let phases: [(String, Node, String)]?
+            if case .text(let one, _) = scalarValue(node) { phases = [(one, node, "\(path).on")] } else {
+                phases = stringList(node, path: "\(path).on", expected: "request or response")
+            }
+            guard let phases, !phases.isEmpty else {
+                if phases != nil { fail(node, "\(path).on", "name request, response or both") }
+                return nil
+            }
+            for (phase, phaseNode, phasePath) in phases where phase != "request" && phase != "response" {
+                fail(phaseNode, phasePath, "expected request or response, got \(quoted(shortened(phase)))")
+                return nil
+            }
+            rule.onRequest = phases.contains { $0.0 == "request" }
+            rule.onResponse = phases.contains { $0.0 == "response" }
+        }
+        if let node = entry["timeout"] {
+            guard let timeout = seconds(node, "\(path).timeout") else { return nil }
+            guard timeout <= 86_400 else {
+                fail(node, "\(path).timeout", "must be at most 86400 (a day)")
+                return nil
+            }
+            rule.timeout = timeout
+        }
+        if let node = entry["on_timeout"] {
+            guard case .text(let text, _) = scalarValue(node), let action = BreakpointRuleSpec.TimeoutAction(rawValue: text) else {
+                fail(node, "\(path).on_timeout", "expected continue or abort, \(got(node))")
+                return nil
+            }
+            rule.onTimeout = action
+        }
+        return rule
+    }
+}
