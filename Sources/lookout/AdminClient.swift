@@ -18,15 +18,16 @@ struct AdminClient {
     /// `admin.token`, sent as a bearer token, if the proxy asks for one.
     var token: String? = nil
 
-    func request(_ method: String, _ target: String) throws(Failure) -> (status: Int, body: String) {
+    func request(_ method: String, _ target: String, body: [UInt8] = []) throws(Failure) -> (status: Int, body: String) {
         let fd = try connect()
         defer { close(fd) }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\n"
-        head += "Connection: close\r\nContent-Length: 0\r\n"
+        head += "Connection: close\r\nContent-Length: \(body.count)\r\n"
+        if !body.isEmpty { head += "Content-Type: application/json\r\n" }
         if let credentials { head += "Proxy-Authorization: Basic \(Data(credentials.utf8).base64EncodedString())\r\n" }
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         head += "\r\n"
-        let bytes = Array(head.utf8)
+        let bytes = Array(head.utf8) + body
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -12,13 +12,7 @@ struct CacheCommand: ParsableCommand {
         commandName: "cache", abstract: "Inspect and empty the shared cache.",
         subcommands: [Stats.self, List.self, Purge.self, Clear.self])
 
-    struct Options: ParsableArguments {
-        @Option(name: .long, help: "The config file (default: the one `lookout run` would use).")
-        var config: String?
-
-        @Option(name: .long, help: "The running proxy's address, HOST:PORT (default: the config's admin.listen, else its first listen address).")
-        var proxy: String?
-    }
+    typealias Options = RunningProxyOptions
 
     struct Stats: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Objects, bytes, and the hit ratio since start.")
@@ -96,37 +90,7 @@ struct CacheTarget {
     let client: AdminClient?
 
     init(_ options: CacheCommand.Options) throws {
-        let path = options.config ?? ConfigurationLoader.defaultConfigurationPath()
-        do {
-            if let path {
-                configuration = try ConfigurationLoader.load(contentsOf: path)
-            } else {
-                configuration = LookoutConfiguration()
-            }
-        } catch {
-            FileHandleOutput.standardError("\(error.description)\n")
-            throw ExitCode(78)
-        }
-        var host: String?, port: Int?
-        if let proxy = options.proxy {
-            guard let colon = proxy.lastIndex(of: ":"), let number = Int(proxy[proxy.index(after: colon)...]) else {
-                FileHandleOutput.standardError("--proxy wants HOST:PORT, got \(proxy)\n")
-                throw ExitCode(64)
-            }
-            host = String(proxy[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            port = number
-        } else if let listen = (configuration.admin.listen + configuration.listen).first, listen.port != 0 {
-            // The admin-only address when there is one, else the first proxy address.
-            // A wildcard listener answers on loopback too.
-            host = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host == "::" ? "::1" : listen.host
-            port = listen.port
-        }
-        let credentials = configuration.auth.users.first
-        if let host, let port {
-            client = AdminClient(host: host, port: port, credentials: credentials, token: configuration.admin.token)
-        } else {
-            client = nil
-        }
+        (configuration, client) = try options.resolve()
     }
 
     /// Asks the running proxy, or, when nothing listens, runs `offline` on the store itself.

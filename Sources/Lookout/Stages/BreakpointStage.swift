@@ -17,6 +17,8 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     /// Counts pauses, so that a timeout knows whether its pause is still the current one.
     private var generation = 0
     private var requestID: UInt64 = 0
+    /// An operator answered at the request: the answer is theirs, and does not pause again.
+    private var answered = false
 
     init(hub: Breakpoints) {
         self.hub = hub
@@ -30,6 +32,7 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
+        guard !answered else { return .proceed }
         let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
         guard response.status != 101, let rule = hub.match(subject, request: false) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: false) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
@@ -98,6 +101,7 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
             verdict = .fail(.abortedByOperator(operatorAddress: operatorAddress))
         case .answer(let answer):
             changes = ["answer"]
+            answered = true
             verdict = .answer(StageAnswer(status: answer.status, headers: answer.headers, body: answer.body,
                                           phase: "operator_answer"))
         }
