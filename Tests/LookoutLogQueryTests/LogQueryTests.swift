@@ -160,3 +160,40 @@ let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id"
         #expect(HARFormat.isoTime(1_000_123_456) == "1970-01-01T00:16:40.123Z")
     }
 }
+
+/// A subject that is not a log line: an exchange on its way, as breakpoints and hooks see it.
+private struct LiveSubject: FilterSubject {
+    var modified = false
+    func filterText(_ field: LogFilter.Field) -> String? {
+        switch field {
+        case .host: return "api.example.com"
+        case .method: return "POST"
+        case .url: return "https://api.example.com/v1/items"
+        default: return nil
+        }
+    }
+    func filterNumber(_ field: LogFilter.Field) -> Double? { field == .id ? 9 : nil }
+    func filterHeaderValues(_ name: String) -> [String] { name == "content-type" ? ["application/json"] : [] }
+    var filterModified: Bool { modified }
+}
+
+@Suite struct FilterSubjectTests {
+    @Test func filtersMatchAnExchangeOnItsWayAndWhatIsNotKnownYetDoesNot() throws {
+        for (expression, expected) in [
+            ("host:**.example.com and method:POST", true), ("url~/v1/", true), ("header:content-type~json", true),
+            ("id:9", true), ("status:5xx", false), ("total>1ms", false), ("code:*", false), ("not code:*", true),
+            ("modified:true", false), ("modified:false", true),
+        ] {
+            #expect(try LogFilter.parse(expression).matches(LiveSubject()) == expected, "\(expression)")
+        }
+        #expect(try LogFilter.parse("modified:true").matches(LiveSubject(modified: true)))
+    }
+
+    @Test func modifiedFindsRecordsSomethingChanged() throws {
+        let filter = try LogFilter.parse("modified:true")
+        #expect(withRecord(#"{"id":1,"modified_by":["breakpoint:1"]}"#) { filter.matches($0) })
+        #expect(!withRecord(#"{"id":1}"#) { filter.matches($0) })
+        #expect(throws: LogFilterError.self) { try LogFilter.parse("modified:yes") }
+        #expect(throws: LogFilterError.self) { try LogFilter.parse("modified~t") }
+    }
+}

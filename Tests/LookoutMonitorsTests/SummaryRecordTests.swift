@@ -195,6 +195,26 @@ import Testing
                               + #""shaping":{"rule":"api.test","profile":"slow-3g","latency_ms":2000.25,"download_kbps":400,"upload_kbps":400,"faults":["status"]}"#))
     }
 
+    @Test func heldModifiedAndResent() throws {
+        let (monitor, path) = try makeMonitor()
+        let end = instant(unixMicros: fixedEndMicros)
+        var summary = ExchangeSummary(requestID: 9, connectionID: 0, clientAddress: "127.0.0.1:7", kind: .http,
+                                      method: "POST", url: "http://a.test/x", httpVersion: "HTTP/1.1",
+                                      start: end.subtracting(nanoseconds: 1_000_000))
+        summary.end = end
+        summary.status = 502
+        summary.heldMilliseconds = 1500.5
+        summary.modifiedBy = ["breakpoint:1", "operator:127.0.0.1:7"]
+        summary.resentFrom = 4
+        summary.resentBy = "127.0.0.1:7"
+        summary.error = .abortedByOperator(operatorAddress: "127.0.0.1:7")
+        let lines = try deliver([LookoutEvent(EventContext(connectionID: 0, requestID: 9), RequestDidFinish(summary: summary))],
+                                to: monitor, path: path)
+        let line = try #require(lines.first)
+        #expect(line.contains(#""error":{"code":"aborted_by_operator","message":"aborted by the operator at 127.0.0.1:7 while held at a breakpoint (POST /exchanges/ID/abort)","aborted_by":"127.0.0.1:7"},"#
+                              + #""held_ms":1500.5,"modified_by":["breakpoint:1","operator:127.0.0.1:7"],"resent_from":4,"resent_by":"127.0.0.1:7"}"#), "\(line)")
+    }
+
     @Test func admin() throws {
         let (monitor, path) = try makeMonitor()
         let end = instant(unixMicros: fixedEndMicros)
