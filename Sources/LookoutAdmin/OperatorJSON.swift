@@ -30,7 +30,7 @@ enum OperatorJSON {
         }
     }
 
-    private static func string(_ object: [String: Any], _ key: String) throws(FieldError) -> String? {
+    static func string(_ object: [String: Any], _ key: String) throws(FieldError) -> String? {
         guard let value = object[key] else { return nil }
         guard let text = value as? String else { throw FieldError(key, "must be a string") }
         return text
@@ -82,8 +82,12 @@ enum OperatorJSON {
 
     /// `{"method", "url", "headers": {"set": {}, "remove": []}, "body" | "body_base64", "status"}`.
     static func edits(_ body: [UInt8]) throws(FieldError) -> ExchangeEdits {
-        let object = try object(body)
-        try only(object, ["method", "url", "headers", "body", "body_base64", "status"])
+        try edits(object(body))
+    }
+
+    /// `extra`: other members the object may have (a hook's reply names its action).
+    static func edits(_ object: [String: Any], extra: [String] = []) throws(FieldError) -> ExchangeEdits {
+        try only(object, ["method", "url", "headers", "body", "body_base64", "status"] + extra)
         var edits = ExchangeEdits(method: try string(object, "method"), url: try string(object, "url"),
                                   status: try integer(object, "status"), body: try Self.body(object))
         if let headers = object["headers"] {
@@ -102,8 +106,11 @@ enum OperatorJSON {
 
     /// `{"status", "headers", "body" | "body_base64"}`.
     static func answer(_ body: [UInt8]) throws(FieldError) -> OperatorAnswer {
-        let object = try object(body)
-        try only(object, ["status", "headers", "body", "body_base64"])
+        try answer(object(body))
+    }
+
+    static func answer(_ object: [String: Any], extra: [String] = []) throws(FieldError) -> OperatorAnswer {
+        try only(object, ["status", "headers", "body", "body_base64"] + extra)
         guard let status = try integer(object, "status") else { throw FieldError("status", "is required") }
         guard (200...599).contains(status) else { throw FieldError("status", "\(status) is not a final status (200-599)") }
         let headers = try object["headers"].map { value throws(FieldError) in try fields(value, field: "headers") } ?? []

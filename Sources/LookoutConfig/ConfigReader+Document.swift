@@ -153,5 +153,6 @@ extension ConfigReader {
         if let node = top["breakpoints"], let section = fields(of: node, path: "breakpoints") {
             readBreakpoints(section, into: &config.breakpoints)
         }
+        if let node = top["hooks"] { config.hooks = readHooks(node) ?? config.hooks }
     }
 }

@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints",
+        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -56,6 +56,10 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `hooks[i]`.
+    static let hook = [
+        "name", "filter", "on", "command", "url", "timeout_ms", "max_body_bytes", "on_failure", "concurrency", "queue_limit",
+    ]
     /// The keys of one `breakpoints.rules[i]`.
     static let breakpointRule = ["filter", "on", "timeout", "on_timeout"]
     /// The keys of one `capture.rules[i]`.

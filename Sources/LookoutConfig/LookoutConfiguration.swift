@@ -81,6 +81,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var shaping = Shaping()
     /// `breakpoints`: pause exchanges for an operator to edit (`max_held`, `max_body_bytes`, `rules`).
     public var breakpoints = BreakpointSettings()
+    /// `hooks`: external programs or endpoints that see, change, answer or abort exchanges.
+    public var hooks: [HookSettings] = []
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

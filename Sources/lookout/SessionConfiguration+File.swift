@@ -123,6 +123,7 @@ extension SessionConfiguration {
                 stall: settings.stallMilliseconds / 1000))
         })
         breakpoints = file.breakpoints
+        hooks = file.hooks
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

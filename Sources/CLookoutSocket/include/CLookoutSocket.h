@@ -72,4 +72,7 @@ enum {
     LOOKOUT_SYNC_WAIT_AFTER = 4,  /* SYNC_FILE_RANGE_WAIT_AFTER */
 };
 int lookout_sync_file_range(int fd, long long offset, long long length, unsigned int flags);
+/// Starts `argv` (searched in PATH) in `directory` with pipes for its stdin and stdout (its stderr
+/// is the caller's); the caller's ends are close-on-exec. 0, or the errno that stopped it.
+int lookout_spawn_piped(char *const argv[], const char *directory, int *pid, int *to_child, int *from_child);
 #endif

@@ -12,15 +12,16 @@ import LookoutUpstream
 /// 1. map remote   — the request goes to another origin (every later step sees the mapped one)
 /// 2. capture      — bodies written to files as they pass (as the client and the origin sent them)
 /// 3. breakpoints  — an operator pauses, edits, answers or aborts the exchange (`breakpoints`)
-/// 4. shaping      — latency (a hold), injected status, pacing and cuts
-/// 5. map local    — an answer from a file
-/// 6. redirects    — a 3xx passed, rewritten, refused or followed
-/// 7. retries      — a listed status or failure tried again
-/// 8. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
-/// 9. Via          — Lookout names itself on requests and responses
-/// 10. adapters    — the embedder's `RequestAdapter`s
-/// 11. Forwarded   — whom Lookout forwards for
-/// 12. header rules — the host's edits of requests and responses
+/// 4. hooks        — external programs see, change, answer or abort it, in config order (`hooks`)
+/// 5. shaping      — latency (a hold), injected status, pacing and cuts
+/// 6. map local    — an answer from a file
+/// 7. redirects    — a 3xx passed, rewritten, refused or followed
+/// 8. retries      — a listed status or failure tried again
+/// 9. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
+/// 10. Via         — Lookout names itself on requests and responses
+/// 11. adapters    — the embedder's `RequestAdapter`s
+/// 12. Forwarded   — whom Lookout forwards for
+/// 13. header rules — the host's edits of requests and responses
 ///
 /// After the request head's stages come the upstream attempts.
 final class StagePlan: Sendable {
@@ -30,17 +31,19 @@ final class StagePlan: Sendable {
     private let shapingRules: HostRuleSet<ShapingRule>
     private let cache: SharedCache?
     private let breakpoints: Breakpoints
-    /// Stages 6 and 7.
+    private let hooks: Hooks
+    /// Stages 7 and 8.
     private let attempts: [any ExchangeStage]
-    /// Stages 9–12, as configured.
+    /// Stages 10–13, as configured.
     private let messages: [any ExchangeStage]
-    /// 6–12 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
+    /// 7–13 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
     private let shared: [any ExchangeStage]
 
     init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?, breakpoints: Breakpoints,
-         adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
+         hooks: Hooks, adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         self.cache = cache
         self.breakpoints = breakpoints
+        self.hooks = hooks
         mapRules = configuration.mapRules
         capture = configuration.capture
         self.captureStore = captureStore
@@ -71,7 +74,9 @@ final class StagePlan: Sendable {
         let captureRule = captureStore != nil ? capture?.rules.match(for: clientKey)?.rule : nil
         let shapingRule = shapingRules.match(for: clientKey)?.rule
         let pauses = breakpoints.hasRules
-        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil || pauses else { return shared }
+        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil || pauses || !hooks.isEmpty else {
+            return shared
+        }
         var stages: [any ExchangeStage] = []
         stages.reserveCapacity(shared.count + 5)
         if case .remote(let rule) = map { stages.append(MapRemoteStage(rule: rule)) }
@@ -79,6 +84,7 @@ final class StagePlan: Sendable {
             stages.append(CaptureStage(store: captureStore, rule: captureRule, requestID: requestID))
         }
         if pauses { stages.append(BreakpointStage(hub: breakpoints)) }
+        if !hooks.isEmpty { stages.append(HookStage(hooks: hooks)) }
         if let shapingRule { stages.append(ShapingStage(rule: shapingRule)) }
         if case .local(let rule) = map { stages.append(MapLocalStage(rule: rule)) }
         stages.append(contentsOf: attempts)

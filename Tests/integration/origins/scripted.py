@@ -3,7 +3,7 @@
 ``ScriptedOrigin().route("/a", (302, {"Location": "/b"}, b""), (200, {}, b"ok"))`` answers the first
 request for /a with the 302 and every later one with the 200 (the last answer repeats). An answer
 may also be a callable taking the ``Received`` request and returning ``(status, headers, body)``.
-Bodies are read whole (Content-Length or chunked) and kept as their length and SHA-256.
+Bodies are read whole (Content-Length or chunked) and kept as their length, SHA-256 and first MiB.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ class Received:
     body_length: int
     body_sha256: str
     at: float = field(default_factory=time.monotonic)
+    # The first MiB of the body (an HTTP hook's call, for instance).
+    body: bytes = b""
 
     def header(self, name: str):
         for k, v in self.headers:
@@ -117,6 +119,7 @@ class ScriptedOrigin:
                     k, _, v = h.partition(b":")
                     headers.append((k.decode("latin-1"), v.strip().decode("latin-1")))
                 digest = hashlib.sha256()
+                kept = bytearray()
                 length = 0
                 names = {k.lower(): v for k, v in headers}
                 if names.get("transfer-encoding", "").endswith("chunked"):
@@ -128,6 +131,8 @@ class ScriptedOrigin:
                             break
                         data = reader.read(size)
                         digest.update(data)
+                        if len(kept) < 1 << 20:
+                            kept += data
                         length += len(data)
                         reader.readline()
                 elif "content-length" in names:
@@ -137,9 +142,11 @@ class ScriptedOrigin:
                         if not data:
                             return
                         digest.update(data)
+                        if len(kept) < 1 << 20:
+                            kept += data
                         length += len(data)
                         remaining -= len(data)
-                req = Received(method.decode(), target, headers, length, digest.hexdigest())
+                req = Received(method.decode(), target, headers, length, digest.hexdigest(), body=bytes(kept))
                 path = target.split(b"?")[0].decode("utf-8", "replace")
                 with self.lock:
                     self.received.append(req)

@@ -74,6 +74,8 @@ public struct SessionConfiguration: Sendable {
     public var shapingRules = HostRuleSet<ShapingRule>.empty
     /// `breakpoints`: the bounds, and the rules the session starts with (more come at run time).
     public var breakpoints = BreakpointSettings()
+    /// `hooks`, in the order they run.
+    public var hooks: [HookSettings] = []
 
     public init() {}
 }

@@ -62,6 +62,7 @@ extension Exchange {
 
     func editRequest(_ edits: ExchangeEdits) -> String? {
         guard holdingStage != nil, heldResponse == nil, !finished else { return "the request is not held" }
+        if edits.status != nil { return "status: only a response has a status (this is the request)" }
         var method: HTTPRequest.Method?
         if let text = edits.method {
             guard let parsed = HTTPRequest.Method(text), text != "CONNECT" else {

@@ -34,6 +34,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     private var listeners: [Listener] = []
     /// The breakpoints and the exchanges they hold (`breakpoints`, `/breakpoints`).
     let breakpoints: Breakpoints
+    /// The external hooks (`hooks`), started with the session.
+    let hooks: Hooks
     /// The route-table watcher (`reachability.enabled`), started in `start`.
     let reachability: NetworkReachabilityManager?
 
@@ -67,6 +69,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                             monitor: monitor)
         }
         breakpoints = try Breakpoints(settings: configuration.breakpoints)
+        hooks = try Hooks(settings: configuration.hooks) { [monitor] hook, reason, backoff in
+            guard monitor.wants(HookDidRestart.interest) else { return }
+            monitor.post(LookoutEvent(EventContext(connectionID: 0), HookDidRestart(hook: hook, reason: reason,
+                                                                                    backoffMilliseconds: backoff)))
+        }
         let captureStore = try configuration.capture.map { capture in
             try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
         }
@@ -98,7 +105,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
             stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, cache: cache,
-                                 breakpoints: breakpoints, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
+                                 breakpoints: breakpoints, hooks: hooks, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
@@ -254,7 +261,12 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             }
         }
         let deadline = Instant.now().nanoseconds + UInt64(configuration.timeouts.shutdownGrace * 1e9)
-        waitForConnections(until: deadline, completion: completion)
+        let hooks = self.hooks
+        waitForConnections(until: deadline) {
+            // Last: exchanges still finishing during the grace period may call their hooks.
+            hooks.stop()
+            completion()
+        }
     }
 
     /// Closes everything at once (second signal).
