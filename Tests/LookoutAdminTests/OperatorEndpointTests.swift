@@ -115,3 +115,38 @@ final class ScriptedOperator: BreakpointOperator, @unchecked Sendable {  // guar
         completion(.success(10))
     }
 }
+
+/// The hooks' wire format.
+@Suite struct HookProtocolTests {
+    @Test func aCallCarriesThePhaseTheIdAndTheMessages() throws {
+        let call = HookProtocol.call(
+            phase: "response", id: 12, hook: "h",
+            request: HookMessage(method: "GET", url: "http://a.test/x", headers: [("accept", "*/*")], body: nil, bodyTruncated: false),
+            response: HookMessage(status: 404, headers: [("content-type", "text/plain")], body: Array("no".utf8),
+                                  bodyTruncated: false))
+        #expect(String(decoding: call, as: UTF8.self) == #"{"phase":"response","id":12,"hook":"h","request":{"method":"GET","url":"http://a.test/x","headers":[["accept","*/*"]]},"response":{"status":404,"headers":[["content-type","text/plain"]],"body_base64":"bm8="}}"#)
+        let truncated = HookProtocol.call(phase: "request", id: 1, hook: "h",
+                                          request: HookMessage(method: "POST", url: "u", headers: [], body: nil, bodyTruncated: true),
+                                          response: nil)
+        #expect(String(decoding: truncated, as: UTF8.self).hasSuffix(#""headers":[],"body_truncated":true}}"#))
+    }
+
+    @Test func repliesAreReadOrRefusedWithTheirField() throws {
+        #expect(try HookProtocol.reply(Array(#"{"action":"continue","id":3,"phase":"request"}"#.utf8)).get() == .proceed)
+        #expect(try HookProtocol.reply(Array(#"{"action":"modify","headers":{"set":{"X-A":"1"}}}"#.utf8)).get()
+                == .modify(ExchangeEdits(setHeaders: [("X-A", "1")])))
+        #expect(try HookProtocol.reply(Array(#"{"action":"answer","status":204}"#.utf8)).get()
+                == .answer(OperatorAnswer(status: 204, headers: [], body: [])))
+        #expect(try HookProtocol.reply(Array(#"{"action":"abort","reason":"not signed"}"#.utf8)).get() == .abort(reason: "not signed"))
+        for (reply, start) in [(#"{}"#, "action:"), (#"{"action":"explode"}"#, "action:"), ("garbage", "the body"),
+                               (#"{"action":"modify","colour":1}"#, "colour:"), (#"{"action":"answer"}"#, "status:")] {
+            guard case .failure(let error) = HookProtocol.reply(Array(reply.utf8)) else {
+                Issue.record("accepted \(reply)")
+                continue
+            }
+            #expect(error.message.hasPrefix(start), "\(reply): \(error.message)")
+        }
+        #expect(HookProtocol.replyKey(Array(#"{"action":"continue","id":3,"phase":"request"}"#.utf8))?.id == 3)
+        #expect(HookProtocol.replyKey(Array(#"{"action":"continue"}"#.utf8)) == nil)
+    }
+}
