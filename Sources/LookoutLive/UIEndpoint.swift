@@ -24,6 +24,7 @@ public final class UIEndpoint: AdminEndpoint {
     static let contentTypes = [
         "index.html": "text/html; charset=utf-8",
         "app.js": "text/javascript; charset=utf-8",
+        "operator.js": "text/javascript; charset=utf-8",
         "style.css": "text/css; charset=utf-8",
     ]
 

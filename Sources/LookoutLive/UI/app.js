@@ -247,7 +247,8 @@ function rowElement(record, index) {
   const row = document.createElement("div");
   const isRunning = record.state === "in_flight";
   const failed = !isRunning && (record.error || (record.status || 0) >= 500);
-  row.className = "row" + (failed ? " failed" : "") + (isRunning ? " running" : "")
+  const paused = isRunning && /^breakpoint_/.test(record.phase || "");
+  row.className = "row" + (failed ? " failed" : "") + (isRunning ? " running" : "") + (paused ? " held" : "")
     + (record.id === state.selectedId ? " selected" : "");
   row.style.top = index * ROW_HEIGHT + "px";
   row.dataset.id = record.id;
@@ -257,7 +258,8 @@ function rowElement(record, index) {
     ["c-client", record.client || ""],
     ["c-method", record.method || ""],
     ["c-url", record.url || ""],
-    ["c-status", isRunning ? `running · ${record.phase}` : (record.status ?? "—")],
+    ["c-status", paused ? `held · ${record.phase.slice("breakpoint_".length)}`
+      : isRunning ? `running · ${record.phase}` : (record.status ?? "—")],
     ["c-kind", record.kind || ""],
     ["c-code", record.error ? record.error.code : ""],
     ["c-ms", formatMs(record.timings_ms ? record.timings_ms.total : record.duration_ms)],
@@ -394,8 +396,12 @@ function renderDetail(body, record, events) {
     ["status", record.status], ["kind", record.kind], ["client", record.client],
     ["http version", record.http_version], ["started", record.ts],
     ["attempts", record.attempts], ["redirects", record.redirects], ["final URL", record.final_url],
-    ["upgrade", record.upgrade],
+    ["upgrade", record.upgrade], ["resent from", record.resent_from], ["resent by", record.resent_by],
+    ["modified by", (record.modified_by || []).join(", ")], ["held ms", record.held_ms],
   ]);
+  // The operator's part (operator.js): a held exchange's editor, or Resend on a finished one.
+  if (isHeld(record)) renderHeld(body, record);
+  else if (!isRunning) renderResend(body, record);
   if (isRunning) {
     const cancel = document.createElement("button");
     cancel.type = "button";
@@ -411,7 +417,8 @@ function renderDetail(body, record, events) {
     error.className = "error-box";
     error.id = "detail-error";
     error.textContent = `${record.error.code}: ${record.error.message}`
-      + (record.error.cancelled_by ? ` (cancelled by ${record.error.cancelled_by})` : "");
+      + (record.error.cancelled_by ? ` (cancelled by ${record.error.cancelled_by})` : "")
+      + (record.error.aborted_by ? ` (aborted by ${record.error.aborted_by})` : "");
     box.appendChild(error);
   }
   waterfall(section(body, "Timing"), record.timings_ms || {});
@@ -630,7 +637,9 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault();
     $("filter").focus();
     $("filter").select();
-  } else if (typing) {
+  } else if (typing || event.target instanceof HTMLTextAreaElement) {
+    return;
+  } else if (operatorKey(event)) {
     return;
   } else if (event.key === "ArrowDown") {
     event.preventDefault();
