@@ -50,7 +50,7 @@ public final class LiveEndpoint: AdminEndpoint {
             switch parameters["state"] ?? "finished" {
             case "finished": return list(parameters)
             case "in_flight": return inFlight(parameters, request)
-            case let state: return Self.error(400, "state must be finished or in_flight, got \(state)")
+            case let state: return Self.error(400, "state must be finished, in_flight or held, got \(state)")
             }
         }
         let rest = path.dropFirst("/exchanges/".count).split(separator: "/", omittingEmptySubsequences: false)
