@@ -33,32 +33,16 @@ extension ConfigReader {
             fail(element, "\(path).filter", "a breakpoint needs filter (an expression of lookout log's filter language)")
             return nil
         }
-        guard case .text(let filter, _) = scalarValue(filterNode), !filter.isEmpty else {
-            fail(filterNode, "\(path).filter", "expected a filter such as 'host:api.example.com and method:POST', \(got(filterNode))")
-            return nil
-        }
-        do {
-            _ = try LogFilter.parse(filter)
-        } catch {
-            fail(filterNode, "\(path).filter", error.description)
+        guard let filter = filterExpression(filterNode, path: "\(path).filter", example: "'host:api.example.com and method:POST'")
+        else { return nil }
+        guard !filter.isEmpty else {
+            fail(filterNode, "\(path).filter", "must not be empty (a breakpoint on every exchange is filter: 'id>0')")
             return nil
         }
         var rule = BreakpointRuleSpec(filter: filter)
         if let node = entry["on"] {
-            let phases: [(String, Node, String)]?
-            if case .text(let one, _) = scalarValue(node) { phases = [(one, node, "\(path).on")] } else {
-                phases = stringList(node, path: "\(path).on", expected: "request or response")
-            }
-            guard let phases, !phases.isEmpty else {
-                if phases != nil { fail(node, "\(path).on", "name request, response or both") }
-                return nil
-            }
-            for (phase, phaseNode, phasePath) in phases where phase != "request" && phase != "response" {
-                fail(phaseNode, phasePath, "expected request or response, got \(quoted(shortened(phase)))")
-                return nil
-            }
-            rule.onRequest = phases.contains { $0.0 == "request" }
-            rule.onResponse = phases.contains { $0.0 == "response" }
+            guard let (request, response) = phases(node, path: "\(path).on") else { return nil }
+            (rule.onRequest, rule.onResponse) = (request, response)
         }
         if let node = entry["timeout"] {
             guard let timeout = seconds(node, "\(path).timeout") else { return nil }
@@ -76,5 +60,39 @@ extension ConfigReader {
             rule.onTimeout = action
         }
         return rule
+    }
+
+    // MARK: - What breakpoints and hooks share
+
+    /// A filter of `lookout log`'s language, parsed so that its error names the column.
+    func filterExpression(_ node: Node, path: String, example: String) -> String? {
+        guard case .text(let filter, _) = scalarValue(node) else {
+            fail(node, path, "expected a filter such as \(example), \(got(node))")
+            return nil
+        }
+        do {
+            _ = try LogFilter.parse(filter)
+        } catch {
+            fail(node, path, error.description)
+            return nil
+        }
+        return filter
+    }
+
+    /// `on`: `request`, `response`, or a list of them; whether each is named.
+    func phases(_ node: Node, path: String) -> (request: Bool, response: Bool)? {
+        let phases: [(String, Node, String)]?
+        if case .text(let one, _) = scalarValue(node) { phases = [(one, node, path)] } else {
+            phases = stringList(node, path: path, expected: "request or response")
+        }
+        guard let phases, !phases.isEmpty else {
+            if phases != nil { fail(node, path, "name request, response or both") }
+            return nil
+        }
+        for (phase, phaseNode, phasePath) in phases where phase != "request" && phase != "response" {
+            fail(phaseNode, phasePath, "expected request or response, got \(quoted(shortened(phase)))")
+            return nil
+        }
+        return (phases.contains { $0.0 == "request" }, phases.contains { $0.0 == "response" })
     }
 }

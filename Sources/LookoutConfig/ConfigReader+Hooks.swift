@@ -35,26 +35,14 @@ extension ConfigReader {
         guard let transport = hookTransport(entry, element: element, path: path) else { return nil }
         var hook = HookSettings(name: name, transport: transport)
         if let node = entry["filter"] {
-            guard case .text(let filter, _) = scalarValue(node) else {
-                fail(node, "\(path).filter", "expected a filter such as 'host:**.internal.example', \(got(node))")
-                return nil
-            }
-            do { _ = try LogFilter.parse(filter) } catch {
-                fail(node, "\(path).filter", error.description)
+            guard let filter = filterExpression(node, path: "\(path).filter", example: "'host:**.internal.example'") else {
                 return nil
             }
             hook.filter = filter
         }
         if let node = entry["on"] {
-            guard let phases = stringList(node, path: "\(path).on", expected: "request or response"), !phases.isEmpty else {
-                return nil
-            }
-            for (phase, phaseNode, phasePath) in phases where phase != "request" && phase != "response" {
-                fail(phaseNode, phasePath, "expected request or response, got \(quoted(shortened(phase)))")
-                return nil
-            }
-            hook.onRequest = phases.contains { $0.0 == "request" }
-            hook.onResponse = phases.contains { $0.0 == "response" }
+            guard let (request, response) = phases(node, path: "\(path).on") else { return nil }
+            (hook.onRequest, hook.onResponse) = (request, response)
         }
         if let node = entry["timeout_ms"] {
             hook.timeoutMilliseconds = integer(node, "\(path).timeout_ms", in: 1...600_000,

@@ -168,3 +168,16 @@ def test_bad_hooks_in_the_config_name_their_key(make_proxy):
         check = subprocess.run([str(proxy.binary), "config", "check", str(proxy.config_path)], capture_output=True,
                                text=True, timeout=30, env=client_env())
         assert check.returncode != 0 and key in check.stderr + check.stdout, (entry, check.stderr)
+
+
+def test_a_reply_over_the_limit_is_a_failure_and_the_next_call_is_fine(make_proxy, origin, tmp_path):
+    chatty = write_hook(tmp_path, "chatty", """
+if call["request"]["url"].endswith("/long"):
+    return {"action": "modify", "headers": {"set": {"X-Long": "x" * 200000}}}
+return {"action": "modify", "headers": {"set": {"X-Short": "1"}}}
+""")
+    proxy = make_proxy({"hooks": [hook("chatty", chatty, max_body_bytes=10, timeout_ms=3000)]})
+    assert curl(proxy, origin.url("/echo/long")).status == 200
+    assert "longer than" in runs(proxy, "chatty")[0]["error"]
+    code, _, data = py_request(proxy, "GET", origin.url("/echo?body=1"))
+    assert code == 200 and ["X-Short", "1"] in json.loads(data)["headers"], "the stream stayed in step"

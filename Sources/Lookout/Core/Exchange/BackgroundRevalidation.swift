@@ -8,10 +8,7 @@ import LookoutUpstream
 /// served, and this exchange asks the origin again so the store is fresh for the next request.
 /// It is an ordinary exchange — same trust, pool, rules and events, its own summary record with
 /// client `"background"` — whose response goes only into the store.
-final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // confined to `context.loop.queue`
-    private var exchange: Exchange?
-    /// Nobody else holds a revalidation: it keeps itself (and its exchange) until the exchange ends.
-    private var keptAlive: BackgroundRevalidation?
+final class BackgroundRevalidation: DetachedExchange, @unchecked Sendable {  // confined to `context.loop.queue`
     private let environment: ExchangeEnvironment
     private let url: String
 
@@ -33,8 +30,7 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
                                 client: DiscardingResponseWriter(), delegate: revalidation, records: records,
                                 head: head, origin: origin, path: path, url: url, kind: .http)
         exchange.revalidatesInBackground = true
-        revalidation.exchange = exchange
-        revalidation.keptAlive = revalidation
+        revalidation.keep(exchange)
         exchange.start()
     }
 
@@ -43,22 +39,8 @@ final class BackgroundRevalidation: ExchangeDelegate, @unchecked Sendable {  // 
         self.url = url
     }
 
-    // The exchange holds this delegate unowned; `exchange` keeps both alive until it finishes.
-    func exchangeCanTakeInput() {}
-    func exchangeDidFinish(keepAlive: Bool) { end() }
-    func exchangeDidBreakOff() { end() }
-    func exchangeDidSwitchProtocols(to tunnel: Tunnel) { end() }
-    func tunnelDidFinish(upstreamFailed: Bool) {}
-    var isClosingAfterExchange: Bool { true }
-
-    private func end() {
+    override func exchangeEnded() {
         environment.cache?.endRevalidating(url)
-        // Released on the next turn: the exchange is still on the stack that called us.
-        let exchange = self.exchange
-        let revalidation = keptAlive
-        self.exchange = nil
-        keptAlive = nil
-        exchange?.context.loop.execute { _ = (exchange, revalidation) }
     }
 }
 

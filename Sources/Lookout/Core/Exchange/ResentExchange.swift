@@ -12,10 +12,7 @@ import LookoutUpstream
 /// client. The body comes from the edits, or from the first exchange's capture file, read in
 /// 64 KiB pieces as the exchange takes them; the response is read and dropped (its record, and
 /// its capture when a rule asks for one, are what the operator looks at).
-final class ResentExchange: ExchangeDelegate, @unchecked Sendable {  // confined to `context.loop.queue`
-    private var exchange: Exchange?
-    /// Nobody else holds a resend: it keeps itself (and its exchange) until the exchange ends.
-    private var keptAlive: ResentExchange?
+final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined to `context.loop.queue`
     private var body: Body
     private var bodyEnded = false
 
@@ -78,8 +75,7 @@ final class ResentExchange: ExchangeDelegate, @unchecked Sendable {  // confined
         exchange.summary.resentFrom = entry.id
         exchange.summary.resentBy = operatorAddress
         if !edits.isEmpty { exchange.summary.modifiedBy.append("operator:\(operatorAddress)") }
-        resend.exchange = exchange
-        resend.keptAlive = resend
+        resend.keep(exchange)
         exchange.start()
         resend.sendBody()
         return .success(id)
@@ -149,22 +145,7 @@ final class ResentExchange: ExchangeDelegate, @unchecked Sendable {  // confined
         }
     }
 
-    // The exchange holds this delegate unowned; `exchange` keeps both alive until it finishes.
-    func exchangeCanTakeInput() { sendBody() }
-    func exchangeDidFinish(keepAlive: Bool) { end() }
-    func exchangeDidBreakOff() { end() }
-    func exchangeDidSwitchProtocols(to tunnel: Tunnel) { end() }
-    func tunnelDidFinish(upstreamFailed: Bool) {}
-    var isClosingAfterExchange: Bool { true }
-
-    private func end() {
-        // Released on the next turn: the exchange is still on the stack that called us.
-        let exchange = self.exchange
-        let resend = keptAlive
-        self.exchange = nil
-        keptAlive = nil
-        exchange?.context.loop.execute { _ = (exchange, resend) }
-    }
+    override func exchangeCanTakeInput() { sendBody() }
 }
 
 /// Why a resend cannot go (the status the admin endpoint answers with).
