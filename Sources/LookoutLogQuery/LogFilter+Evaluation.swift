@@ -98,11 +98,28 @@ extension LogFilter.Term {
     }
 
     private func text(_ actual: String, caseInsensitive: Bool) -> Bool {
-        let a = caseInsensitive ? actual.lowercased() : actual
-        let v = caseInsensitive ? value.lowercased() : value
         switch op {
-        case .contains: return a.contains(v)
-        default: return v.contains("*") ? Glob.matches(v, a) : a == v
+        case .contains:
+            return caseInsensitive ? actual.lowercased().contains(folded) : actual.contains(value)
+        default:
+            if isGlob { return Glob.matches(caseInsensitive ? folded : value, caseInsensitive ? actual.lowercased() : actual) }
+            return caseInsensitive ? Self.equalFolded(actual, folded) : actual == value
+        }
+    }
+
+    /// `actual` lowercased equals `folded` (already lowercase), without building the lowercased
+    /// string when both are ASCII (hosts and methods are).
+    private static func equalFolded(_ actual: String, _ folded: String) -> Bool {
+        var a = actual.utf8.makeIterator(), b = folded.utf8.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return true
+            case (let x?, let y?):
+                guard x < 0x80 && y < 0x80 else { return actual.lowercased() == folded }
+                let lower = x >= 0x41 && x <= 0x5A ? x | 0x20 : x
+                if lower != y { return false }
+            default: return false
+            }
         }
     }
 }

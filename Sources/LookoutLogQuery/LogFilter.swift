@@ -33,9 +33,26 @@ public indirect enum LogFilter: Sendable, Equatable {
     public struct Term: Sendable, Equatable {
         public var field: Field
         public var op: Operator
-        public var value: String
+        public var value: String {
+            didSet { (folded, isGlob) = Self.prepared(value) }
+        }
         /// The value as a number (milliseconds for phases), for comparisons and statuses.
         public var number: Double?
+        /// The value lowercased, and whether it has a `*`: worked out once, not for every record.
+        private(set) var folded: String
+        private(set) var isGlob: Bool
+
+        public init(field: Field, op: Operator, value: String, number: Double?) {
+            self.field = field
+            self.op = op
+            self.value = value
+            self.number = number
+            (folded, isGlob) = Self.prepared(value)
+        }
+
+        private static func prepared(_ value: String) -> (String, Bool) {
+            (value.lowercased(), value.utf8.contains(UInt8(ascii: "*")))
+        }
     }
 
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]

@@ -324,3 +324,13 @@ def test_a_bad_breakpoint_in_the_config_names_its_line(make_proxy):
     check = subprocess.run([str(proxy.binary), "config", "check", str(proxy.config_path)], capture_output=True,
                            text=True, timeout=30, env=client_env())
     assert check.returncode != 0 and "breakpoints.rules[0].filter" in check.stderr + check.stdout
+
+
+def test_an_admin_body_over_its_limit_is_refused_before_it_is_read(make_proxy):
+    proxy = make_proxy()
+    head = (b"POST /breakpoints HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 16777217\r\n"
+            b"Connection: close\r\n\r\n")
+    resp, _ = raw_exchange(proxy.port, head)
+    assert resp.status == 413 and resp.header("X-Lookout-Error") == "request_body_too_large"
+    record = proxy.only_summary(kind="admin")
+    assert record["error"]["code"] == "request_body_too_large"

@@ -31,7 +31,17 @@ final class Breakpoints: Sendable {
     let maxBodyBytes: Int
     private let ruleCount = Atomic<Int>(0)
     private let slotCount = Atomic<Int>(0)
+    /// Bumped whenever the rules change: each loop reads its own copy of them, without the lock,
+    /// until this moves.
+    private let version = Atomic<Int>(0)
+    private let copies: [LoopCopy]
     private let state: Mutex<State>
+
+    /// One loop's copy of the rules (confined to that loop's queue).
+    private final class LoopCopy: @unchecked Sendable {
+        var version = -1
+        var rules: [Rule] = []
+    }
 
     private struct State {
         var rules: [Rule] = []
@@ -47,9 +57,11 @@ final class Breakpoints: Sendable {
         let handle: any HeldHandle
     }
 
-    init(settings: BreakpointSettings) throws(RuleError) {
+    /// `loops`: how many event loops read the rules.
+    init(settings: BreakpointSettings, loops: Int = 1) throws(RuleError) {
         maxHeld = settings.maxHeld
         maxBodyBytes = settings.maxBodyBytes
+        copies = (0..<max(loops, 1)).map { _ in LoopCopy() }
         state = Mutex(State())
         for spec in settings.rules { _ = try add(spec) }
     }
@@ -76,6 +88,7 @@ final class Breakpoints: Sendable {
             return rule
         }
         ruleCount.add(1, ordering: .relaxed)
+        version.add(1, ordering: .releasing)
         return rule
     }
 
@@ -85,16 +98,25 @@ final class Breakpoints: Sendable {
             state.rules.remove(at: index)
             return true
         }
-        if removed { ruleCount.subtract(1, ordering: .relaxed) }
+        if removed {
+            ruleCount.subtract(1, ordering: .relaxed)
+            version.add(1, ordering: .releasing)
+        }
         return removed
     }
 
     var rules: [Rule] { state.withLock { $0.rules } }
 
-    /// The first rule for `phase` the subject matches.
-    func match<Subject: FilterSubject>(_ subject: Subject, request: Bool) -> Rule? {
-        let rules = state.withLock { $0.rules }
-        return rules.first { ($0.spec.onRequest && request || $0.spec.onResponse && !request) && $0.filter.matches(subject) }
+    /// The first rule for the phase that the subject matches, read from `loop`'s copy of the rules
+    /// (called on that loop: every exchange asks, and the loops must not contend for the lock).
+    func match<Subject: FilterSubject>(_ subject: Subject, request: Bool, loop: Int) -> Rule? {
+        let copy = copies[loop % copies.count]
+        let current = version.load(ordering: .acquiring)
+        if copy.version != current {
+            copy.rules = state.withLock { $0.rules }
+            copy.version = current
+        }
+        return copy.rules.first { ($0.spec.onRequest && request || $0.spec.onResponse && !request) && $0.filter.matches(subject) }
     }
 
     // MARK: - Held exchanges

@@ -12,7 +12,7 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     private weak var exchange: (any StageContext)?
     private var rule: Breakpoints.Rule?
     private var atRequest = true
-    private var since = Instant.now()
+    private var since = Instant(nanoseconds: 0)
     private var bodyEditable = false
     /// Counts pauses, so that a timeout knows whether its pause is still the current one.
     private var generation = 0
@@ -27,14 +27,15 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     var heldPhase: String { "breakpoint_" + (atRequest ? "request" : "response") }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        guard let rule = hub.match(ExchangeFilterSubject(exchange), request: true) else { return .proceed }
+        guard let rule = hub.match(exchange.filterSubject(status: nil, responseFields: nil), request: true,
+                                   loop: exchange.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: true) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard !answered else { return .proceed }
-        let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
-        guard response.status != 101, let rule = hub.match(subject, request: false) else { return .proceed }
+        let subject = exchange.filterSubject(status: response.status, responseFields: response.fields)
+        guard response.status != 101, let rule = hub.match(subject, request: false, loop: exchange.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: false) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 

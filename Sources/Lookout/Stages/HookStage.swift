@@ -25,12 +25,12 @@ final class HookStage: ExchangeStage, @unchecked Sendable {  // confined to the 
     var heldPhase: String { "hook_" + (atRequest ? "request" : "response") }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        hold(hooks.matching(ExchangeFilterSubject(exchange), request: true), atRequest: true)
+        hold(hooks.matching(exchange.filterSubject(status: nil, responseFields: nil), request: true), atRequest: true)
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard response.status != 101, !answered else { return .proceed }
-        let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
+        let subject = exchange.filterSubject(status: response.status, responseFields: response.fields)
         guard case .holdWithBody(let limit, let deadline) = hold(hooks.matching(subject, request: false), atRequest: false) else {
             return .proceed
         }

@@ -53,6 +53,9 @@ protocol StageContext: AnyObject, Sendable {
     var clientAddress: String { get }
     /// The request head as it will go upstream so far (the client's, with edits applied).
     var currentRequest: RequestHead { get }
+    /// The exchange for a filter of `lookout log`'s language (a breakpoint's, a hook's), with the
+    /// response's status and fields at a response.
+    func filterSubject(status: Int?, responseFields: HTTPFields?) -> ExchangeFilterSubject
     /// The response head a stage holds now, if one does.
     var heldResponseHead: (status: Int, fields: HTTPFields)? { get }
     /// Changes the request a stage holds (`hold`, `holdWithBody`) before it goes upstream. Nil

@@ -68,7 +68,6 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             try SharedCache(settings: settings, handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
                             monitor: monitor)
         }
-        breakpoints = try Breakpoints(settings: configuration.breakpoints)
         hooks = try Hooks(settings: configuration.hooks) { [monitor] hook, reason, backoff in
             guard monitor.wants(HookDidRestart.interest) else { return }
             monitor.post(LookoutEvent(EventContext(connectionID: 0), HookDidRestart(hook: hook, reason: reason,
@@ -82,6 +81,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount,
                                     spinMicroseconds: configuration.eventLoopSpinMicroseconds)
+        breakpoints = try Breakpoints(settings: configuration.breakpoints, loops: group.loops.count)
         let (redirectHandler, retrier) = (self.redirectHandler, self.retrier)
         self.contexts = group.loops.map { loop in
             LoopContext(loop: loop, configuration: configuration) { taskMap in
