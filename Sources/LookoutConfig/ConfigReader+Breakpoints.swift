@@ -53,8 +53,7 @@ extension ConfigReader {
             rule.timeout = timeout
         }
         if let node = entry["on_timeout"] {
-            guard case .text(let text, _) = scalarValue(node), let action = BreakpointRuleSpec.TimeoutAction(rawValue: text) else {
-                fail(node, "\(path).on_timeout", "expected continue or abort, \(got(node))")
+            guard let action: BreakpointRuleSpec.TimeoutAction = continueOrAbort(node, path: "\(path).on_timeout") else {
                 return nil
             }
             rule.onTimeout = action
@@ -94,5 +93,14 @@ extension ConfigReader {
             return nil
         }
         return (phases.contains { $0.0 == "request" }, phases.contains { $0.0 == "response" })
+    }
+
+    /// `on_timeout`, `on_failure`: `continue` or `abort`.
+    func continueOrAbort<Action: RawRepresentable<String>>(_ node: Node, path: String) -> Action? {
+        guard case .text(let text, _) = scalarValue(node), let action = Action(rawValue: text) else {
+            fail(node, path, "expected continue or abort, \(got(node))")
+            return nil
+        }
+        return action
     }
 }

@@ -61,8 +61,7 @@ extension ConfigReader {
                 ?? hook.queueLimit
         }
         if let node = entry["on_failure"] {
-            guard case .text(let text, _) = scalarValue(node), let action = HookSettings.FailureAction(rawValue: text) else {
-                fail(node, "\(path).on_failure", "expected continue or abort, \(got(node))")
+            guard let action: HookSettings.FailureAction = continueOrAbort(node, path: "\(path).on_failure") else {
                 return nil
             }
             hook.onFailure = action
