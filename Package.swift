@@ -93,9 +93,11 @@ let package = Package(
                 // The web UI's static files, copied beside the executable (UIEndpoint finds them).
                 resources: [.copy("UI")],
                 swiftSettings: hotPathSettings),
+        // Recordings as fixtures: reading Lookout logs and HAR files, and comparing two of them.
+        .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery"]),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery",
+                          dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log"),
                                          .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -118,6 +120,7 @@ let package = Package(
                     dependencies: ["LookoutMonitors", "LookoutModel", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "LookoutMetricsTests", dependencies: ["LookoutMetrics", "LookoutAdmin", "LookoutModel", "LookoutTLS"]),
         .testTarget(name: "LookoutLiveTests", dependencies: ["LookoutLive", "LookoutModel"]),
+        .testTarget(name: "LookoutRecordingsTests", dependencies: ["LookoutRecordings"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
         .testTarget(name: "LookoutLogQueryTests", dependencies: ["LookoutLogQuery"]),

@@ -1,0 +1,146 @@
+import Foundation
+import LookoutLogQuery
+
+/// One exchange of a recording, as the tools that compare, replay or simulate recordings see it:
+/// what was asked and what was answered, whichever tool wrote the file.
+public struct RecordedExchange: Sendable {
+    /// Its place in the recording (0-based, in the file's order).
+    public var index: Int
+    public var method: String
+    public var url: String
+    public var status: Int?
+    public var requestHeaders: [(name: String, value: String)]
+    public var responseHeaders: [(name: String, value: String)]
+    public var responseBody: RecordedBody
+    /// Milliseconds from the request to the end of the response, when recorded.
+    public var totalMilliseconds: Double?
+
+    public init(index: Int, method: String, url: String, status: Int?, requestHeaders: [(name: String, value: String)],
+                responseHeaders: [(name: String, value: String)], responseBody: RecordedBody, totalMilliseconds: Double?) {
+        self.index = index
+        self.method = method
+        self.url = url
+        self.status = status
+        self.requestHeaders = requestHeaders
+        self.responseHeaders = responseHeaders
+        self.responseBody = responseBody
+        self.totalMilliseconds = totalMilliseconds
+    }
+}
+
+/// Where a recorded body is: a capture file (as received, content coding and all), bytes a HAR
+/// file carried (decoded, as HAR keeps them), only its size, or nothing.
+public enum RecordedBody: Sendable, Equatable {
+    case file(path: String, contentEncoding: String?)
+    case bytes([UInt8])
+    case sizeOnly(Int)
+    case none
+}
+
+/// A recording that cannot be read: which file, which entry, what is wrong.
+public struct RecordingError: Error, CustomStringConvertible {
+    public let file: String
+    public let entry: Int?
+    public let message: String
+    public var description: String { "\(file)" + (entry.map { ": entry \($0)" } ?? "") + ": \(message)" }
+}
+
+/// Reads recordings: a Lookout log (its summary records, bodies from their capture files) or a
+/// HAR 1.2 file from any tool. Lookout's own pages and blind tunnels are left out.
+public enum RecordingReader {
+    /// The largest HAR file read (HAR keeps bodies inline, so it is parsed whole).
+    public static let maximumHARBytes = 512 << 20
+
+    public static func read(_ path: String) throws(RecordingError) -> [RecordedExchange] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw RecordingError(file: path, entry: nil, message: "cannot be read")
+        }
+        let start = (try? handle.read(upToCount: 4096)) ?? Data()
+        try? handle.close()
+        let prefix = String(decoding: start.prefix(4096), as: UTF8.self)
+        let firstLine = prefix.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
+        // A log's first line is a whole record; a HAR file is one object beginning with "log".
+        if firstLine.hasPrefix("{") && firstLine.contains("\"v\":") { return try readLog(path) }
+        return try readHAR(path)
+    }
+
+    private static func readLog(_ path: String) throws(RecordingError) -> [RecordedExchange] {
+        var exchanges: [RecordedExchange] = []
+        var problem: RecordingError?
+        var line = 0
+        do {
+            try LogLineReader(path: path).forEachLine { bytes in
+                line += 1
+                guard let record = LogRecord(bytes) else {
+                    problem = RecordingError(file: path, entry: line, message: "line \(line) is not a JSON object")
+                    return false
+                }
+                guard record.string("event") == "exchange", let kind = record.string("kind"), kind == "http" || kind == "intercepted",
+                      let method = record.string("method"), let url = record.string("mapped_from") ?? record.string("url")
+                else { return true }
+                let responseHeaders = record.stringMembers("response_headers")
+                var body = RecordedBody.none
+                if let file = record.string("capture", "response") {
+                    body = .file(path: file, contentEncoding: responseHeaders.first { $0.0 == "content-encoding" }?.1)
+                } else if let size = record.number("bytes", "response_body") {
+                    body = .sizeOnly(Int(size))
+                }
+                exchanges.append(RecordedExchange(
+                    index: exchanges.count, method: method, url: url, status: record.number("status").map { Int($0) },
+                    requestHeaders: record.stringMembers("request_headers").map { ($0.0, $0.1) },
+                    responseHeaders: responseHeaders.map { ($0.0, $0.1) }, responseBody: body,
+                    totalMilliseconds: record.number("timings_ms", "total")))
+                return true
+            }
+        } catch {
+            throw RecordingError(file: path, entry: nil, message: error.description)
+        }
+        if let problem { throw problem }
+        return exchanges
+    }
+
+    private static func readHAR(_ path: String) throws(RecordingError) -> [RecordedExchange] {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        guard size <= maximumHARBytes else {
+            throw RecordingError(file: path, entry: nil, message: "a HAR file over \(maximumHARBytes >> 20) MiB is not read")
+        }
+        guard let data = FileManager.default.contents(atPath: path),
+              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw RecordingError(file: path, entry: nil, message: "is neither a Lookout log nor a HAR file (JSON with log.entries)")
+        }
+        guard let log = root["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
+            throw RecordingError(file: path, entry: nil, message: "has no log.entries (not HAR 1.2)")
+        }
+        var exchanges: [RecordedExchange] = []
+        for (number, entry) in entries.enumerated() {
+            guard let request = entry["request"] as? [String: Any], let method = request["method"] as? String,
+                  let url = request["url"] as? String else {
+                throw RecordingError(file: path, entry: number, message: "has no request.method and request.url")
+            }
+            let response = entry["response"] as? [String: Any] ?? [:]
+            let status = (response["status"] as? NSNumber)?.intValue
+            exchanges.append(RecordedExchange(
+                index: exchanges.count, method: method, url: url, status: status == 0 ? nil : status,
+                requestHeaders: headers(request["headers"]), responseHeaders: headers(response["headers"]),
+                responseBody: harBody(response["content"] as? [String: Any]),
+                totalMilliseconds: (entry["time"] as? NSNumber)?.doubleValue))
+        }
+        return exchanges
+    }
+
+    private static func headers(_ value: Any?) -> [(name: String, value: String)] {
+        ((value as? [[String: Any]]) ?? []).compactMap { header in
+            guard let name = header["name"] as? String, let value = header["value"] as? String else { return nil }
+            return (name.lowercased(), value)
+        }
+    }
+
+    private static func harBody(_ content: [String: Any]?) -> RecordedBody {
+        guard let content, let text = content["text"] as? String else {
+            return (content?["size"] as? NSNumber).map { .sizeOnly($0.intValue) } ?? .none
+        }
+        let encoding = (content["encoding"] as? String) ?? (content["_encoding"] as? String)
+        if encoding == "base64", let data = Data(base64Encoded: text) { return .bytes(Array(data)) }
+        return .bytes(Array(text.utf8))
+    }
+}

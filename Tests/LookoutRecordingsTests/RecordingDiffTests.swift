@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import LookoutRecordings
+
+@Suite struct JSONDiffTests {
+    private func changes(_ a: String, _ b: String, ignoring: [String] = []) -> [JSONDiff.Change] {
+        JSONDiff.changes(JSONDiff.parse(Array(a.utf8))!, JSONDiff.parse(Array(b.utf8))!, ignoring: ignoring)
+    }
+
+    @Test func keyOrderDoesNotMatterAndPathsNameWhatDiffers() {
+        #expect(changes(#"{"a":1,"b":[1,2]}"#, #"{"b":[1,2],"a":1}"#).isEmpty)
+        let found = changes(#"{"a":1,"b":[1,2],"c":true}"#, #"{"a":2,"b":[1],"c":1,"d":null}"#)
+        #expect(found.map(\.path) == ["$.a", "$.b[1]", "$.c", "$.d"])
+        #expect(found.map(\.kind) == ["changed", "removed", "changed", "added"], "true is not 1")
+        #expect(found.first?.a == "1" && found.first?.b == "2")
+    }
+
+    @Test func ignoredPathsAndAnyIndex() {
+        let a = #"{"requestId":"x1","items":[{"id":1,"ts":5},{"id":2,"ts":6}]}"#
+        let b = #"{"requestId":"y2","items":[{"id":1,"ts":7},{"id":2,"ts":8}]}"#
+        #expect(changes(a, b).count == 3)
+        #expect(changes(a, b, ignoring: ["$.requestId", "$.items[*].ts"]).isEmpty)
+        #expect(changes(a, b, ignoring: ["$.requestId", "$.items[0].ts"]).map(\.path) == ["$.items[1].ts"])
+        #expect(JSONDiff.parse(Array("plain text".utf8)) == nil)
+    }
+}
+
+@Suite struct RecordingDiffTests {
+    private func exchange(_ index: Int, _ url: String, status: Int = 200, headers: [(String, String)] = [],
+                          body: String = "", ms: Double = 10) -> RecordedExchange {
+        RecordedExchange(index: index, method: "GET", url: url, status: status, requestHeaders: [],
+                         responseHeaders: headers.map { ($0.0, $0.1) }, responseBody: .bytes(Array(body.utf8)),
+                         totalMilliseconds: ms)
+    }
+
+    @Test func repeatedRequestsPairInOrderAndTheRestIsAddedOrMissing() {
+        let a = [exchange(0, "http://a/x", body: "1"), exchange(1, "http://a/x", body: "2"), exchange(2, "http://a/gone")]
+        let b = [exchange(0, "http://a/x", body: "1"), exchange(1, "http://a/new"), exchange(2, "http://a/x", body: "3")]
+        let diff = RecordingDiff(a, b, options: .init())
+        #expect(diff.pairs == 2 && diff.added.map(\.url) == ["http://a/new"] && diff.missing.map(\.url) == ["http://a/gone"])
+        #expect(diff.changed.count == 1 && diff.changed[0].a.index == 1 && diff.changed[0].b.index == 2)
+        guard case .bytes(let x, let y, let first)? = diff.changed[0].body else { Issue.record("no body change"); return }
+        #expect(x == 1 && y == 1 && first == 0)
+        #expect(!diff.isEqual)
+    }
+
+    @Test func headersStatusAndTimingUnderTheIgnores() {
+        let a = [exchange(0, "http://a/x", headers: [("date", "Mon"), ("etag", "1")], ms: 10)]
+        let b = [exchange(0, "http://a/x", status: 201, headers: [("Date", "Tue"), ("etag", "1")], ms: 500)]
+        var options = RecordingDiff.Options()
+        var diff = RecordingDiff(a, b, options: options)
+        #expect(diff.changed.first?.headers.map(\.name) == ["date"] && diff.changed.first?.status?.b == 201)
+        #expect(diff.changed.first?.timing == nil, "timing is not compared unless asked")
+        options.ignoredHeaders = ["date"]
+        options.timingThreshold = 100
+        diff = RecordingDiff(a, b, options: options)
+        #expect(diff.changed.first?.headers.isEmpty == true && diff.changed.first?.timing?.b == 500)
+        let report = DiffReport.json(diff)
+        let parsed = try? JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any]
+        #expect(parsed?["equal"] as? Bool == false && (parsed?["changed"] as? [Any])?.count == 1)
+        #expect(DiffReport.table(diff).contains("status: 200 → 201"))
+    }
+
+    @Test func aHARFileIsReadAndABadOneNamesItsEntry() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("recordings-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("a.har")
+        try Data(#"""
+        {"log":{"version":"1.2","entries":[{"startedDateTime":"2026-01-01T00:00:00Z","time":12,
+         "request":{"method":"POST","url":"https://a.test/v1","headers":[{"name":"Accept","value":"*/*"}]},
+         "response":{"status":200,"headers":[{"name":"Content-Type","value":"application/json"}],
+                     "content":{"size":7,"mimeType":"application/json","text":"eyJhIjoxfQ==","encoding":"base64"}}}]}}
+        """#.utf8).write(to: har)
+        let entries = try RecordingReader.read(har.path)
+        let entry = try #require(entries.first)
+        #expect(entries.count == 1)
+        #expect(entry.method == "POST" && entry.url == "https://a.test/v1" && entry.status == 200)
+        #expect(entry.responseBody == .bytes(Array(#"{"a":1}"#.utf8)) && entry.requestHeaders.first?.name == "accept")
+        let bad = folder.appendingPathComponent("bad.har")
+        try Data(#"{"log":{"entries":[{"request":{}}]}}"#.utf8).write(to: bad)
+        #expect(throws: RecordingError.self) { try RecordingReader.read(bad.path) }
+        do { _ = try RecordingReader.read(bad.path) } catch { #expect(error.entry == 0) }
+        #expect(throws: RecordingError.self) { try RecordingReader.read(folder.appendingPathComponent("none").path) }
+    }
+}
