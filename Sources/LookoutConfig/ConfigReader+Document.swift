@@ -154,5 +154,8 @@ extension ConfigReader {
             readBreakpoints(section, into: &config.breakpoints)
         }
         if let node = top["hooks"] { config.hooks = readHooks(node) ?? config.hooks }
+        if let node = top["simulate"], let section = fields(of: node, path: "simulate") {
+            readSimulate(section, into: &config.simulate)
+        }
     }
 }

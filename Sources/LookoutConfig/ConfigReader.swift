@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks",
+        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -37,6 +37,7 @@ enum Schema {
         "map": ["remote", "local"],
         "shaping": ["rules"],
         "breakpoints": ["max_held", "max_body_bytes", "rules"],
+        "simulate": ["recordings", "mode", "match", "repeat", "latency"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -56,6 +57,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of `simulate.match`.
+    static let simulateMatch = ["on", "headers", "ignore_query", "ignore_json"]
     /// The keys of one `hooks[i]`.
     static let hook = [
         "name", "filter", "on", "command", "url", "timeout_ms", "max_body_bytes", "on_failure", "concurrency", "queue_limit",

@@ -83,6 +83,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var breakpoints = BreakpointSettings()
     /// `hooks`: external programs or endpoints that see, change, answer or abort exchanges.
     public var hooks: [HookSettings] = []
+    /// `simulate`: answer from recordings (Lookout logs or HAR files).
+    public var simulate = SimulateSettings()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -71,6 +71,12 @@ extension JSONBuffer {
             for name in s.modifiedBy { element(); string(name) }
             endArray()
         }
+        if let simulated = s.simulated {
+            key("simulated"); beginObject()
+            key("recording"); string(simulated.recording)
+            key("entry"); int(simulated.entry)
+            endObject()
+        }
         if let resentFrom = s.resentFrom {
             key("resent_from"); uint(resentFrom)
             if let resentBy = s.resentBy { key("resent_by"); string(resentBy) }

@@ -14,6 +14,11 @@ public struct RecordedExchange: Sendable {
     public var responseBody: RecordedBody
     /// Milliseconds from the request to the end of the response, when recorded.
     public var totalMilliseconds: Double?
+    /// The request's body, and how long the origin took to answer (`wait`), when recorded.
+    public var requestBody: RecordedBody = .none
+    public var waitMilliseconds: Double?
+    /// The file it was read from.
+    public var file = ""
 
     public init(index: Int, method: String, url: String, status: Int?, requestHeaders: [(name: String, value: String)],
                 responseHeaders: [(name: String, value: String)], responseBody: RecordedBody, totalMilliseconds: Double?) {
@@ -85,11 +90,19 @@ public enum RecordingReader {
                 } else if let size = record.number("bytes", "response_body") {
                     body = .sizeOnly(Int(size))
                 }
-                exchanges.append(RecordedExchange(
+                var exchange = RecordedExchange(
                     index: exchanges.count, method: method, url: url, status: record.number("status").map { Int($0) },
                     requestHeaders: record.stringMembers("request_headers").map { ($0.0, $0.1) },
                     responseHeaders: responseHeaders.map { ($0.0, $0.1) }, responseBody: body,
-                    totalMilliseconds: record.number("timings_ms", "total")))
+                    totalMilliseconds: record.number("timings_ms", "total"))
+                if let file = record.string("capture", "request") {
+                    exchange.requestBody = .file(path: file, contentEncoding: nil)
+                } else if let size = record.number("bytes", "request_body") {
+                    exchange.requestBody = size == 0 ? .none : .sizeOnly(Int(size))
+                }
+                exchange.waitMilliseconds = record.number("timings_ms", "wait").flatMap { $0 >= 0 ? $0 : nil }
+                exchange.file = path
+                exchanges.append(exchange)
                 return true
             }
         } catch {
@@ -119,11 +132,20 @@ public enum RecordingReader {
             }
             let response = entry["response"] as? [String: Any] ?? [:]
             let status = (response["status"] as? NSNumber)?.intValue
-            exchanges.append(RecordedExchange(
+            var exchange = RecordedExchange(
                 index: exchanges.count, method: method, url: url, status: status == 0 ? nil : status,
                 requestHeaders: headers(request["headers"]), responseHeaders: headers(response["headers"]),
                 responseBody: harBody(response["content"] as? [String: Any]),
-                totalMilliseconds: (entry["time"] as? NSNumber)?.doubleValue))
+                totalMilliseconds: (entry["time"] as? NSNumber)?.doubleValue)
+            if let post = request["postData"] as? [String: Any], let text = post["text"] as? String {
+                exchange.requestBody = (post["encoding"] as? String) == "base64"
+                    ? Data(base64Encoded: text).map { .bytes(Array($0)) } ?? .bytes(Array(text.utf8)) : .bytes(Array(text.utf8))
+            }
+            if let wait = ((entry["timings"] as? [String: Any])?["wait"] as? NSNumber)?.doubleValue, wait >= 0 {
+                exchange.waitMilliseconds = wait
+            }
+            exchange.file = path
+            exchanges.append(exchange)
         }
         return exchanges
     }

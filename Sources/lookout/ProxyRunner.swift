@@ -79,6 +79,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         watch(SIGHUP) { [unowned self] in
             logger.info("SIGHUP: reopening the log file")
             logMonitor?.reopen()
+            if let outcome = session.reloadRecordings() { logger.info("SIGHUP: \(outcome)") }
         }
         // Registration is asynchronous, on Dispatch's manager thread; `dispatchMain` then unblocks
         // the signals on the main thread, where one arriving before Dispatch's handler is in

@@ -124,6 +124,7 @@ extension SessionConfiguration {
         })
         breakpoints = file.breakpoints
         hooks = file.hooks
+        simulate = file.simulate
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

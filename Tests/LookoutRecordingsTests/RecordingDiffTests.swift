@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LookoutRecordings
+import LookoutModel
 
 @Suite struct JSONDiffTests {
     private func changes(_ a: String, _ b: String, ignoring: [String] = []) -> [JSONDiff.Change] {
@@ -82,5 +83,46 @@ import Testing
         #expect(throws: RecordingError.self) { try RecordingReader.read(bad.path) }
         do { _ = try RecordingReader.read(bad.path) } catch { #expect(error.entry == 0) }
         #expect(throws: RecordingError.self) { try RecordingReader.read(folder.appendingPathComponent("none").path) }
+    }
+}
+
+@Suite struct RecordingMatcherTests {
+    private func log(_ lines: [String]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("matcher-\(getpid())-\(lines.count).jsonl").path
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private func record(_ id: Int, _ url: String, status: Int) -> String {
+        #"{"v":1,"event":"exchange","id":\#(id),"kind":"http","method":"GET","url":"\#(url)","status":\#(status),"bytes":{"response_body":0},"timings_ms":{"wait":5}}"#
+    }
+
+    @Test func repeatModesAndIgnoredQueryParameters() throws {
+        let path = try log([record(1, "http://a.test/x?ts=1", status: 201), record(2, "http://a.test/x?ts=2", status: 202),
+                            #"{"v":1,"event":"exchange","kind":"admin","method":"GET","url":"http://l/","status":200}"#])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var settings = SimulateSettings()
+        settings.recordings = [path]
+        settings.mode = .simulate
+        settings.ignoreQuery = ["ts"]
+        func statuses(_ matcher: RecordingMatcher, _ count: Int) -> [Int] {
+            (0..<count).map { _ in
+                guard case .answer(let answer) = matcher.match(method: "GET", url: "http://a.test/x?ts=9", headers: [], body: nil)
+                else { return 0 }
+                return answer.status
+            }
+        }
+        #expect(statuses(try RecordingMatcher(settings: settings), 3) == [201, 202, 202])
+        settings.repetition = .cycle
+        #expect(statuses(try RecordingMatcher(settings: settings), 3) == [201, 202, 201])
+        settings.repetition = .first
+        #expect(statuses(try RecordingMatcher(settings: settings), 2) == [201, 201])
+        let matcher = try RecordingMatcher(settings: settings)
+        #expect(matcher.count == 2, "the proxy's own pages are not recordings")
+        guard case .miss(let closest) = matcher.match(method: "GET", url: "http://a.test/y", headers: [], body: nil) else {
+            Issue.record("matched")
+            return
+        }
+        #expect(closest?.hasPrefix("GET http://a.test/x?ts=1") == true)
     }
 }

@@ -15,6 +15,7 @@ import LookoutUpstream
 /// 4. hooks        — external programs see, change, answer or abort it, in config order (`hooks`)
 /// 5. shaping      — latency (a hold), injected status, pacing and cuts
 /// 6. map local    — an answer from a file
+///    simulate     — an answer from a recording (`simulate`)
 /// 7. redirects    — a 3xx passed, rewritten, refused or followed
 /// 8. retries      — a listed status or failure tried again
 /// 9. cache        — a stored answer, a collapsed miss, validation, storing (`cache.enabled`)
@@ -32,6 +33,7 @@ final class StagePlan: Sendable {
     private let cache: SharedCache?
     private let breakpoints: Breakpoints
     private let hooks: Hooks
+    private let simulation: Simulation?
     /// Stages 7 and 8.
     private let attempts: [any ExchangeStage]
     /// Stages 10–13, as configured.
@@ -40,10 +42,11 @@ final class StagePlan: Sendable {
     private let shared: [any ExchangeStage]
 
     init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?, breakpoints: Breakpoints,
-         hooks: Hooks, adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
+         hooks: Hooks, simulation: Simulation?, adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         self.cache = cache
         self.breakpoints = breakpoints
         self.hooks = hooks
+        self.simulation = simulation
         mapRules = configuration.mapRules
         capture = configuration.capture
         self.captureStore = captureStore
@@ -74,7 +77,8 @@ final class StagePlan: Sendable {
         let captureRule = captureStore != nil ? capture?.rules.match(for: clientKey)?.rule : nil
         let shapingRule = shapingRules.match(for: clientKey)?.rule
         let pauses = breakpoints.hasRules
-        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil || pauses || !hooks.isEmpty else {
+        guard map != nil || captureRule != nil || shapingRule != nil || cacheStage != nil || pauses || !hooks.isEmpty
+                || simulation != nil else {
             return shared
         }
         var stages: [any ExchangeStage] = []
@@ -87,6 +91,7 @@ final class StagePlan: Sendable {
         if !hooks.isEmpty { stages.append(HookStage(hooks: hooks)) }
         if let shapingRule { stages.append(ShapingStage(rule: shapingRule)) }
         if case .local(let rule) = map { stages.append(MapLocalStage(rule: rule)) }
+        if let simulation { stages.append(SimulateStage(simulation: simulation)) }
         stages.append(contentsOf: attempts)
         if let cacheStage { stages.append(cacheStage) }
         stages.append(contentsOf: messages)

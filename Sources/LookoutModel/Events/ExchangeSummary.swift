@@ -55,6 +55,8 @@ public struct ExchangeSummary: Sendable {
     /// The exchange this one sends again (`POST /exchanges/ID/resend`), and the operator's address.
     public var resentFrom: UInt64?
     public var resentBy: String?
+    /// The recording and entry that answered, when a recording did (`simulate`).
+    public var simulated: (recording: String, entry: Int)?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

@@ -34,6 +34,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A hook failed (it timed out, exited, or replied with something unusable) and its
     /// `on_failure` is `abort`, or it answered `abort` itself.
     case hookFailed(hook: String, detail: String)
+    /// `simulate.mode: simulate` and no recorded request matches (`closest` names the nearest one).
+    case simulationMiss(detail: String)
 
     /// What a shaping rule injected; `rule` names its host patterns.
     public enum InjectedFaultReason: Sendable, Equatable {
@@ -173,6 +175,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "breakpoint_timeout"
         case .hookFailed:
             return "hook_failed"
+        case .simulationMiss:
+            return "simulation_miss"
         }
     }
 
@@ -210,7 +214,7 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             if case .notCached = reason { return 504 }
             return 503
         case .serverTrustEvaluationFailed, .redirectFailed, .cancelledByOperator, .abortedByOperator,
-             .breakpointTimedOut, .hookFailed:
+             .breakpointTimedOut, .hookFailed, .simulationMiss:
             return 502
         case .accessDenied(let reason):
             if case .methodNotAllowed = reason { return 405 }
@@ -254,6 +258,8 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "held at breakpoint \(rule) for \(Self.seconds(after)) without being resumed (on_timeout: abort)"
         case .hookFailed(let hook, let detail):
             return "hook \(hook): \(detail)"
+        case .simulationMiss(let detail):
+            return "no recorded answer (simulate.mode: simulate): \(detail)"
         }
     }
 

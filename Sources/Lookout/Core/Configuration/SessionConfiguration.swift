@@ -76,6 +76,8 @@ public struct SessionConfiguration: Sendable {
     public var breakpoints = BreakpointSettings()
     /// `hooks`, in the order they run.
     public var hooks: [HookSettings] = []
+    /// `simulate`: answer from recordings.
+    public var simulate = SimulateSettings()
 
     public init() {}
 }

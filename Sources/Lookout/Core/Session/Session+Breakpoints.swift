@@ -52,3 +52,16 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// Reads the `simulate` recordings again (SIGHUP): what happened, for the operational log;
+    /// nil when simulation is off. A bad file keeps the recordings read before.
+    public func reloadRecordings() -> String? {
+        guard let simulation else { return nil }
+        do {
+            return "simulate: \(try simulation.reload()) recorded exchanges read again"
+        } catch {
+            return "simulate: the recordings were not read again, the previous ones stay: \(error.description)"
+        }
+    }
+}

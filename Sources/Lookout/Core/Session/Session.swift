@@ -36,6 +36,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let breakpoints: Breakpoints
     /// The external hooks (`hooks`), started with the session.
     let hooks: Hooks
+    /// The recordings answered from (`simulate`); nil when off.
+    let simulation: Simulation?
     /// The route-table watcher (`reachability.enabled`), started in `start`.
     let reachability: NetworkReachabilityManager?
 
@@ -68,6 +70,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             try SharedCache(settings: settings, handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
                             monitor: monitor)
         }
+        simulation = try Simulation(settings: configuration.simulate)
         hooks = try Hooks(settings: configuration.hooks) { [monitor] hook, reason, backoff in
             guard monitor.wants(HookDidRestart.interest) else { return }
             monitor.post(LookoutEvent(EventContext(connectionID: 0), HookDidRestart(hook: hook, reason: reason,
@@ -105,7 +108,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
             stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, cache: cache,
-                                 breakpoints: breakpoints, hooks: hooks, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
+                                 breakpoints: breakpoints, hooks: hooks, simulation: simulation, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,

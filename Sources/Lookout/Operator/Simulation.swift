@@ -1,0 +1,26 @@
+import LookoutModel
+import LookoutRecordings
+import Synchronization
+
+/// The recordings a session answers from (`simulate`), read at start and again on SIGHUP.
+public final class Simulation: Sendable {
+    let mode: SimulateSettings.Mode
+    let settings: SimulateSettings
+    private let matcher: Mutex<RecordingMatcher>
+
+    init?(settings: SimulateSettings) throws(RecordingError) {
+        guard settings.mode != .off else { return nil }
+        self.settings = settings
+        mode = settings.mode
+        matcher = Mutex(try RecordingMatcher(settings: settings))
+    }
+
+    var current: RecordingMatcher { matcher.withLock { $0 } }
+
+    /// Reads the recordings again; on an error the ones read before stay.
+    func reload() throws(RecordingError) -> Int {
+        let fresh = try RecordingMatcher(settings: settings)
+        matcher.withLock { $0 = fresh }
+        return fresh.count
+    }
+}

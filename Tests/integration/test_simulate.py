@@ -1,0 +1,122 @@
+"""Answering from recordings (`simulate`, `lookout simulate`): traffic recorded through Lookout
+(capture on) or a HAR file is answered byte for byte with the origins gone, repeated requests in
+recorded order, the listed fields, query parameters and JSON paths matched or ignored; `spy` sends
+what is missing upstream; a miss is `502 simulation_miss` naming the closest recorded request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+
+from conftest import client_env, curl, py_request, wait_until
+from origins import ScriptedOrigin, pattern
+
+
+def recording(make_proxy, tmp_path, site) -> str:
+    proxy = make_proxy({"capture": {"path": str(tmp_path / "cap"), "rules": [{"hosts": ["127.0.0.1"]}]},
+                        "log": {"include_headers": True}})
+    assert curl(proxy, site.url("/big")).body == pattern(300_000)
+    assert curl(proxy, site.url("/missing")).status == 404
+    for _ in range(3):
+        curl(proxy, site.url("/counter"))
+    py_request(proxy, "POST", site.url("/search?q=a&ts=1"), body=json.dumps({"q": "a", "requestId": "r1", "page": 1}).encode(),
+               headers={"Content-Type": "application/json", "Accept": "application/json"})
+    proxy.summaries(6, kind="http")
+    proxy.stop()
+    return str(proxy.log_path)
+
+
+def site_with_counter():
+    site = ScriptedOrigin()
+    count = {"n": 0}
+    lock = threading.Lock()
+
+    def counter(req):
+        with lock:
+            count["n"] += 1
+            return 200, {"Content-Type": "text/plain"}, f"call {count['n']}".encode()
+    site.route("/big", (200, {"Content-Type": "application/octet-stream"}, pattern(300_000)))
+    site.route("/missing", (404, {"Content-Type": "text/plain"}, b"no such thing"))
+    site.route("/counter", counter)
+    site.route("/search", (200, {"Content-Type": "application/json"}, b'{"results": [1, 2]}'))
+    return site
+
+
+def test_a_recording_answers_byte_for_byte_in_order_and_a_miss_names_the_closest(make_proxy, tmp_path):
+    site = site_with_counter()
+    log = recording(make_proxy, tmp_path, site)
+    site.stop()
+    proxy = make_proxy({"simulate": {"recordings": [log], "mode": "simulate",
+                                     "match": {"on": ["method", "url", "body"], "headers": ["Accept"],
+                                               "ignore_query": ["ts"], "ignore_json": ["$.requestId"]}}})
+    big = curl(proxy, site.url("/big"))
+    assert big.status == 200 and big.body == pattern(300_000) and big.header("Content-Length") == "300000"
+    assert curl(proxy, site.url("/missing")).status == 404
+    assert [curl(proxy, site.url("/counter")).body for _ in range(4)] == [b"call 1", b"call 2", b"call 3", b"call 3"]
+    # Key order, an ignored JSON path and an ignored query parameter do not matter; the Accept field does.
+    code, _, data = py_request(proxy, "POST", site.url("/search?ts=99&q=a"),
+                               body=json.dumps({"page": 1, "requestId": "other", "q": "a"}).encode(),
+                               headers={"Content-Type": "application/json", "Accept": "application/json"})
+    assert code == 200, "ts is left out, so the rest of the query is the recorded one"
+    code, _, data = py_request(proxy, "POST", site.url("/search?q=a&ts=99"),
+                               body=json.dumps({"page": 1, "requestId": "other", "q": "a"}).encode(),
+                               headers={"Content-Type": "application/json", "Accept": "application/json"})
+    assert code == 200 and json.loads(data) == {"results": [1, 2]}
+    code, _, _ = py_request(proxy, "POST", site.url("/search?q=a&ts=99"), body=json.dumps({"q": "a", "page": 2}).encode(),
+                            headers={"Content-Type": "application/json", "Accept": "application/json"})
+    assert code == 502
+    code, _, _ = py_request(proxy, "POST", site.url("/search?q=a&ts=1"),
+                            body=json.dumps({"q": "a", "requestId": "r1", "page": 1}).encode(),
+                            headers={"Content-Type": "application/json", "Accept": "text/html"})
+    assert code == 502, "Accept is matched"
+    miss = curl(proxy, site.url("/bigger"))
+    assert miss.status == 502 and miss.header("X-Lookout-Error") == "simulation_miss"
+    assert f"the closest recorded request is GET {site.url('/big')}" in miss.body.decode()
+    simulated = proxy.summaries(where=lambda r: "simulated" in r)
+    assert len(simulated) == 8 and simulated[0]["simulated"] == {"recording": log, "entry": 0}
+    assert all(r["attempts"] == 0 for r in simulated), "nothing went upstream"
+
+
+def test_spy_forwards_what_is_missing_and_the_command_needs_no_config(make_proxy, tmp_path, lookout_bin):
+    site = site_with_counter()
+    log = recording(make_proxy, tmp_path, site)
+    with ScriptedOrigin() as live:
+        live.route("/fresh", (200, {}, b"from upstream"))
+        process = subprocess.Popen([str(lookout_bin), "simulate", log, "--mode", "spy", "--listen", "127.0.0.1:0",
+                                    "--log", str(tmp_path / "spy.jsonl")], stderr=subprocess.PIPE, text=True,
+                                   env=client_env())
+        try:
+            port = None
+            for line in process.stderr:
+                if "listening on 127.0.0.1:" in line:
+                    port = int(line.rsplit(":", 1)[1])
+                    break
+
+            class Target:
+                url = f"http://127.0.0.1:{port}"
+            assert curl(Target, site.url("/missing")).status == 404, "answered from the recording"
+            assert curl(Target, live.url("/fresh")).body == b"from upstream", "spy: a miss goes upstream"
+        finally:
+            process.terminate()
+            process.wait(20)
+    site.stop()
+    bad = subprocess.run([str(lookout_bin), "simulate", str(tmp_path / "absent.jsonl")], capture_output=True, text=True,
+                         timeout=30, env=client_env())
+    assert bad.returncode != 0 and "absent.jsonl" in bad.stderr
+
+
+def test_a_har_recording_is_answered_and_a_bad_one_is_a_config_error(make_proxy, tmp_path, lookout_bin):
+    site = site_with_counter()
+    log = recording(make_proxy, tmp_path, site)
+    site.stop()
+    har = tmp_path / "rec.har"
+    subprocess.run([str(lookout_bin), "har", "--log", log, "--output", str(har)], check=True, timeout=60, env=client_env())
+    proxy = make_proxy({"simulate": {"recordings": [str(har)], "mode": "simulate"}})
+    assert curl(proxy, site.url("/big")).body == pattern(300_000)
+    assert curl(proxy, site.url("/counter")).body == b"call 1"
+    (tmp_path / "broken.har").write_text('{"log": {"entries": [{"request": {"method": "GET"}}]}}')
+    bad = make_proxy({"simulate": {"recordings": [str(tmp_path / "broken.har")], "mode": "simulate"}}, start=False)
+    check = subprocess.run([str(lookout_bin), "config", "check", str(bad.config_path)], capture_output=True, text=True,
+                           timeout=30, env=client_env())
+    assert check.returncode != 0 and "simulate.recordings[0]" in check.stderr and "entry 0" in check.stderr, check.stderr
