@@ -63,6 +63,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     private let reusedConnections: Counter
     private let retries: Counter
     private let redirects: Counter
+    private let simulatedAnswers: Counter
+    private let simulationMisses: Counter
 
     init(registry: PrometheusCollectorRegistry, settings: MetricsSettings) {
         self.registry = registry
@@ -71,6 +73,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         reusedConnections = registry.makeCounter(descriptor: MetricFamilies.upstreamRequests, labels: [("connection", "reused")])
         retries = registry.makeCounter(descriptor: MetricFamilies.retries)
         redirects = registry.makeCounter(descriptor: MetricFamilies.redirects)
+        simulatedAnswers = registry.makeCounter(descriptor: MetricFamilies.simulated, labels: [("result", "answered")])
+        simulationMisses = registry.makeCounter(descriptor: MetricFamilies.simulated, labels: [("result", "missed")])
     }
 
     func record(_ summary: borrowing ExchangeSummary) {
@@ -106,6 +110,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if retried > 0 { retries.increment(by: Int64(retried)) }
         if summary.redirects > 0 { redirects.increment(by: Int64(summary.redirects)) }
         if let cache = summary.cache { cacheCounter(cache.status).increment() }
+        if summary.simulated != nil { simulatedAnswers.increment() }
+        if case .simulationMiss? = summary.error { simulationMisses.increment() }
     }
 
     /// One upstream attempt: its phases, bytes, connection and trust decision.

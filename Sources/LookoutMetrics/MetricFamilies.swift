@@ -24,6 +24,9 @@ enum MetricFamilies {
     static var trustEvaluations: MetricNameDescriptor { counter("trust_evaluations", "Upstream certificate evaluations by trust rule, result (passed, failed, reported) and reason.") }
     static var retries: MetricNameDescriptor { counter("retries", "Upstream attempts repeated by the retry policy (or on a stale pooled connection).") }
     static var redirects: MetricNameDescriptor { counter("redirects", "Redirects followed by the proxy (redirects.rules).") }
+    static var simulated: MetricNameDescriptor {
+        counter("simulated", "Requests simulate looked up in its recordings, by result (answered, missed).")
+    }
     static var cacheLookups: MetricNameDescriptor { counter("cache_lookups", "Shared cache lookups by result: hit, miss, stale, revalidated, bypass.") }
     static var connectionsRejected: MetricNameDescriptor { counter("connections_rejected", "Client connections refused before any request (access.clients, max_connections, shutdown), by error code.") }
     static var droppedEvents: MetricNameDescriptor { counter("monitor_events_dropped", "Events a monitor lost because its queue was full (log.queue_limit).") }

@@ -187,9 +187,14 @@ import Testing
         hit.cache = CacheSummary(status: "hit", age: 3, ttl: 57)
         var miss = summary()
         miss.cache = CacheSummary(status: "miss", stored: true)
+        var simulated = summary()
+        simulated.simulated = ("/r/a.jsonl", 3)
+        var unmatched = summary()
+        unmatched.error = .simulationMiss(detail: "no request")
         let rejected = LookoutEvent(EventContext(connectionID: 9),
                                     ConnectionWasRejected(client: "127.0.0.1:1", error: .sessionUnavailable(reason: .tooManyConnections(limit: 1))))
-        let page = try scrape([finished(tunnel), finished(redirected), finished(hit), finished(miss), rejected, rejected])
+        let page = try scrape([finished(tunnel), finished(redirected), finished(hit), finished(miss), finished(simulated),
+                               finished(unmatched), rejected, rejected])
         #expect(page.value("lookout_tunnel_bytes_total", ["kind": "tunnel", "direction": "client_to_upstream"]) == 517)
         #expect(page.value("lookout_tunnel_bytes_total", ["kind": "tunnel", "direction": "upstream_to_client"]) == 4096)
         #expect(page.value("lookout_redirects_total", [:]) == 2)
@@ -197,6 +202,8 @@ import Testing
         #expect(page.value("lookout_cache_lookups_total", ["status": "hit"]) == 1)
         #expect(page.value("lookout_cache_lookups_total", ["status": "miss"]) == 1)
         #expect(page.value("lookout_connections_rejected_total", ["code": "too_many_connections"]) == 2)
+        #expect(page.value("lookout_simulated_total", ["result": "answered"]) == 1)
+        #expect(page.value("lookout_simulated_total", ["result": "missed"]) == 1)
     }
 
     @Test func gaugesComeFromTheSessionAtEachScrape() throws {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import urllib.request
 
 from conftest import client_env, curl, py_request, wait_until
 from origins import ScriptedOrigin, pattern
@@ -76,6 +77,11 @@ def test_a_recording_answers_byte_for_byte_in_order_and_a_miss_names_the_closest
     simulated = proxy.summaries(where=lambda r: "simulated" in r)
     assert len(simulated) == 8 and simulated[0]["simulated"] == {"recording": log, "entry": 0}
     assert all(r["attempts"] == 0 for r in simulated), "nothing went upstream"
+    def counted():
+        page = urllib.request.urlopen(f"http://127.0.0.1:{proxy.port}/metrics", timeout=10).read().decode()
+        return ('lookout_simulated_total{result="answered"} 8' in page
+                and 'lookout_simulated_total{result="missed"} 3' in page)
+    wait_until(counted, timeout=10, message="the simulated answers and misses counted")
 
 
 def test_spy_forwards_what_is_missing_and_the_command_needs_no_config(make_proxy, tmp_path, lookout_bin):

@@ -249,6 +249,7 @@ function rowElement(record, index) {
   const failed = !isRunning && (record.error || (record.status || 0) >= 500);
   const paused = isRunning && /^breakpoint_/.test(record.phase || "");
   row.className = "row" + (failed ? " failed" : "") + (isRunning ? " running" : "") + (paused ? " held" : "")
+    + (record.simulated ? " simulated" : "")
     + (record.id === state.selectedId ? " selected" : "");
   row.style.top = index * ROW_HEIGHT + "px";
   row.dataset.id = record.id;
@@ -398,6 +399,7 @@ function renderDetail(body, record, events) {
     ["attempts", record.attempts], ["redirects", record.redirects], ["final URL", record.final_url],
     ["upgrade", record.upgrade], ["resent from", record.resent_from], ["resent by", record.resent_by],
     ["modified by", (record.modified_by || []).join(", ")], ["held ms", record.held_ms],
+    ["simulated", record.simulated ? `${record.simulated.recording} entry ${record.simulated.entry}` : ""],
   ]);
   // The operator's part (operator.js): a held exchange's editor, or Resend on a finished one.
   if (isHeld(record)) renderHeld(body, record);
