@@ -166,3 +166,30 @@ public enum RecordingReader {
         return .bytes(Array(text.utf8))
     }
 }
+
+extension RecordedExchange: FilterSubject {
+    /// A recorded exchange for `lookout replay --filter`: host, method, URL, status and fields.
+    public func filterText(_ field: LogFilter.Field) -> String? {
+        switch field {
+        case .host: return LogRecord.host(of: url)
+        case .method: return method
+        case .url: return url
+        default: return nil
+        }
+    }
+
+    public func filterNumber(_ field: LogFilter.Field) -> Double? {
+        switch field {
+        case .status: return status.map(Double.init)
+        case .id: return Double(index)
+        case .phase("total"): return totalMilliseconds
+        default: return nil
+        }
+    }
+
+    public func filterHeaderValues(_ name: String) -> [String] {
+        (requestHeaders + responseHeaders).filter { $0.name.lowercased() == name }.map(\.value)
+    }
+
+    public var filterModified: Bool { false }
+}

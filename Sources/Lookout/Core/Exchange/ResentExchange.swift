@@ -15,6 +15,8 @@ import LookoutUpstream
 final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined to `context.loop.queue`
     private var body: Body
     private var bodyEnded = false
+    /// Called when the exchange ends (a replay hands its answer over then).
+    private var ended: (() -> Void)?
 
     private enum Body {
         case none
@@ -44,6 +46,61 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
         case .success(let found): body = found
         case .failure(let problem): return .failure(problem)
         }
+        head.headerFields = fields
+        let resend = ResentExchange(body: body)
+        let started = resend.launch(head: head, url: url, kind: entry.kind, client: DiscardingResponseWriter(),
+                                    clientAddress: operatorAddress, environment: environment, context: context) { exchange in
+            exchange.summary.resentFrom = entry.id
+            exchange.summary.resentBy = operatorAddress
+            if !edits.isEmpty { exchange.summary.modifiedBy.append("operator:\(operatorAddress)") }
+        }
+        return started.mapError { ResendProblem(status: 400, $0.message) }
+    }
+
+    /// Starts a request of a recording (`lookout replay`): its answer goes to `completion`.
+    static func replay(_ request: ReplayRequest, environment: ExchangeEnvironment, context: LoopContext,
+                       completion: @escaping @Sendable (ReplayResponse) -> Void) -> Result<UInt64, ReplayRefusal> {
+        let body: Body
+        switch request.body {
+        case .none: body = .none
+        case .bytes(let bytes): body = .memory(bytes, sent: false)
+        case .file(let path):
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            var status = stat()
+            guard descriptor >= 0, fstat(descriptor, &status) == 0 else {
+                if descriptor >= 0 { close(descriptor) }
+                return .failure(ReplayRefusal(message: "the recorded request body \(path) cannot be read: \(String(cString: strerror(errno)))"))
+            }
+            body = .file(descriptor: descriptor, remaining: UInt64(status.st_size))
+        }
+        guard let method = HTTPRequest.Method(request.method) else {
+            return .failure(ReplayRefusal(message: "\(request.method) is not a method"))
+        }
+        var fields = HTTPFields()
+        for (name, value) in request.headers {
+            guard let field = HTTPField.Name(name), HTTPField.isValidValue(value) else { continue }
+            fields.append(HTTPField(name: field, value: value))
+        }
+        HopByHopHeaders.remove(from: &fields)
+        let head = RequestHead(method: method, rawTarget: request.url, target: .asterisk, version: .http1_1, headerFields: fields,
+                               framing: .none, keepAlive: true, expectsContinue: false, upgrade: nil, headLength: 0)
+        let replay = ResentExchange(body: body)
+        let writer = CollectingResponseWriter(completion: completion)
+        replay.ended = { writer.finish() }
+        return replay.launch(head: head, url: request.url, kind: request.url.hasPrefix("https:") ? ExchangeSummary.Kind.intercepted : .http,
+                             client: writer, clientAddress: "replay", environment: environment, context: context) { _ in }
+    }
+
+    /// Frames the body in the head, then starts the exchange on this loop and sends the body.
+    private func launch(head: RequestHead, url: String, kind: ExchangeSummary.Kind, client: ClientResponseWriter,
+                        clientAddress: String, environment: ExchangeEnvironment, context: LoopContext,
+                        configure: (Exchange) -> Void) -> Result<UInt64, ReplayRefusal> {
+        guard case .absolute(let scheme, let host, let port, let path)? = RequestTarget.parseAbsolute(url),
+              scheme == "http" || scheme == "https" else {
+            return .failure(ReplayRefusal(message: "url: \"\(url)\" is not an absolute http or https URL"))
+        }
+        var head = head
+        var fields = head.headerFields
         switch body {
         case .none:
             head.framing = .none
@@ -66,18 +123,14 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
         let origin = Origin(host: host, port: port ?? (secure ? 443 : 80), isSecure: secure,
                             parent: environment.parentProxy(for: key), ruleKey: key)
         head.target = .absolute(scheme: scheme, host: host, port: port, path: path)
-        let resend = ResentExchange(body: body)
-        let records = ExchangeRecords(environment: environment, connectionID: 0, clientAddress: operatorAddress)
+        let records = ExchangeRecords(environment: environment, connectionID: 0, clientAddress: clientAddress)
         let id = environment.makeRequestID()
-        let exchange = Exchange(id: id, environment: environment, context: context, client: DiscardingResponseWriter(),
-                                delegate: resend, records: records, head: head, origin: origin, path: path, url: url,
-                                kind: entry.kind)
-        exchange.summary.resentFrom = entry.id
-        exchange.summary.resentBy = operatorAddress
-        if !edits.isEmpty { exchange.summary.modifiedBy.append("operator:\(operatorAddress)") }
-        resend.keep(exchange)
+        let exchange = Exchange(id: id, environment: environment, context: context, client: client, delegate: self,
+                                records: records, head: head, origin: origin, path: path, url: url, kind: kind)
+        configure(exchange)
+        keep(exchange)
         exchange.start()
-        resend.sendBody()
+        sendBody()
         return .success(id)
     }
 
@@ -146,6 +199,7 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
     }
 
     override func exchangeCanTakeInput() { sendBody() }
+    override func exchangeEnded() { ended?() }
 }
 
 /// Why a resend cannot go (the status the admin endpoint answers with).

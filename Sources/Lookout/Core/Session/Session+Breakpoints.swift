@@ -65,3 +65,24 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// Sends a recorded request as an exchange of its own through every rule (`lookout replay`),
+    /// on the loops in turn; `completion` gets its answer, or why it could not be sent.
+    public func replay(_ request: ReplayRequest, completion: @escaping @Sendable (Result<ReplayResponse, ReplayRefusal>) -> Void) {
+        let context = contexts[nextReplayLoop.add(1, ordering: .relaxed).oldValue % contexts.count]
+        let environment = exchanges
+        context.loop.execute {
+            let started = ResentExchange.replay(request, environment: environment, context: context) { response in
+                completion(.success(response))
+            }
+            if case .failure(let refusal) = started { completion(.failure(refusal)) }
+        }
+    }
+}
+
+/// A recorded request that cannot be sent again, and why.
+public struct ReplayRefusal: Error, Sendable {
+    public let message: String
+    public init(message: String) { self.message = message }
+}

@@ -44,6 +44,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let startTime = Instant.now()
 
     private let nextConnectionID = Atomic<UInt64>(1)
+    /// The loop the next replayed request runs on (`replay`), in turn.
+    let nextReplayLoop = Atomic<Int>(0)
     let openConnections = Atomic<Int>(0)
     /// Every upstream socket Lookout connected, until it closes (`SessionStatistics`).
     let openUpstreamConnections = OpenConnectionCounter()
