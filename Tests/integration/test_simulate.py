@@ -126,3 +126,51 @@ def test_a_har_recording_is_answered_and_a_bad_one_is_a_config_error(make_proxy,
     check = subprocess.run([str(lookout_bin), "config", "check", str(bad.config_path)], capture_output=True, text=True,
                            timeout=30, env=client_env())
     assert check.returncode != 0 and "simulate.recordings[0]" in check.stderr and "entry 0" in check.stderr, check.stderr
+
+
+def test_intercepted_https_and_http2_clients_are_answered_from_a_recording(make_proxy, pki, tmp_path):
+    import asyncio
+    import ssl
+
+    import httpx
+
+    import origins
+    from test_tls_intercept import ca_file, intercepting
+    origin = origins.HTTPOrigin(tls=pki.good.tls).start()
+    capture = {"path": str(tmp_path / "cap"), "rules": [{"hosts": ["**"]}]}
+    recorder = make_proxy(intercepting(pki, origin, capture=capture, log={"include_headers": True}))
+    assert curl(recorder, origin.url("/fixed/70000"), "--cacert", ca_file(recorder)).body == pattern(70000)
+    recorder.summaries(1, kind="intercepted")
+    recorder.stop()
+    origin.stop()
+    proxy = make_proxy(intercepting(pki, origin, simulate={"recordings": [str(recorder.log_path)], "mode": "simulate"}))
+    context = ssl.create_default_context(cafile=ca_file(proxy))
+
+    async def fetch():
+        async with httpx.AsyncClient(http2=True, proxy=proxy.url, verify=context, timeout=30) as client:
+            response = await client.get(origin.url("/fixed/70000"))
+            return response.http_version, response.status_code, response.content
+    version, status, body = asyncio.run(fetch())
+    assert version == "HTTP/2" and status == 200 and body == pattern(70000)
+    record = proxy.only_summary(kind="intercepted")
+    assert record["simulated"]["entry"] == 0 and record["attempts"] == 0 and record["http_version"] == "HTTP/2"
+
+
+def test_a_gigabyte_recorded_body_is_streamed_not_held(make_proxy, tmp_path, origin):
+    from conftest import curl_sha256, rss_kib
+    from origins import expected_sha256
+    size = 1 << 30
+    recorder = make_proxy({"capture": {"path": str(tmp_path / "cap"), "max_total_bytes": 2 * size,
+                                       "rules": [{"hosts": ["127.0.0.1"], "max_body_bytes": 2 * size}]}})
+    rc, n, digest, _, err = curl_sha256(recorder, origin.url(f"/huge/{size}"))
+    assert rc == 0 and n == size, err
+    recorder.summaries(1, kind="http")
+    recorder.stop()
+    proxy = make_proxy({"simulate": {"recordings": [str(recorder.log_path)], "mode": "simulate"}})
+    assert curl(proxy, origin.url("/huge/100")).status == 502, "a miss, so the proxy has served once before measuring"
+    before = rss_kib(proxy.proc.pid)
+    rc, n, digest, _, err = curl_sha256(proxy, origin.url(f"/huge/{size}"))
+    after = rss_kib(proxy.proc.pid)
+    assert rc == 0 and n == size and digest == expected_sha256(size), err
+    assert after - before < 32 * 1024, f"RSS grew {after - before} KiB while 1 GiB was answered from its file"
+    assert proxy.only_summary(where=lambda r: r.get("simulated"))["status"] == 200
