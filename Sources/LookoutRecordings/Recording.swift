@@ -163,7 +163,15 @@ public enum RecordingReader {
         }
         let encoding = (content["encoding"] as? String) ?? (content["_encoding"] as? String)
         if encoding == "base64", let data = Data(base64Encoded: text) { return .bytes(Array(data)) }
-        return .bytes(Array(text.utf8))
+        let utf8 = Array(text.utf8)
+        // Some tools (mitmproxy) write a body that is not UTF-8 as text decoded as Latin-1, one
+        // character per byte: `size` (the body's length in bytes) tells the two apart.
+        if let size = (content["size"] as? NSNumber)?.intValue, utf8.count != size,
+           text.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
+            let latin1 = text.unicodeScalars.map { UInt8($0.value) }
+            if latin1.count == size { return .bytes(latin1) }
+        }
+        return .bytes(utf8)
     }
 }
 

@@ -174,3 +174,47 @@ def test_a_gigabyte_recorded_body_is_streamed_not_held(make_proxy, tmp_path, ori
     assert rc == 0 and n == size and digest == expected_sha256(size), err
     assert after - before < 32 * 1024, f"RSS grew {after - before} KiB while 1 GiB was answered from its file"
     assert proxy.only_summary(where=lambda r: r.get("simulated"))["status"] == 200
+
+
+MITMDUMP = __import__("pathlib").Path(__file__).resolve().parents[2] / ".build" / "mitmproxy" / "bin" / "mitmdump"
+
+
+def test_a_har_written_by_mitmproxy_is_answered_byte_for_byte(make_proxy, tmp_path):
+    import signal
+    import socket
+    import time
+
+    from conftest import free_port
+    assert MITMDUMP.exists(), "make deps installs mitmproxy in .build/mitmproxy"
+    site = site_with_counter()
+    port = free_port()
+    har = tmp_path / "mitm.har"
+    mitm = subprocess.Popen([str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q",
+                             "--set", f"hardump={har}", "--set", f"confdir={tmp_path / 'mitmconf'}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=client_env())
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and mitm.poll() is None, mitm.stderr.read().decode()[-2000:]
+                time.sleep(0.2)
+
+        class Mitm:
+            url = f"http://127.0.0.1:{port}"
+        assert curl(Mitm, site.url("/big")).body == pattern(300_000)
+        assert curl(Mitm, site.url("/missing")).status == 404
+        assert curl(Mitm, site.url("/counter")).body == b"call 1"
+        assert curl(Mitm, site.url("/counter")).body == b"call 2"
+    finally:
+        mitm.send_signal(signal.SIGINT)
+        mitm.wait(60)
+    site.stop()
+    assert har.exists() and json.loads(har.read_text())["log"]["entries"], "mitmproxy wrote its HAR"
+    proxy = make_proxy({"simulate": {"recordings": [str(har)], "mode": "simulate"}})
+    assert curl(proxy, site.url("/big")).body == pattern(300_000)
+    missing = curl(proxy, site.url("/missing"))
+    assert missing.status == 404 and missing.body == b"no such thing"
+    assert [curl(proxy, site.url("/counter")).body for _ in range(3)] == [b"call 1", b"call 2", b"call 2"]
