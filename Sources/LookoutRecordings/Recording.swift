@@ -86,7 +86,8 @@ public enum RecordingReader {
                 let responseHeaders = record.stringMembers("response_headers")
                 var body = RecordedBody.none
                 if let file = record.string("capture", "response") {
-                    body = .file(path: file, contentEncoding: responseHeaders.first { $0.0 == "content-encoding" }?.1)
+                    body = .file(path: located(file, beside: path),
+                                 contentEncoding: responseHeaders.first { $0.0 == "content-encoding" }?.1)
                 } else if let size = record.number("bytes", "response_body") {
                     body = .sizeOnly(Int(size))
                 }
@@ -96,7 +97,7 @@ public enum RecordingReader {
                     responseHeaders: responseHeaders.map { ($0.0, $0.1) }, responseBody: body,
                     totalMilliseconds: record.number("timings_ms", "total"))
                 if let file = record.string("capture", "request") {
-                    exchange.requestBody = .file(path: file, contentEncoding: nil)
+                    exchange.requestBody = .file(path: located(file, beside: path), contentEncoding: nil)
                 } else if let size = record.number("bytes", "request_body") {
                     exchange.requestBody = size == 0 ? .none : .sizeOnly(Int(size))
                 }
@@ -110,6 +111,18 @@ public enum RecordingReader {
         }
         if let problem { throw problem }
         return exchanges
+    }
+
+    /// A capture file named by a log: a relative path is taken from the log's folder, and a file
+    /// no longer where the log says is looked for in a `capture` folder beside the log, or beside
+    /// it — so a recording moves as one folder (a test fixture).
+    static func located(_ file: String, beside log: String) -> String {
+        let folder = (log as NSString).deletingLastPathComponent
+        let base = folder.isEmpty ? "." : folder
+        guard file.hasPrefix("/") else { return base + "/" + file }
+        if FileManager.default.fileExists(atPath: file) { return file }
+        let name = (file as NSString).lastPathComponent
+        return [base + "/capture/" + name, base + "/" + name].first { FileManager.default.fileExists(atPath: $0) } ?? file
     }
 
     private static func readHAR(_ path: String) throws(RecordingError) -> [RecordedExchange] {

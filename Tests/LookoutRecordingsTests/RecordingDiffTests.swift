@@ -126,3 +126,20 @@ import LookoutModel
         #expect(closest?.hasPrefix("GET http://a.test/x?ts=1") == true)
     }
 }
+
+@Suite struct RecordingFolderTests {
+    @Test func captureFilesAreFoundBesideAMovedLog() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moved-\(getpid())")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("capture"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("moved".utf8).write(to: folder.appendingPathComponent("capture/7.response"))
+        try Data("relative".utf8).write(to: folder.appendingPathComponent("8.response"))
+        let log = folder.appendingPathComponent("rec.jsonl")
+        try Data("""
+        {"v":1,"event":"exchange","id":7,"kind":"http","method":"GET","url":"http://a/1","status":200,"capture":{"response":"/gone/elsewhere/7.response"}}
+        {"v":1,"event":"exchange","id":8,"kind":"http","method":"GET","url":"http://a/2","status":200,"capture":{"response":"8.response"}}
+        """.utf8).write(to: log)
+        let exchanges = try RecordingReader.read(log.path)
+        #expect(exchanges.map { BodyComparison.load($0.responseBody) } == [Array("moved".utf8), Array("relative".utf8)])
+    }
+}
