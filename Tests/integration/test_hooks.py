@@ -181,3 +181,13 @@ return {"action": "modify", "headers": {"set": {"X-Short": "1"}}}
     assert "longer than" in runs(proxy, "chatty")[0]["error"]
     code, _, data = py_request(proxy, "GET", origin.url("/echo?body=1"))
     assert code == 200 and ["X-Short", "1"] in json.loads(data)["headers"], "the stream stayed in step"
+
+
+def test_an_http_hook_that_answers_an_error_follows_on_failure(make_proxy, origin):
+    with ScriptedOrigin() as endpoint:
+        endpoint.route("/hook", (500, {}, b"broken"))
+        proxy = make_proxy({"hooks": [hook("down", url=endpoint.url("/hook"), on_failure="abort")]})
+        refused = curl(proxy, origin.url("/echo"))
+        assert refused.status == 502 and refused.header("X-Lookout-Error") == "hook_failed"
+        [run] = runs(proxy, "down")
+        assert run["action"] == "abort" and "answered 500" in run["error"]

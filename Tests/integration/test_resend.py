@@ -101,3 +101,12 @@ def test_the_resend_command_and_intercepted_exchanges(make_proxy, pki, tmp_path)
         assert missing.returncode == 1 and "not among the recent exchanges" in missing.stderr
     finally:
         origin.stop()
+
+
+def test_a_body_captured_short_is_refused_with_409(make_proxy, origin, tmp_path):
+    proxy = make_proxy(capturing(tmp_path / "cap", request_bodies=True, max_body_bytes=10))
+    py_request(proxy, "POST", origin.url("/echo"), body=b"y" * 100)
+    posted = proxy.only_summary(method="POST")
+    assert posted["capture"]["truncated"] is True
+    status, answer = admin(proxy, "POST", f"/exchanges/{posted['id']}/resend")
+    assert status == 409 and "holds 10 of its 100 bytes" in answer["error"], answer

@@ -218,3 +218,23 @@ def test_a_har_written_by_mitmproxy_is_answered_byte_for_byte(make_proxy, tmp_pa
     missing = curl(proxy, site.url("/missing"))
     assert missing.status == 404 and missing.body == b"no such thing"
     assert [curl(proxy, site.url("/counter")).body for _ in range(3)] == [b"call 1", b"call 2", b"call 2"]
+
+
+def test_a_recorded_answer_whose_body_is_missing_is_a_clear_miss(make_proxy, tmp_path):
+    site = site_with_counter()
+    log = recording(make_proxy, tmp_path, site)
+    uncaptured = make_proxy({"log": {"include_headers": True}})
+    curl(uncaptured, site.url("/big"))
+    uncaptured.summaries(1, kind="http")
+    uncaptured.stop()
+    site.stop()
+    record = [json.loads(line) for line in open(log) if '/missing"' in line and '"event":"exchange"' in line][0]
+    __import__("os").unlink(record["capture"]["response"])
+    proxy = make_proxy({"simulate": {"recordings": [log, str(uncaptured.log_path)], "mode": "simulate",
+                                     "repeat": "first"}})
+    gone = curl(proxy, site.url("/missing"))
+    assert gone.status == 502 and "cannot be read" in gone.body.decode(), gone.body
+    proxy2 = make_proxy({"simulate": {"recordings": [str(uncaptured.log_path)], "mode": "simulate"}})
+    bodiless = curl(proxy2, site.url("/big"))
+    assert bodiless.status == 502 and "recorded without its body" in bodiless.body.decode(), bodiless.body
+    assert proxy2.only_summary(kind="http")["error"]["code"] == "simulation_miss"

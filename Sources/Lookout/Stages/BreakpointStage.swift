@@ -13,7 +13,6 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     private var rule: Breakpoints.Rule?
     private var atRequest = true
     private var since = Instant(nanoseconds: 0)
-    private var bodyEditable = false
     /// Counts pauses, so that a timeout knows whether its pause is still the current one.
     private var generation = 0
     private var requestID: UInt64 = 0
@@ -71,7 +70,6 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     /// The head and body are all here: operators see the exchange, and the record says so.
     private func paused(body: [UInt8], complete: Bool, status: Int?, fields: HTTPFields, exchange: StageContext) {
         guard let rule, self.exchange != nil else { return }
-        bodyEditable = complete
         let snapshot = HeldExchange(id: exchange.requestID, phase: atRequest ? "request" : "response", rule: rule.name,
                                     since: since, timeout: rule.spec.timeout, onTimeout: rule.spec.onTimeout.rawValue,
                                     client: exchange.clientAddress, method: exchange.currentRequest.method.rawValue,

@@ -67,7 +67,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
         }
         HopByHopHeaders.remove(from: &fields)
         fields[.contentLength] = nil
-        let where_ = "\(recorded.recording) entry \(recorded.entry)"
+        let entryName = "\(recorded.recording) entry \(recorded.entry)"
         var body: (any ResponseBodySource)?
         var length: UInt64 = 0
         switch recorded.body {
@@ -77,7 +77,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
                 body = sender
                 length = sender.size
             case .failure(let error):
-                return .failure(.simulationMiss(detail: "the recorded body of \(where_) cannot be read: \(error.message)"))
+                return .failure(.simulationMiss(detail: "the recorded body of \(entryName) cannot be read: \(error.message)"))
             }
         case .bytes(let bytes):
             // HAR keeps bodies decoded: they go out without the coding they were received with.
@@ -85,7 +85,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
             body = bytes.isEmpty ? nil : BytesBodySource(bytes)
             length = UInt64(bytes.count)
         case .sizeOnly(let size) where size > 0:
-            return .failure(.simulationMiss(detail: "\(where_) was recorded without its body (capture.rules)"))
+            return .failure(.simulationMiss(detail: "\(entryName) was recorded without its body (capture.rules)"))
         case .sizeOnly, .none:
             break
         }
