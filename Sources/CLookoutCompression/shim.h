@@ -23,6 +23,13 @@ static inline long lookout_inflate(const unsigned char *in, size_t in_length, un
     return -1;
 }
 
+/// Prepares `stream` to write gzip (RFC 1952: window_bits 15 + 16) at `level`; Z_OK on success.
+/// `deflateInit2` is a macro, which Swift cannot call.
+static inline int lookout_deflate_init_gzip(z_stream *stream, int level) {
+    memset(stream, 0, sizeof *stream);
+    return deflateInit2(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+}
+
 /// Decodes brotli; the same results as `lookout_inflate`.
 static inline long lookout_brotli_decode(const unsigned char *in, size_t in_length, unsigned char *out, size_t out_length) {
     size_t produced = out_length;

@@ -15,6 +15,8 @@ import LookoutMonitors
 /// - `GET /exchanges?state=in_flight`: the exchanges still running, with their phase so far;
 /// - `GET /exchanges/ID`: one exchange's summary and the lifecycle records kept for it;
 /// - `GET /exchanges/ID/body/(request|response)`: a captured body, `decoded=1` to undo its coding;
+/// - `GET /exchanges.har` and `GET /exchanges.tar.gz`: the filter's exchanges as HAR, or as a
+///   recording (log and capture files);
 /// - `DELETE /exchanges/ID`: cancels a running exchange (`502 cancelled_by_operator`).
 public final class LiveEndpoint: AdminEndpoint {
     private let hub: LiveMonitor
@@ -27,12 +29,13 @@ public final class LiveEndpoint: AdminEndpoint {
     static let maximumLimit = 1000
 
     public var statusLine: String? {
-        "live: GET /events (Server-Sent Events, \(hub.subscriberTotal) open, \(hub.droppedRecords) records dropped), GET /exchanges (?state=in_flight), DELETE /exchanges/ID, GET /exchanges.har"
+        "live: GET /events (Server-Sent Events, \(hub.subscriberTotal) open, \(hub.droppedRecords) records dropped), GET /exchanges (?state=in_flight), DELETE /exchanges/ID, GET /exchanges.har, GET /exchanges.tar.gz"
     }
 
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
         let path = request.path
-        guard path == "/events" || path == "/exchanges" || path == "/exchanges.har" || path.hasPrefix("/exchanges/") else {
+        guard path == "/events" || path == "/exchanges" || path == "/exchanges.har" || path == "/exchanges.tar.gz"
+                || path.hasPrefix("/exchanges/") else {
             return nil
         }
         let parameters = request.parameters
@@ -46,6 +49,7 @@ public final class LiveEndpoint: AdminEndpoint {
         }
         if path == "/events" { return events(request, parameters) }
         if path == "/exchanges.har" { return har(parameters) }
+        if path == "/exchanges.tar.gz" { return recording(parameters) }
         if path == "/exchanges" {
             switch parameters["state"] ?? "finished" {
             case "finished": return list(parameters)
@@ -117,6 +121,25 @@ public final class LiveEndpoint: AdminEndpoint {
         var answer = AdminAnswer(contentType: "application/json", stream: PacedStream(HARSource(records: records.reversed(),
                                                                                                 version: LookoutVersion.string)))
         answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout.har\""
+        return answer
+    }
+
+    /// `GET /exchanges.tar.gz?filter=EXPR&limit=N`: the same exchanges as a recording — the
+    /// summary records as `recording.jsonl` with their capture files beside it, in one gzip'd tar
+    /// streamed file by file.
+    private func recording(_ parameters: [String: String]) -> AdminAnswer {
+        let filter: LogFilter?
+        do { filter = try Self.filter(parameters) } catch { return error.answer }
+        let limit: Int
+        do { limit = try Self.limit(parameters, default: hub.ring.capacity, maximum: hub.ring.capacity) } catch {
+            return error.answer
+        }
+        var archive = RecordingArchive()
+        for record in summaries(limit: limit, before: nil, filter: filter).reversed() { archive.add(record.line) }
+        guard let gzip = GzipWriter() else { return Self.error(503, "cannot start gzip (out of memory)") }
+        let source = RecordingArchiveSource(archive: archive, gzip: gzip, now: time(nil))
+        var answer = AdminAnswer(contentType: "application/gzip", stream: PacedStream(source))
+        answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout-recording.tar.gz\""
         return answer
     }
 

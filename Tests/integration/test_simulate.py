@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 
 from conftest import client_env, curl, py_request, wait_until
@@ -238,3 +240,50 @@ def test_a_recorded_answer_whose_body_is_missing_is_a_clear_miss(make_proxy, tmp
     bodiless = curl(proxy2, site.url("/big"))
     assert bodiless.status == 502 and "recorded without its body" in bodiless.body.decode(), bodiless.body
     assert proxy2.only_summary(kind="http")["error"]["code"] == "simulation_miss"
+
+
+def test_a_downloaded_recording_is_a_fixture_wherever_it_is_unpacked(make_proxy, tmp_path, lookout_bin):
+    import shutil
+    import tarfile
+    site = site_with_counter()
+    proxy = make_proxy({"capture": {"path": str(tmp_path / "cap"), "rules": [{"hosts": ["127.0.0.1"]}]},
+                        "log": {"include_headers": True}})
+    assert curl(proxy, site.url("/big")).body == pattern(300_000)
+    for _ in range(2):
+        curl(proxy, site.url("/counter"))
+    curl(proxy, site.url("/missing"))
+    proxy.summaries(4, kind="http")
+    url = f"{proxy.url}/exchanges.tar.gz?filter=" + urllib.parse.quote("status:2xx and kind:http")
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        assert answer.headers["Content-Type"] == "application/gzip"
+        assert answer.headers["Content-Disposition"] == 'attachment; filename="lookout-recording.tar.gz"'
+        (tmp_path / "r.tar.gz").write_bytes(answer.read())
+    with tarfile.open(tmp_path / "r.tar.gz", "r:gz") as archive:
+        names = sorted(archive.getnames())
+        archive.extractall(tmp_path / "moved", filter="data")
+    assert names[-1] == "lookout-recording/recording.jsonl" and len(names) == 4, names
+    proxy.stop()
+    site.stop()
+    shutil.rmtree(tmp_path / "cap")  # the archive alone must answer
+    log = tmp_path / "moved" / "lookout-recording" / "recording.jsonl"
+    assert len(log.read_text().splitlines()) == 3, "the 404 is filtered out"
+    process = subprocess.Popen([str(lookout_bin), "simulate", str(log), "--listen", "127.0.0.1:0",
+                                "--log", str(tmp_path / "sim.jsonl")], stderr=subprocess.PIPE, text=True, env=client_env())
+    try:
+        port = next(int(line.rsplit(":", 1)[1]) for line in process.stderr if "listening on 127.0.0.1:" in line)
+
+        class Target:
+            url = f"http://127.0.0.1:{port}"
+        assert curl(Target, site.url("/big")).body == pattern(300_000)
+        assert [curl(Target, site.url("/counter")).body for _ in range(3)] == [b"call 1", b"call 2", b"call 2"]
+        assert curl(Target, site.url("/missing")).status == 502, "not in the filtered recording"
+    finally:
+        process.terminate()
+        process.wait(20)
+    # A bad filter is a 400 naming its column, as on /exchanges.
+    bad = urllib.request.Request(f"http://127.0.0.1:{make_proxy({}).port}/exchanges.tar.gz?filter=status%3A")
+    try:
+        urllib.request.urlopen(bad, timeout=10)
+        raise AssertionError("a bad filter was accepted")
+    except urllib.error.HTTPError as error:
+        assert error.code == 400 and "column" in json.loads(error.read())

@@ -21,9 +21,7 @@ from origins import RawOrigin, reply_and_hold
 from origins import ScriptedOrigin
 
 selenium = pytest.importorskip("selenium", reason="make deps installs selenium")
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+from browser import start_chromium  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
@@ -34,22 +32,7 @@ DOCUMENT = {"service": "inventory", "items": [{"sku": "A-1", "count": 3}, {"sku"
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium = shutil.which("chromium")
-    driver_path = shutil.which("chromedriver")
-    if not chromium or not driver_path:
-        pytest.fail("chromium and chromium-driver are needed (make deps installs them)")
-    downloads = tmp_path_factory.mktemp("downloads")
-    options = Options()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1500,950", "--no-proxy-server", "--no-first-run", "--disable-sync",
-                     "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-                     "--disable-extensions", "--metrics-recording-only", "--password-store=basic"):
-        options.add_argument(argument)
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for drivers online
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
-    driver.downloads = downloads
+    driver = start_chromium(tmp_path_factory.mktemp("downloads"))
     yield driver
     driver.quit()
 
@@ -202,6 +185,30 @@ def test_the_har_download_parses(ui, browser, site):
     assert json.loads(entries[1]["response"]["content"]["text"]) == DOCUMENT
     from haralyzer import HarParser
     assert len(HarParser(har).pages) >= 0 and HarParser(har).har_data["entries"] == entries
+
+
+def test_the_recording_download_holds_the_filtered_log_and_its_bodies(ui, browser, site, tmp_path):
+    import tarfile
+    for path in ("/ok", "/fail", "/inventory.json"):
+        curl(ui, site.url(path))
+    wait_until(lambda: row_count(browser) == 3, timeout=10)
+    browser.find_element(By.ID, "filter").send_keys("status:200", Keys.ENTER)
+    wait_until(lambda: row_count(browser) == 2, timeout=10)
+    for old in browser.downloads.glob("*"):
+        old.unlink()
+    browser.find_element(By.ID, "recording").click()
+    target = browser.downloads / "lookout-recording.tar.gz"
+    wait_until(lambda: target.exists() and not list(browser.downloads.glob("*.crdownload")), timeout=15,
+               message="the recording")
+    with tarfile.open(target, "r:gz") as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    folder = tmp_path / "unpacked" / "lookout-recording"
+    records = [json.loads(line) for line in (folder / "recording.jsonl").read_text().splitlines()]
+    assert [r["url"] for r in records] == [site.url("/ok"), site.url("/inventory.json")]
+    # Capture paths are relative to the log, and each names a file in the archive.
+    assert records[1]["capture"]["response"] == f"capture/{records[1]['id']}.response"
+    assert (folder / records[1]["capture"]["response"]).read_bytes() == json.dumps(DOCUMENT).encode()
+    assert (folder / records[0]["capture"]["response"]).read_bytes() == b"fine"
 
 
 def test_pausing_stops_updates_until_resumed(ui, browser, site):

@@ -210,12 +210,14 @@ function showFilterError(message, column) {
   box.dataset.column = column || "";
 }
 
-/// The HAR holds what the table shows: the filter's exchanges, without the proxy's own pages
-/// unless the filter names them.
+/// The HAR and the recording hold what the table shows: the filter's exchanges, without the
+/// proxy's own pages unless the filter names them.
 function updateHarLink() {
   let filter = state.filter;
   if (!/\bkind:admin\b/.test(filter)) filter = filter ? `(${filter}) and not kind:admin` : "not kind:admin";
-  $("har").href = "/exchanges.har?" + new URLSearchParams({ filter });
+  const query = new URLSearchParams({ filter });
+  $("har").href = "/exchanges.har?" + query;
+  $("recording").href = "/exchanges.tar.gz?" + query;
 }
 
 // MARK: - The table
