@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -23,6 +23,7 @@ deps:
 	command -v prometheus >/dev/null || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
+	command -v certutil >/dev/null || missing="$$missing libnss3-tools"; \
 	[ -x /usr/sbin/nghttpd ] || command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
 	[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$$missing nginx-light"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
