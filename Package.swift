@@ -73,7 +73,7 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "Lookout",
-                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "CLookoutSocket",
+                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutMessages", "CLookoutSocket",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
@@ -95,6 +95,10 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         // Recordings as fixtures: reading Lookout logs and HAR files, and comparing two of them.
         .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery", "LookoutModel"]),
+        // Messages inside streams, read from copies as they pass: WebSocket frames (RFC 6455,
+        // permessage-deflate), event streams (SSE, NDJSON, JSON text sequences) and gRPC messages.
+        .target(name: "LookoutMessages", dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutCompression"],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings",
@@ -121,6 +125,7 @@ let package = Package(
         .testTarget(name: "LookoutMetricsTests", dependencies: ["LookoutMetrics", "LookoutAdmin", "LookoutModel", "LookoutTLS"]),
         .testTarget(name: "LookoutLiveTests", dependencies: ["LookoutLive", "LookoutModel"]),
         .testTarget(name: "LookoutRecordingsTests", dependencies: ["LookoutRecordings", "LookoutModel"]),
+        .testTarget(name: "LookoutMessagesTests", dependencies: ["LookoutMessages", "LookoutModel"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),
         .testTarget(name: "LookoutLogQueryTests", dependencies: ["LookoutLogQuery"]),

@@ -30,6 +30,13 @@ static inline int lookout_deflate_init_gzip(z_stream *stream, int level) {
     return deflateInit2(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 }
 
+/// Prepares `stream` to inflate raw deflate (RFC 1951) piece by piece, as WebSocket's
+/// permessage-deflate sends it (RFC 7692 §7.2.2); Z_OK on success.
+static inline int lookout_inflate_raw_init(z_stream *stream) {
+    memset(stream, 0, sizeof *stream);
+    return inflateInit2(stream, -15);
+}
+
 /// Decodes brotli; the same results as `lookout_inflate`.
 static inline long lookout_brotli_decode(const unsigned char *in, size_t in_length, unsigned char *out, size_t out_length) {
     size_t produced = out_length;

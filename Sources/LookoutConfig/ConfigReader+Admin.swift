@@ -1,6 +1,8 @@
+import LookoutModel
 import Yams
 
-/// The `admin`, `metrics` and `ui` sections: the proxy's own pages.
+/// The `admin`, `metrics` and `ui` sections: the proxy's own pages; `messages`, what they show
+/// inside streams.
 extension ConfigReader {
     func readAdmin(_ section: [String: Node], into admin: inout LookoutConfiguration.Admin) {
         if let node = section["listen"] {
@@ -47,6 +49,20 @@ extension ConfigReader {
         }
         if let node = section["heartbeat"] {
             ui.heartbeat = seconds(node, "ui.heartbeat") ?? ui.heartbeat
+        }
+    }
+
+    func readMessages(_ section: [String: Node], into messages: inout MessagesSettings) {
+        if let node = section["enabled"] {
+            messages.enabled = boolean(node, "messages.enabled") ?? messages.enabled
+        }
+        if let node = section["preview_bytes"] {
+            messages.previewBytes = integer(node, "messages.preview_bytes", in: 0...65536,
+                                            rangeMessage: "must be between 0 and 65536") ?? messages.previewBytes
+        }
+        if let node = section["decode_budget_bytes"] {
+            messages.decodeBudgetBytes = integer(node, "messages.decode_budget_bytes", in: 0...(1 << 34),
+                                                 rangeMessage: "must be between 0 and 17179869184") ?? messages.decodeBudgetBytes
         }
     }
 

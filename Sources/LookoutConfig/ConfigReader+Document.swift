@@ -157,5 +157,8 @@ extension ConfigReader {
         if let node = top["simulate"], let section = fields(of: node, path: "simulate") {
             readSimulate(section, into: &config.simulate)
         }
+        if let node = top["messages"], let section = fields(of: node, path: "messages") {
+            readMessages(section, into: &config.messages)
+        }
     }
 }

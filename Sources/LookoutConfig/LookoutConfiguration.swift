@@ -85,6 +85,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var hooks: [HookSettings] = []
     /// `simulate`: answer from recordings (Lookout logs or HAR files).
     public var simulate = SimulateSettings()
+    /// `messages`: WebSocket messages, event streams and gRPC messages read as they pass.
+    public var messages = MessagesSettings()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -77,6 +77,7 @@ extension JSONBuffer {
             key("entry"); int(simulated.entry)
             endObject()
         }
+        if let messages = s.messages { key("messages"); appendMessages(messages) }
         if let resentFrom = s.resentFrom {
             key("resent_from"); uint(resentFrom)
             if let resentBy = s.resentBy { key("resent_by"); string(resentBy) }
@@ -162,10 +163,43 @@ extension JSONBuffer {
         endObject()
     }
 
+    private mutating func appendMessages(_ m: MessagesSummary) {
+        beginObject()
+        key("protocol"); string(m.protocolName)
+        key("count"); int(m.count)
+        let directions: [(StaticString, MessagesSummary.Direction)] = [("client_to_upstream", m.clientToUpstream),
+                                                                      ("upstream_to_client", m.upstreamToClient)]
+        for (name, direction) in directions {
+            key(name); beginObject()
+            key("count"); int(direction.count)
+            key("bytes"); uint(direction.bytes)
+            endObject()
+        }
+        if let first = m.firstMilliseconds { key("first_ms"); milliseconds(first) }
+        if let last = m.lastMilliseconds { key("last_ms"); milliseconds(last) }
+        if let firstEvent = m.firstEventMilliseconds { key("first_event_ms"); milliseconds(firstEvent) }
+        if let gaps = m.gaps {
+            key("gaps_ms"); beginObject()
+            key("p50"); milliseconds(gaps.p50)
+            key("p99"); milliseconds(gaps.p99)
+            key("max"); milliseconds(gaps.max)
+            endObject()
+        }
+        if let code = m.closeCode { key("close_code"); int(code) }
+        if let reason = m.closeReason, !reason.isEmpty { key("close_reason"); string(reason) }
+        if let by = m.closedBy { key("closed_by"); string(by) }
+        if m.deflate { key("deflate"); bool(true) }
+        key("decoding"); string(m.decoding)
+        if let status = m.grpcStatus { key("grpc_status"); int(status) }
+        if let message = m.grpcMessage, !message.isEmpty { key("grpc_message"); string(message) }
+        endObject()
+    }
+
     private mutating func appendCapture(_ capture: CaptureSummary) {
         beginObject()
         if let request = capture.request { key("request"); string(request) }
         if let response = capture.response { key("response"); string(response) }
+        if let messages = capture.messages { key("messages"); string(messages) }
         key("truncated"); bool(capture.truncated)
         if let error = capture.error { key("error"); string(error) }
         endObject()

@@ -125,6 +125,7 @@ extension SessionConfiguration {
         breakpoints = file.breakpoints
         hooks = file.hooks
         simulate = file.simulate
+        messages = file.messages
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

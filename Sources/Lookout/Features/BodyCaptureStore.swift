@@ -32,7 +32,7 @@ final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded 
         self.maxTotalBytes = maxTotalBytes
         if let failure = Directories.create(directory) { throw CaptureStoreError(path: failure.path, errno: failure.errno) }
         var found: [(String, Int64, Int)] = []
-        for name in Directories.names(in: directory) where name.hasSuffix(".request") || name.hasSuffix(".response") {
+        for name in Directories.names(in: directory) where name.hasSuffix(".request") || name.hasSuffix(".response") || name.hasSuffix(".messages.jsonl") {
             var st = stat()
             let path = directory + "/" + name
             if lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {

@@ -23,6 +23,7 @@ import LookoutUpstream
 /// 11. adapters    — the embedder's `RequestAdapter`s
 /// 12. Forwarded   — whom Lookout forwards for
 /// 13. header rules — the host's edits of requests and responses
+/// 14. messages    — event streams and gRPC messages read as they pass (`messages`)
 ///
 /// After the request head's stages come the upstream attempts.
 final class StagePlan: Sendable {
@@ -34,6 +35,8 @@ final class StagePlan: Sendable {
     private let breakpoints: Breakpoints
     private let hooks: Hooks
     private let simulation: Simulation?
+    /// `messages.enabled`: the settings WebSocket tunnels read their messages with.
+    let messageSettings: MessagesSettings?
     /// Stages 7 and 8.
     private let attempts: [any ExchangeStage]
     /// Stages 10–13, as configured.
@@ -57,8 +60,16 @@ final class StagePlan: Sendable {
         if !adapters.isEmpty { messages.append(RequestAdapterStage(adapters: adapters)) }
         if configuration.addForwarded { messages.append(ForwardedStage()) }
         if !configuration.headerRules.isEmpty { messages.append(HeaderRulesStage(rules: configuration.headerRules)) }
+        messageSettings = configuration.messages.enabled ? configuration.messages : nil
+        if let messageSettings { messages.append(MessagesStage(settings: messageSettings)) }
         self.messages = messages
         self.shared = attempts + messages
+    }
+
+    /// Where the messages of an exchange to `clientKey` are captured, when a capture rule covers it.
+    func messageCapture(for clientKey: HostRuleKey) -> MessageCapture? {
+        guard let captureStore, let rule = capture?.rules.match(for: clientKey)?.rule else { return nil }
+        return MessageCapture(store: captureStore, rule: rule)
     }
 
     /// The stages of one exchange. `clientKey` is the host the client addressed: capture and

@@ -57,6 +57,8 @@ public struct ExchangeSummary: Sendable {
     public var resentBy: String?
     /// The recording and entry that answered, when a recording did (`simulate`).
     public var simulated: (recording: String, entry: Int)?
+    /// What passed inside a WebSocket, an event stream or a gRPC call (`messages`).
+    public var messages: MessagesSummary?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {
@@ -102,6 +104,8 @@ public struct CaptureSummary: Sendable, Equatable {
     /// The files, absolute paths; nil for a body that was not captured (none, or not asked for).
     public var request: String?
     public var response: String?
+    /// The messages inside a WebSocket or stream, one JSON line each (`<id>.messages.jsonl`).
+    public var messages: String?
     /// A body was longer than the rule's `max_body_bytes`: its file holds only the beginning.
     public var truncated = false
     /// Why a body's capture stopped early ("response: No space left on device").

@@ -78,6 +78,8 @@ public struct SessionConfiguration: Sendable {
     public var hooks: [HookSettings] = []
     /// `simulate`: answer from recordings.
     public var simulate = SimulateSettings()
+    /// `messages`: what is read inside WebSockets, event streams and gRPC calls.
+    public var messages = MessagesSettings()
 
     public init() {}
 }

@@ -204,6 +204,7 @@ extension Exchange {
     /// The end of the origin's body (and its trailers) to the client.
     func endResponse(trailers: HTTPFields?) {
         var fields = trailers ?? HTTPFields()
+        if let trailers { streamWatch?.grpcStatus(from: trailers) }
         HopByHopHeaders.remove(from: &fields)
         client.writeEnd(trailers: fields.isEmpty ? nil : fields)
         if clientFraming == .untilClose { keepClientAlive = false }
@@ -258,6 +259,7 @@ extension Exchange {
                             delegate: delegate, environment: environment, context: context, records: records,
                             shapingRule: shapingRule)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
-        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover)
+        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover,
+                     capture: environment.stagePlan.messageCapture(for: clientKey))
     }
 }

@@ -43,6 +43,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     let clientKey: HostRuleKey
 
     // Stages.
+    /// The messages read inside a streamed body (`messages`), when it is one.
+    var streamWatch: StreamWatch?
     var stages: [any ExchangeStage] = []
     /// The next stage the request head goes to.
     var nextStage = 0
@@ -278,6 +280,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
 
     /// The response body is complete.
     func responseBodyEnded() {
+        streamWatch?.responseEnded(trailers: nil)
         forEachStage { $0.responseEnd(exchange: self) }
     }
 
@@ -294,6 +297,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         holdingStage = nil
         forEachStage { $0.exchangeEnd(&summary) }
         stages = []
+        finishStreamWatch()
     }
 
     /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a

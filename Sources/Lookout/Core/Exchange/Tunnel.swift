@@ -49,6 +49,10 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private var toClientPacer: PacedSender?
     private var toUpstreamPacer: PacedSender?
     private var waitingForLatency = false
+    /// A WebSocket's messages, read from copies of what is relayed (`messages`).
+    private var webSocket: WebSocketWatch?
+    /// A blind tunnel: looks for a cleartext WebSocket inside it (`messages`).
+    private var sniffer: TunnelSniffer?
 
     /// A `CONNECT` tunnel; `start` opens its upstream connection.
     convenience init(id: UInt64, head: RequestHead, origin: Origin, client: ByteStream, delegate: ExchangeDelegate,
@@ -113,6 +117,17 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         openUpstream()
     }
 
+    /// A blind tunnel whose client speaks cleartext WebSocket gets its messages read too.
+    private func sniffForWebSocket() {
+        guard upgrade == nil, let settings = environment.stagePlan.messageSettings else { return }
+        let capture = environment.stagePlan.messageCapture(for: origin.ruleKey)
+        sniffer = TunnelSniffer { [unowned self] fields in
+            summary.upgrade = "websocket"
+            return WebSocketWatch(settings: settings, switchFields: fields, environment: environment, eventContext: eventContext,
+                                  capture: capture)
+        }
+    }
+
     private func openUpstream() {
         context.delegate.upstream(eventContext, didCreateFor: origin, attempt: 1)
         summary.attempts = 1
@@ -142,12 +157,17 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         metrics.requestStart = .now()
         client.write(Tunnel.established)
         summary.status = 200
+        sniffForWebSocket()
         relay(connection, after: earlyBytes)
     }
 
     /// Takes over a switched exchange's upstream connection; `upstreamLeftover` is what the
     /// origin sent right behind its 101.
-    func adopt(_ connection: ByteStream, upstreamLeftover: [UInt8]) {
+    func adopt(_ connection: ByteStream, upstreamLeftover: [UInt8], capture: MessageCapture?) {
+        if upgrade?.lowercased() == "websocket", let settings = environment.stagePlan.messageSettings {
+            webSocket = WebSocketWatch(settings: settings, switchFields: summary.responseHeaders, environment: environment,
+                                       eventContext: eventContext, capture: capture)
+        }
         relay(connection, after: upstreamLeftover)
     }
 
@@ -157,6 +177,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         if !leftover.isEmpty {
             upstreamToClient += UInt64(leftover.count)
             clientKeepsUp = client.write(leftover)
+            leftover.withUnsafeBytes { webSocket?.upstreamBytes($0) }
         }
         relay(connection, readUpstream: clientKeepsUp)
     }
@@ -197,6 +218,19 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         lastActivity = .now()
         let accepted = toUpstreamPacer.map { $0.send(bytes) } ?? upstream.write(bytes)
         if !accepted { client.pauseReading() }
+        webSocket?.clientBytes(bytes)
+        if let sniffer { sniffed(sniffer) { $0.clientBytes(bytes) } }
+    }
+
+    /// Feeds the sniffer; once it finds a WebSocket the tunnel reads it, once it finds none it is dropped.
+    private func sniffed(_ sniffer: TunnelSniffer, _ feed: (TunnelSniffer) -> Void) {
+        feed(sniffer)
+        if let watch = sniffer.watch {
+            webSocket = watch
+            self.sniffer = nil
+        } else if sniffer.isOff {
+            self.sniffer = nil
+        }
     }
 
     func clientDidReadEOF() {
@@ -236,6 +270,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         snapshot.upstream = metrics
         snapshot.tunnelBytesClientToUpstream = clientToUpstream
         snapshot.tunnelBytesUpstreamToClient = upstreamToClient
+        snapshot.messages = webSocket?.summary
         let phase = openedAt != nil ? "relaying" : waitingForLatency ? "shaping_latency" : metrics.currentPhase
         return InFlightExchange(summary: snapshot, phase: phase)
     }
@@ -262,6 +297,8 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         lastActivity = .now()
         let accepted = toClientPacer.map { $0.send(bytes) } ?? client.write(bytes)
         if !accepted { connection.pauseReading() }
+        webSocket?.upstreamBytes(bytes)
+        if let sniffer { sniffed(sniffer) { $0.upstreamBytes(bytes) } }
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
@@ -326,6 +363,16 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         summary.upstream = openedAt == nil ? nil : metrics
         summary.tunnelBytesClientToUpstream = clientToUpstream
         summary.tunnelBytesUpstreamToClient = upstreamToClient
+        if let (messages, path) = webSocket?.finish() {
+            summary.messages = messages
+            if let path {
+                var capture = summary.capture ?? CaptureSummary()
+                capture.messages = path
+                summary.capture = capture
+            }
+        }
+        webSocket = nil
+        sniffer = nil
         let duration = openedAt.map { end.milliseconds(since: $0) } ?? 0
         if openedAt != nil {
             context.delegate.tunnel(eventContext, didCloseAfter: duration, clientToUpstream: clientToUpstream,

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
+import LookoutMessages
 import LookoutModel
 import LookoutUpstream
 
@@ -66,6 +67,12 @@ protocol StageContext: AnyObject, Sendable {
     /// Adds how long a stage held the exchange (`held_ms`) and, when it changed something, who
     /// did (`modified_by`) to its record.
     func recordHeld(milliseconds: Double, modifiedBy name: String?)
+    /// The messages read inside the exchange's streamed bodies, once a stage asked for them.
+    var streamWatch: StreamWatch? { get }
+    /// Starts reading messages of `format` (or returns the watch already started).
+    func watchStream(_ format: StreamFormat, settings: MessagesSettings) -> StreamWatch
+    /// When the current attempt finished sending the request, if it has.
+    var requestSentAt: Instant? { get }
 }
 
 /// Where an exchange's request goes.
