@@ -49,6 +49,10 @@ extension LogRecord: FilterSubject {
         case .conn: return number("conn")
         // -1 means the phase did not happen: it is never more or less than anything.
         case .phase(let name): return number("timings_ms", name).flatMap { $0 >= 0 ? $0 : nil }
+        case .messages: return number("messages", "count")
+        case .firstEvent: return number("messages", "first_event_ms")
+        case .wsClose: return number("messages", "close_code")
+        case .grpcStatus: return number("messages", "grpc_status")
         default: return nil
         }
     }
@@ -81,7 +85,7 @@ extension LogFilter.Term {
                 return Int(status) / 100 == digit
             }
             return compare(status)
-        case .id, .conn, .phase:
+        case .id, .conn, .phase, .messages, .firstEvent, .wsClose, .grpcStatus:
             return subject.filterNumber(field).map(compare) ?? false
         }
     }

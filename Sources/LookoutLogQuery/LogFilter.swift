@@ -24,6 +24,12 @@ public indirect enum LogFilter: Sendable, Equatable {
         case phase(String)
         /// `modified:true`: a breakpoint, an operator or a hook changed the exchange (`modified_by`).
         case modified
+        /// `messages.count`: WebSocket messages or stream events, both ways.
+        case messages
+        /// `messages.first_event_ms`: the origin's first event after the request was sent.
+        case firstEvent
+        /// `messages.close_code` (`ws.close`) and `messages.grpc_status` (`grpc.status`).
+        case wsClose, grpcStatus
     }
 
     public enum Operator: String, Sendable, Equatable {
@@ -57,7 +63,8 @@ public indirect enum LogFilter: Sendable, Equatable {
 
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
     static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
-                             "protocol", "id", "conn", "modified", "header:NAME"] + phases
+                             "protocol", "id", "conn", "modified", "header:NAME", "messages", "first_event", "ws.close",
+                             "grpc.status"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -96,8 +103,10 @@ extension LogFilter {
             if c == "(" { tokens.append(Token(kind: .open, text: "(", column: i + 1)); i += 1; continue }
             if c == ")" { tokens.append(Token(kind: .close, text: ")", column: i + 1)); i += 1; continue }
             let start = i
-            // A field name (letters, digits, - and _), with header's ":NAME".
-            while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "-" || chars[i] == "_" { i += 1 }
+            // A field name (letters, digits, -, _ and .), with header's ":NAME".
+            while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "-" || chars[i] == "_" || chars[i] == "." {
+                i += 1
+            }
             var name = String(chars[start..<i])
             if name == "header", i < chars.count, chars[i] == ":" {
                 let nameStart = i + 1
@@ -170,6 +179,10 @@ extension LogFilter {
         case "protocol": field = .upstreamProtocol
         case "id": field = .id
         case "conn": field = .conn
+        case "messages": field = .messages
+        case "first_event": field = .firstEvent
+        case "ws.close": field = .wsClose
+        case "grpc.status": field = .grpcStatus
         case "modified":
             guard op == .matches, value == "true" || value == "false" else {
                 throw LogFilterError(column: column, message: "modified takes :true or :false")
@@ -183,7 +196,7 @@ extension LogFilter {
         var term = Term(field: field, op: op, value: value, number: nil)
         let comparing = op != .matches && op != .contains
         switch field {
-        case .phase:
+        case .phase, .firstEvent:
             guard comparing else {
                 throw LogFilterError(column: column, message: "\(name) takes > >= < <= and a duration, e.g. \(name)>100ms")
             }
@@ -200,7 +213,7 @@ extension LogFilter {
                 throw LogFilterError(column: valueColumn, message: "\"\(value)\" is not a status (e.g. 404 or 5xx)")
             }
             term.number = number
-        case .id, .conn:
+        case .id, .conn, .messages, .wsClose, .grpcStatus:
             guard op != .contains, let number = Double(value) else {
                 throw LogFilterError(column: valueColumn, message: "\(name) takes a number")
             }

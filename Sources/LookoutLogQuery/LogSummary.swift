@@ -1,5 +1,6 @@
 /// `lookout log summary`: per group (host, status, code, kind or method), the count, the share
-/// with an error, the body bytes, and p50/p95/p99 of each phase — in bounded memory.
+/// with an error, the body bytes, and p50/p95/p99 of each phase (and of the time to a stream's
+/// first event, when there are streams) — in bounded memory.
 public struct LogSummary {
     public enum Grouping: String, CaseIterable, Sendable {
         case host, status, code, kind, method
@@ -38,17 +39,23 @@ public struct LogSummary {
         for phase in Self.phases {
             if let ms = record.number("timings_ms", phase), ms >= 0 { group.phases[phase, default: PhaseHistogram()].add(milliseconds: ms) }
         }
+        // Streams: the time to the origin's first event (`messages.first_event_ms`).
+        if let ms = record.number("messages", "first_event_ms"), ms >= 0 {
+            group.phases["first_event", default: PhaseHistogram()].add(milliseconds: ms)
+        }
         groups[key] = group
     }
 
     /// A table: one row per group, most exchanges first.
     public func render() -> String {
         var columns = [grouping.rawValue.uppercased(), "COUNT", "ERRORS", "BYTES"]
-        for phase in Self.phases { columns += ["\(phase)_p50", "\(phase)_p95", "\(phase)_p99"] }
+        let streams = groups.values.contains { $0.phases["first_event"] != nil }
+        let phases = Self.phases + (streams ? ["first_event"] : [])
+        for phase in phases { columns += ["\(phase)_p50", "\(phase)_p95", "\(phase)_p99"] }
         var rows = [columns]
         for (key, group) in groups.sorted(by: { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }) {
             var row = [key, String(group.count), String(format1(Double(group.errors) * 100 / Double(group.count))) + "%", String(group.bytes)]
-            for phase in Self.phases {
+            for phase in phases {
                 let histogram = group.phases[phase]
                 for p in [50.0, 95.0, 99.0] { row.append(histogram?.percentile(p).map(format3) ?? "-") }
             }

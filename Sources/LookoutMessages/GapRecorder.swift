@@ -2,7 +2,7 @@
 /// every second one is dropped and only every second one after is kept, so the sample still spans
 /// the whole stream — and the largest exactly.
 struct GapRecorder {
-    private var gaps: [Double] = []
+    private(set) var gaps: [Double] = []
     private var stride = 1
     private var seen = 0
     private(set) var largest = 0.0

@@ -37,6 +37,11 @@ public final class MessageTally: @unchecked Sendable {  // confined to the conne
         summary.closedBy = fromClient ? "client" : "upstream"
     }
 
+    /// The connection ended with no close frame either way: RFC 6455 §7.1.5 calls that code 1006.
+    public func endedWithoutClose() {
+        if summary.closedBy == nil, summary.closeCode == nil { summary.closeCode = 1006 }
+    }
+
     public func setDeflate(_ on: Bool) { summary.deflate = on }
     public func setDecoding(_ state: String) { if summary.decoding == "full" { summary.decoding = state } }
     public func setGRPCStatus(_ status: Int?, message: String?) {
@@ -48,6 +53,7 @@ public final class MessageTally: @unchecked Sendable {  // confined to the conne
     public var current: MessagesSummary {
         var out = summary
         if let q = gaps.quantiles { out.gaps = MessagesSummary.Gaps(p50: q.p50, p99: q.p99, max: q.max) }
+        out.gapSamples = gaps.gaps
         return out
     }
 }

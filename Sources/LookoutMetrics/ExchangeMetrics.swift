@@ -64,6 +64,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     private let retries: Counter
     private let redirects: Counter
     private let simulatedAnswers: Counter
+    /// By protocol: message counters each way, and the first-event and gap histograms.
+    private var messageSeries: [String: (toUpstream: Counter, toClient: Counter, firstEvent: ValueHistogram, gap: ValueHistogram)] = [:]
     private let simulationMisses: Counter
 
     init(registry: PrometheusCollectorRegistry, settings: MetricsSettings) {
@@ -112,6 +114,23 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if let cache = summary.cache { cacheCounter(cache.status).increment() }
         if summary.simulated != nil { simulatedAnswers.increment() }
         if case .simulationMiss? = summary.error { simulationMisses.increment() }
+        if let messages = summary.messages { record(messages) }
+    }
+
+    private func record(_ messages: MessagesSummary) {
+        let name = messages.protocolName
+        let series = messageSeries[name] ?? (
+            registry.makeCounter(descriptor: MetricFamilies.messages, labels: [("protocol", name), ("direction", "client_to_upstream")]),
+            registry.makeCounter(descriptor: MetricFamilies.messages, labels: [("protocol", name), ("direction", "upstream_to_client")]),
+            registry.makeValueHistogram(descriptor: MetricFamilies.firstEventSeconds, labels: [("protocol", name)],
+                                        buckets: MetricFamilies.secondsBuckets),
+            registry.makeValueHistogram(descriptor: MetricFamilies.gapSeconds, labels: [("protocol", name)],
+                                        buckets: MetricFamilies.secondsBuckets))
+        messageSeries[name] = series
+        if messages.clientToUpstream.count > 0 { series.toUpstream.increment(by: Int64(messages.clientToUpstream.count)) }
+        if messages.upstreamToClient.count > 0 { series.toClient.increment(by: Int64(messages.upstreamToClient.count)) }
+        if let first = messages.firstEventMilliseconds, name != "websocket" { series.firstEvent.record(first / 1000) }
+        for gap in messages.gapSamples { series.gap.record(gap / 1000) }
     }
 
     /// One upstream attempt: its phases, bytes, connection and trust decision.

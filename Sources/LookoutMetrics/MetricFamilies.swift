@@ -27,6 +27,17 @@ enum MetricFamilies {
     static var simulated: MetricNameDescriptor {
         counter("simulated", "Requests simulate looked up in its recordings, by result (answered, missed).")
     }
+    static var messages: MetricNameDescriptor {
+        counter("messages", "Messages read inside WebSockets, event streams and gRPC calls, by protocol and direction (client_to_upstream, upstream_to_client).")
+    }
+    static var firstEventSeconds: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "lookout", metricName: "stream_first_event", unitName: "seconds",
+                             helpText: "Time from a request's end to the origin's first event or message, by protocol (sse, ndjson, json-seq, grpc, grpc-web).")
+    }
+    static var gapSeconds: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "lookout", metricName: "stream_gap", unitName: "seconds",
+                             helpText: "Gaps between an origin's consecutive events or messages, by protocol (sampled past 8192 gaps in one stream).")
+    }
     static var cacheLookups: MetricNameDescriptor { counter("cache_lookups", "Shared cache lookups by result: hit, miss, stale, revalidated, bypass.") }
     static var connectionsRejected: MetricNameDescriptor { counter("connections_rejected", "Client connections refused before any request (access.clients, max_connections, shutdown), by error code.") }
     static var droppedEvents: MetricNameDescriptor { counter("monitor_events_dropped", "Events a monitor lost because its queue was full (log.queue_limit).") }

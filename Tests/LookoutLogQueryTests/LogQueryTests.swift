@@ -196,4 +196,20 @@ private struct LiveSubject: FilterSubject {
         #expect(throws: LogFilterError.self) { try LogFilter.parse("modified:yes") }
         #expect(throws: LogFilterError.self) { try LogFilter.parse("modified~t") }
     }
+
+    @Test func messageFieldsReadTheMessagesObject() throws {
+        let record = #"{"id":1,"messages":{"protocol":"websocket","count":120,"first_event_ms":620.5,"close_code":1006,"grpc_status":5}}"#
+        for (expression, expected) in [
+            ("messages>100", true), ("messages<100", false), ("messages:120", true), ("first_event>500ms", true),
+            ("first_event>1s", false), ("ws.close:1006", true), ("ws.close:1000", false), ("grpc.status:5", true),
+            ("grpc.status>0 and messages>=120", true),
+        ] {
+            let filter = try LogFilter.parse(expression)
+            #expect(withRecord(record) { filter.matches($0) } == expected, "\(expression)")
+        }
+        let any = try LogFilter.parse("messages>=0")
+        #expect(!withRecord(#"{"id":1}"#) { any.matches($0) }, "no messages object")
+        #expect(throws: LogFilterError.self) { try LogFilter.parse("first_event:5") }
+        #expect(throws: LogFilterError.self) { try LogFilter.parse("ws.close~10") }
+    }
 }

@@ -92,6 +92,19 @@ def test_server_sent_events_are_split_and_timed(make_proxy):
     assert [e.get("preview") for e in events] == ["one", '{"n": 2}', "three\nlines", "four", "[DONE]"]
     assert events[1]["event_name"] == "add" and events[1]["event_id"] == "2" and events[0]["event_name"] == "message"
     assert events[0]["bytes"] == len(SSE[1]), "a keep-alive comment between events belongs to none"
+    # Where people look: the filter language, the summary's columns, /metrics.
+    from test_log_command import lookout_log
+    rc, out, _ = lookout_log(proxy, str(proxy.log_path), "--filter", "first_event>100ms and messages>=5", "--format", "jsonl")
+    assert rc == 0 and [json.loads(line)["id"] for line in out.splitlines()] == [record["id"]]
+    rc, out, _ = lookout_log(proxy, str(proxy.log_path), "--filter", "first_event>1s", "--format", "jsonl")
+    assert rc == 0 and out == ""
+    rc, out, _ = lookout_log(proxy, "summary", str(proxy.log_path), "--by", "kind")
+    assert rc == 0 and "first_event_p50" in out.splitlines()[0], out
+    import urllib.request
+    page = urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10).read().decode()
+    assert 'lookout_messages_total{protocol="sse",direction="upstream_to_client"} 5' in page, page
+    assert 'lookout_stream_first_event_seconds_count{protocol="sse"} 1' in page
+    assert 'lookout_stream_gap_seconds_count{protocol="sse"} 4' in page
 
 
 def test_ndjson_is_a_line_each_and_a_cut_stream_keeps_what_arrived(make_proxy, tmp_path):

@@ -38,6 +38,9 @@ class EchoServer:
     def handle(self, ws):
         try:
             for message in ws:
+                if message == "drop":
+                    ws.socket.shutdown(socket.SHUT_RDWR)  # no close frame: an abnormal closure
+                    return
                 if isinstance(message, str) and message.startswith("close:"):
                     ws.close(int(message[6:]), "server says bye")
                     return
@@ -182,3 +185,20 @@ def test_a_plain_upgrade_relayed_by_the_proxy_is_read_too(make_proxy):
     wait_until(lambda: len(ws_events(proxy, record["id"])) >= 3, timeout=5)
     first = ws_events(proxy, record["id"])[0]
     assert first["from"] == "client" and first["preview"] == "plain upgrade" and first["wire_bytes"] == 2 + 4 + len(payload)
+
+
+def test_an_end_without_a_close_frame_is_1006_and_filterable(make_proxy):
+    from test_log_command import lookout_log
+    server = EchoServer(compression=None)
+    proxy = make_proxy({"connect": {"allowed_ports": [server.port]}})
+    try:
+        with proxied(proxy, f"ws://127.0.0.1:{server.port}/") as ws:
+            ws.send("drop")
+            with pytest.raises(websockets.ConnectionClosed):
+                ws.recv()
+    finally:
+        server.stop()
+    record = proxy.only_summary(kind="tunnel")
+    assert record["messages"]["close_code"] == 1006 and "closed_by" not in record["messages"], record["messages"]
+    rc, out, _ = lookout_log(proxy, str(proxy.log_path), "--filter", "ws.close:1006", "--format", "jsonl")
+    assert rc == 0 and [json.loads(line)["id"] for line in out.splitlines()] == [record["id"]]

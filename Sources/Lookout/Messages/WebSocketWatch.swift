@@ -78,6 +78,7 @@ final class WebSocketWatch {  // confined to the tunnel's loop queue
 
     /// The tunnel is done: the summary, and the capture file's path if one was written.
     func finish() -> (MessagesSummary, String?) {
+        if fromClient.stopped == nil, fromUpstream.stopped == nil { tally.endedWithoutClose() }
         guard let file, let capture else { return (summary, nil) }
         capture.finished(file)
         return (summary, file.path)

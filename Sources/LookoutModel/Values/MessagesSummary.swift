@@ -43,6 +43,9 @@ public struct MessagesSummary: Sendable, Equatable {
     /// gRPC: the call's `grpc-status` and `grpc-message` trailers.
     public var grpcStatus: Int?
     public var grpcMessage: String?
+    /// The origin's gaps in milliseconds, for metrics (every one up to 8192 in a stream, then a
+    /// sample spanning it); not logged.
+    public var gapSamples: [Double] = []
 
     public init(protocolName: String) {
         self.protocolName = protocolName
