@@ -41,6 +41,8 @@ deps:
 	@$(PYTHON) -c 'import selenium' 2>/dev/null || $(PYTHON) -m pip install -q selenium
 	@$(PYTHON) -c 'import h2, httpx' 2>/dev/null || $(PYTHON) -m pip install -q h2 'httpx[http2]'
 	@$(PYTHON) -c 'import grpc' 2>/dev/null || $(PYTHON) -m pip install -q grpcio
+	@$(PYTHON) -c 'import grpc_tools' 2>/dev/null || $(PYTHON) -m pip install -q grpcio-tools
+	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q websockets
 	@# mitmproxy pins its own h2/h11/cryptography: it gets a virtualenv of its own (the HAR it writes is simulated).
 	@[ -x .build/mitmproxy/bin/mitmdump ] || ($(PYTHON) -m venv .build/mitmproxy && .build/mitmproxy/bin/pip install -q mitmproxy)
 

@@ -99,7 +99,8 @@ let package = Package(
         // permessage-deflate), event streams (SSE, NDJSON, JSON text sequences) and gRPC messages.
         .target(name: "LookoutMessages", dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutCompression"],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings"]),
+        .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings",
+                                                      "LookoutMessages"]),
         .executableTarget(name: "lookout",
                           dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -7,7 +7,7 @@ enum Schema {
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
-        "messages",
+        "messages", "grpc",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -40,6 +40,7 @@ enum Schema {
         "breakpoints": ["max_held", "max_body_bytes", "rules"],
         "simulate": ["recordings", "mode", "match", "repeat", "latency"],
         "messages": ["enabled", "preview_bytes", "decode_budget_bytes"],
+        "grpc": ["descriptor_sets"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.

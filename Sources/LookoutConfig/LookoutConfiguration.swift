@@ -87,6 +87,9 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var simulate = SimulateSettings()
     /// `messages`: WebSocket messages, event streams and gRPC messages read as they pass.
     public var messages = MessagesSettings()
+    /// `grpc.descriptor_sets`: `protoc --descriptor_set_out` files, read; the UI names gRPC
+    /// methods and fields with them.
+    public var grpcDescriptorSets: [DescriptorSetFile] = []
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -17,12 +17,18 @@ import LookoutMonitors
 /// - `GET /exchanges/ID/body/(request|response)`: a captured body, `decoded=1` to undo its coding;
 /// - `GET /exchanges.har` and `GET /exchanges.tar.gz`: the filter's exchanges as HAR, or as a
 ///   recording (log and capture files);
+/// - `GET /exchanges/ID/messages`: the messages read inside a WebSocket or stream, one JSON
+///   line each (its capture file, or the `ws.message`/`stream.event` records kept in the ring);
 /// - `DELETE /exchanges/ID`: cancels a running exchange (`502 cancelled_by_operator`).
 public final class LiveEndpoint: AdminEndpoint {
     private let hub: LiveMonitor
+    /// `grpc.descriptor_sets`, one after another (together still one FileDescriptorSet: its files
+    /// are a repeated field).
+    private let descriptorSets: [UInt8]
 
-    public init(monitor: LiveMonitor) {
+    public init(monitor: LiveMonitor, descriptorSets: [UInt8] = []) {
         hub = monitor
+        self.descriptorSets = descriptorSets
     }
 
     /// `/exchanges` answers at most this many records at once.
@@ -34,6 +40,7 @@ public final class LiveEndpoint: AdminEndpoint {
 
     public func answer(_ request: AdminRequest) -> AdminAnswer? {
         let path = request.path
+        if path == "/grpc/descriptors" { return descriptors(request) }
         guard path == "/events" || path == "/exchanges" || path == "/exchanges.har" || path == "/exchanges.tar.gz"
                 || path.hasPrefix("/exchanges/") else {
             return nil
@@ -62,8 +69,9 @@ public final class LiveEndpoint: AdminEndpoint {
         if rest.count == 3, rest[1] == "body", rest[2] == "request" || rest[2] == "response" {
             return body(id, String(rest[2]), decoded: ["1", "true", "yes"].contains(parameters["decoded"] ?? ""))
         }
+        if rest.count == 2, rest[1] == "messages" { return messages(id) }
         guard rest.count == 1 else {
-            return Self.error(404, "no such page: \(path) (GET /exchanges/ID/body/request or /response)")
+            return Self.error(404, "no such page: \(path) (GET /exchanges/ID/body/request or /response, /exchanges/ID/messages)")
         }
         return exchange(id)
     }
@@ -251,6 +259,47 @@ public final class LiveEndpoint: AdminEndpoint {
                                  stream: PacedStream(CapturedBodySource(fd: fd, length: length)), length: length)
         answer.headerFields = fields
         return answer
+    }
+
+    /// `GET /exchanges/ID/messages`: the captured `<id>.messages.jsonl` when the exchange has
+    /// finished with one; otherwise its `ws.message` and `stream.event` records from the ring
+    /// (kept while lifecycle records are asked for). NDJSON either way.
+    private func messages(_ id: UInt64) -> AdminAnswer {
+        let records = hub.ring.all().filter { $0.exchangeID == id }
+        let file = records.last(where: { $0.kind == .exchange }).flatMap { summary in
+            summary.line.withUnsafeBufferPointer { LogRecord($0)?.string("capture", "messages") }
+        }
+        if let file {
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            var info = stat()
+            if fd >= 0, fstat(fd, &info) == 0 {
+                var answer = AdminAnswer(contentType: "application/x-ndjson",
+                                         stream: PacedStream(CapturedBodySource(fd: fd, length: UInt64(info.st_size))),
+                                         length: UInt64(info.st_size))
+                answer.headerFields[HTTPField.Name("X-Lookout-Messages")!] = "capture"
+                return answer
+            }
+            if fd >= 0 { close(fd) }
+        }
+        var body: [UInt8] = []
+        for record in records where record.kind == .lifecycle {
+            let isMessage = record.line.withUnsafeBufferPointer { line in
+                LogRecord(line).map { ["ws.message", "stream.event"].contains($0.string("event") ?? "") } ?? false
+            }
+            guard isMessage else { continue }
+            body += record.line
+            body.append(UInt8(ascii: "\n"))
+        }
+        var answer = AdminAnswer(contentType: "application/x-ndjson", body: body)
+        answer.headerFields[HTTPField.Name("X-Lookout-Messages")!] = "events"
+        return answer
+    }
+
+    /// `GET /grpc/descriptors`: the descriptor sets, for the UI to name gRPC fields and methods.
+    private func descriptors(_ request: AdminRequest) -> AdminAnswer {
+        guard request.method == .get || request.method == .head else { return Self.error(405, "/grpc/descriptors answers GET and HEAD only") }
+        guard !descriptorSets.isEmpty else { return Self.error(404, "no grpc.descriptor_sets are configured") }
+        return AdminAnswer(contentType: "application/x-protobuf", body: descriptorSets)
     }
 
     private func exchange(_ id: UInt64) -> AdminAnswer {

@@ -25,6 +25,7 @@ public final class UIEndpoint: AdminEndpoint {
         "index.html": "text/html; charset=utf-8",
         "app.js": "text/javascript; charset=utf-8",
         "operator.js": "text/javascript; charset=utf-8",
+        "messages.js": "text/javascript; charset=utf-8",
         "style.css": "text/css; charset=utf-8",
     ]
 

@@ -64,7 +64,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
                                    sharesSummaryRecords: sharesRecords, targetQueue: sharesRecords ? recordQueue : nil,
                                    heartbeatInterval: file.ui.heartbeat)
             monitors.append(live)
-            adminEndpoints.append(LiveEndpoint(monitor: live))
+            adminEndpoints.append(LiveEndpoint(monitor: live, descriptorSets: file.grpcDescriptorSets.flatMap(\.bytes)))
             adminEndpoints.append(UIEndpoint())
         }
         session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors,

@@ -365,6 +365,7 @@ async function openDetail(id) {
 
 function closeDetail() {
   state.detailId = null;
+  stopMessages();
   $("detail").hidden = true;
 }
 
@@ -453,6 +454,7 @@ function renderDetail(body, record, events) {
   if (tls) tlsSection(section(body, "TLS"), tls, record);
   if (record.request_headers) keyValues(section(body, "Request headers"), Object.entries(record.request_headers));
   if (record.response_headers) keyValues(section(body, "Response headers"), Object.entries(record.response_headers));
+  renderMessages(body, record);
   if (record.capture) {
     for (const which of ["request", "response"]) {
       if (record.capture[which]) capturedBody(section(body, which === "request" ? "Request body" : "Response body"), record, which);

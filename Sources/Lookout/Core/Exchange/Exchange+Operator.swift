@@ -8,6 +8,7 @@ extension Exchange {
         guard !finished else { return nil }
         var snapshot = summary
         snapshot.end = now
+        snapshot.messages = streamWatch?.summary
         let phase: String
         if let holdingStage {
             if let task { snapshot.upstream = task.metrics }
