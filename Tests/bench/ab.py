@@ -10,7 +10,9 @@ Both Lookouts run side by side for the whole measurement, behind the same nginx 
   * `--row close`: the same with `Connection: close`, a new client connection per request (as
     `make bench`'s "new connection per request" row);
   * `--row h2`: HTTP/2 with interception, `h2load -t1 -c1 -m100` (`--streams`) of 1 KiB through the
-    floor relay in `connect=` mode, as `make bench`'s HTTP/2 rows do.
+    floor relay in `connect=` mode, as `make bench`'s HTTP/2 rows do;
+  * `--row ws`: cleartext WebSockets through CONNECT, `--conns` of them (4 is a good number here)
+    sending 64 KiB masked frames to a sink (`ws_bench.py`); "req/s" is MiB/s, CPU per MiB.
 Each round prints both builds' requests per second and their CPU time per request (user and
 system, every thread, from /proc/PID/task/*/stat); the end prints the medians, the paired B/A
 ratio of the rounds' throughputs and CPU, and in how many rounds B was ahead. The logs are
@@ -21,6 +23,7 @@ truncated between rounds (the writer follows a truncation), so long runs do not 
       --b-config 'event_loop_spin_us: 0' --row h2 --streams 1 --rounds 8
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -105,6 +108,33 @@ def start_h2(args, work):
     return builds, load, 1  # h2load's --warm-up-time=1
 
 
+def start_ws(args, work):
+    import subprocess
+    port_file = os.path.join(work, "ws-sink.port")
+    sink = subprocess.Popen([sys.executable, os.path.join(HERE, "ws_bench.py"), "sink", "--port-file", port_file])
+    for _ in range(100):
+        if os.path.exists(port_file):
+            break
+        threading.Event().wait(0.05)
+    sink_port = int(open(port_file).read())
+    builds = []
+    for label, binary, extra in (("A", args.a, args.a_config), ("B", args.b, args.b_config)):
+        log_path = os.path.join(work, f"lookout-{label}.jsonl")
+        process, port = bench.start_lookout(f"lookout-{label}", binary, work, sink_port, f'  path: "{log_path}"',
+                                            extra.replace("\\n", "\n"))
+        builds.append(Build(label, process, port, log_path))
+
+    def load(build):
+        out = subprocess.run([sys.executable, os.path.join(HERE, "ws_bench.py"), "load", "--proxy", str(build.port),
+                              "--origin", str(sink_port), "--conns", str(args.conns), "--duration", str(args.duration)],
+                             capture_output=True, text=True, timeout=args.duration + 60)
+        if out.returncode != 0:
+            return {"failed": out.stderr[-2000:]}
+        result = json.loads(out.stdout)
+        return {"rps": result["mib_per_s"], "requests": max(1, result["bytes"] >> 20)}
+    return builds, load, 0, sink
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True, help="a directory that does not exist yet")
@@ -112,7 +142,7 @@ def main():
     ap.add_argument("--b", required=True, help="the Lookout binary measured as B")
     ap.add_argument("--a-config", default="", help="YAML appended to A's configuration")
     ap.add_argument("--b-config", default="", help="YAML appended to B's configuration")
-    ap.add_argument("--row", choices=("h1", "close", "h2"), default="h1")
+    ap.add_argument("--row", choices=("h1", "close", "h2", "ws"), default="h1")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--duration", type=int, default=4, help="seconds per round and build")
     ap.add_argument("--conns", type=int, default=64, help="wrk connections (h1)")
@@ -122,7 +152,11 @@ def main():
         sys.exit(f"--work {args.work} exists; give a new directory")
     os.makedirs(args.work)
     try:
-        builds, load, warm_up = (start_h2 if args.row == "h2" else start_h1)(args, args.work)
+        sink = None
+        if args.row == "ws":
+            builds, load, warm_up, sink = start_ws(args, args.work)
+        else:
+            builds, load, warm_up = (start_h2 if args.row == "h2" else start_h1)(args, args.work)
         for number in range(args.rounds):
             order = builds if number % 2 == 0 else builds[::-1]
             for build in order:
@@ -132,6 +166,8 @@ def main():
                   f"B {b[0]:9,.0f} req/s {b[1] + b[2]:6.2f} µs   B/A {b[0] / a[0]:.3f}", flush=True)
         report(builds)
     finally:
+        if sink is not None:
+            sink.kill()
         stop_all()
 
 
