@@ -99,10 +99,13 @@ let package = Package(
         // permessage-deflate), event streams (SSE, NDJSON, JSON text sequences) and gRPC messages.
         .target(name: "LookoutMessages", dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutCompression"],
                 swiftSettings: hotPathSettings),
+        // OpenTelemetry: spans and OTLP log records from the records, exported on a thread of its own.
+        .target(name: "LookoutOTel", dependencies: ["LookoutModel", "LookoutMonitors", "LookoutLogQuery", "LookoutMessages",
+                                                    "LookoutHTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings",
                                                       "LookoutMessages"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings",
+                          dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutOTel",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log"),
                                          .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -126,6 +129,7 @@ let package = Package(
         .testTarget(name: "LookoutMetricsTests", dependencies: ["LookoutMetrics", "LookoutAdmin", "LookoutModel", "LookoutTLS"]),
         .testTarget(name: "LookoutLiveTests", dependencies: ["LookoutLive", "LookoutModel"]),
         .testTarget(name: "LookoutRecordingsTests", dependencies: ["LookoutRecordings", "LookoutModel"]),
+        .testTarget(name: "LookoutOTelTests", dependencies: ["LookoutOTel", "LookoutModel"]),
         .testTarget(name: "LookoutMessagesTests", dependencies: ["LookoutMessages", "LookoutModel"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["LookoutTLS", "LookoutHTTP2"]),
         .testTarget(name: "LookoutTLSTests", dependencies: ["LookoutTLS"]),

@@ -7,7 +7,7 @@ enum Schema {
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
-        "messages", "grpc",
+        "messages", "otel", "grpc",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -41,6 +41,8 @@ enum Schema {
         "simulate": ["recordings", "mode", "match", "repeat", "latency"],
         "messages": ["enabled", "preview_bytes", "decode_budget_bytes"],
         "grpc": ["descriptor_sets"],
+        "otel": ["endpoint", "protocol", "headers", "compression", "traces", "logs", "sample_ratio", "propagate",
+                 "resource", "batch", "timeout_ms"],
     ]
 
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
@@ -60,6 +62,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of `otel.batch`.
+    static let otelBatch = ["max_records", "max_delay_ms", "max_queue"]
     /// The keys of `simulate.match`.
     static let simulateMatch = ["on", "headers", "ignore_query", "ignore_json"]
     /// The keys of one `hooks[i]`.

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutModel
 import Yams
 
 /// Reads Lookout's YAML configuration file into a validated `LookoutConfiguration`.
@@ -55,9 +56,14 @@ public enum ConfigurationLoader {
         let reader = ConfigReader(
             file: file, renamedKeys: composed.renamedKeys, home: homeDirectory(environment: environment),
             adminTokenOverride: environment[LookoutConfiguration.Admin.tokenEnvironmentVariable])
-        let configuration = reader.read(composed.root)
+        var configuration = reader.read(composed.root)
         if !reader.errors.isEmpty {
             throw ConfigurationErrors(errors: reader.sortedErrors)
+        }
+        configuration.otel.applyEnvironment(environment)
+        if let problem = OTelSettings.endpointProblem(configuration.otel.endpoint) {
+            throw ConfigurationErrors(errors: [ConfigurationError(file: file, line: 0, column: 0, keyPath: "OTEL_EXPORTER_OTLP_ENDPOINT",
+                                                                  message: problem)])
         }
         return configuration
     }

@@ -90,6 +90,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     /// `grpc.descriptor_sets`: `protoc --descriptor_set_out` files, read; the UI names gRPC
     /// methods and fields with them.
     public var grpcDescriptorSets: [DescriptorSetFile] = []
+    /// `otel`: traces and logs to an OpenTelemetry Collector (the `OTEL_*` variables win).
+    public var otel = OTelSettings()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

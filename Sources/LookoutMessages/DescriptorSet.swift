@@ -5,13 +5,13 @@ public enum DescriptorSet {
     public static func problem(_ bytes: [UInt8]) -> String? {
         guard !bytes.isEmpty else { return "is empty" }
         var files = 0
-        var reader = WireReader(bytes[...])
+        var reader = ProtobufWireReader(bytes[...])
         while !reader.atEnd {
             guard let (number, value) = reader.next() else { return "is not protobuf wire format at byte \(reader.offset)" }
             guard number == 1, case .bytes(let file) = value else {
                 return "has field \(number) at the top, where a FileDescriptorSet has only its files (field 1)"
             }
-            var inner = WireReader(file)
+            var inner = ProtobufWireReader(file)
             var named = false
             while !inner.atEnd {
                 guard let (field, content) = inner.next() else { return "file \(files + 1) is not a FileDescriptorProto" }
@@ -24,25 +24,26 @@ public enum DescriptorSet {
     }
 }
 
-/// Reads protobuf wire format (https://protobuf.dev/programming-guides/encoding/) field by field.
-struct WireReader {
-    enum Value {
+/// Reads protobuf wire format (https://protobuf.dev/programming-guides/encoding/) field by field:
+/// descriptor sets here, the Collector's partial-success answers in the OpenTelemetry exporter.
+public struct ProtobufWireReader {
+    public enum Value {
         case number(UInt64)
         case bytes(ArraySlice<UInt8>)
     }
 
     private let bytes: ArraySlice<UInt8>
-    private(set) var offset: Int
+    public private(set) var offset: Int
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    public init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
         offset = bytes.startIndex
     }
 
-    var atEnd: Bool { offset >= bytes.endIndex }
+    public var atEnd: Bool { offset >= bytes.endIndex }
 
     /// The next field's number and value; nil when the bytes are not wire format.
-    mutating func next() -> (Int, Value)? {
+    public mutating func next() -> (Int, Value)? {
         guard let key = varint(), key >> 3 > 0 else { return nil }
         switch key & 7 {
         case 0:

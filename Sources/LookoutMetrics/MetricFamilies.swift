@@ -38,6 +38,12 @@ enum MetricFamilies {
         MetricNameDescriptor(namespace: "lookout", metricName: "stream_gap", unitName: "seconds",
                              helpText: "Gaps between an origin's consecutive events or messages, by protocol (sampled past 8192 gaps in one stream).")
     }
+    static var otelDropped: MetricNameDescriptor {
+        counter("otel_dropped", "Spans and log records the OpenTelemetry exporter dropped (a full queue, a refused batch, a flush out of time), by signal.")
+    }
+    static var otelExported: MetricNameDescriptor {
+        counter("otel_exported", "Spans and log records the Collector took, by signal (traces, logs).")
+    }
     static var cacheLookups: MetricNameDescriptor { counter("cache_lookups", "Shared cache lookups by result: hit, miss, stale, revalidated, bypass.") }
     static var connectionsRejected: MetricNameDescriptor { counter("connections_rejected", "Client connections refused before any request (access.clients, max_connections, shutdown), by error code.") }
     static var droppedEvents: MetricNameDescriptor { counter("monitor_events_dropped", "Events a monitor lost because its queue was full (log.queue_limit).") }

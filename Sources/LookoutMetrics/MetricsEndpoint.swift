@@ -18,7 +18,11 @@ public final class MetricsEndpoint: AdminEndpoint {
     /// run on several loops at once).
     private let reported = Mutex(Reported())
 
+    /// The OpenTelemetry exporter's totals (`otel`): `dropped` and `exported`, by signal.
+    private let otelTotals: (@Sendable () -> [(kind: String, signal: String, total: UInt64)])?
+
     private struct Reported {
+        var otel: [String: UInt64] = [:]
         var droppedEvents: UInt64 = 0
         var loopSpins = 0
         var loopSpinNanoseconds: Int64 = 0
@@ -36,8 +40,10 @@ public final class MetricsEndpoint: AdminEndpoint {
     /// The text format's media type (Prometheus "exposition formats", text-based format).
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public init(registry metricsRegistry: MetricsRegistry, version: String) {
+    public init(registry metricsRegistry: MetricsRegistry, version: String,
+                otelTotals: (@Sendable () -> [(kind: String, signal: String, total: UInt64)])? = nil) {
         self.registry = metricsRegistry
+        self.otelTotals = otelTotals
         let registry = metricsRegistry.prometheus
         clientConnections = registry.makeGauge(descriptor: MetricFamilies.clientConnections)
         upstreamConnections = registry.makeGauge(descriptor: MetricFamilies.upstreamConnections)
@@ -76,6 +82,13 @@ public final class MetricsEndpoint: AdminEndpoint {
             }
             if let added = Self.growth(of: statistics.loopSpinNanoseconds, since: &reported.loopSpinNanoseconds) {
                 loopSpinSeconds.increment(by: Double(added) / 1e9)
+            }
+            for (kind, signal, total) in otelTotals?() ?? [] {
+                let family = kind == "dropped" ? MetricFamilies.otelDropped : MetricFamilies.otelExported
+                let counter = registry.prometheus.makeCounter(descriptor: family, labels: [("signal", signal)])
+                if let added = Self.growth(of: total, since: &reported.otel["\(kind).\(signal)", default: 0]) {
+                    counter.increment(by: Int64(added))
+                }
             }
         }
         if let current = statistics.reachability {

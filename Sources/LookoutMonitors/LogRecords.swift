@@ -78,6 +78,15 @@ extension JSONBuffer {
             endObject()
         }
         if let messages = s.messages { key("messages"); appendMessages(messages) }
+        if let trace = s.trace {
+            // The exchange's trace (`otel`): the same ids as its spans and OTLP log record.
+            key("trace"); beginObject()
+            key("trace_id"); string(trace.traceIDHex)
+            key("span_id"); string(TraceContext.hex(trace.spanID))
+            if let parent = trace.parentSpanID { key("parent_span_id"); string(TraceContext.hex(parent)) }
+            key("sampled"); bool(trace.sampled)
+            endObject()
+        }
         if let resentFrom = s.resentFrom {
             key("resent_from"); uint(resentFrom)
             if let resentBy = s.resentBy { key("resent_by"); string(resentBy) }

@@ -25,6 +25,15 @@ package struct UpstreamRequest: Sendable {
     /// gRPC servers require.
     package let acceptsTrailers: Bool
 
+    /// The same request with the field `name` set to `value` (a per-attempt field: `traceparent`).
+    package func setting(_ name: HTTPField.Name, to value: String) -> UpstreamRequest {
+        var fields = fields
+        fields[name] = value
+        return UpstreamRequest(origin: origin, method: method, url: url, target: target, fields: fields,
+                               bodyIsChunked: bodyIsChunked, hasBody: hasBody, asksForUpgrade: asksForUpgrade,
+                               acceptsTrailers: acceptsTrailers)
+    }
+
     package init(origin: Origin, method: HTTPRequest.Method, url: String, target: String, fields: HTTPFields,
                  bodyIsChunked: Bool, hasBody: Bool, asksForUpgrade: Bool, acceptsTrailers: Bool) {
         self.origin = origin

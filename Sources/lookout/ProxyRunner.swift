@@ -8,6 +8,7 @@ import LookoutIO
 import LookoutLive
 import LookoutMetrics
 import LookoutMonitors
+import LookoutOTel
 import Prometheus
 import LookoutModel
 #if canImport(Glibc)
@@ -21,6 +22,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
     private let session: Session
     /// Nil when `log.enabled` is false.
     private let logMonitor: JSONLinesLogMonitor?
+    /// Nil unless `otel.endpoint` is set.
+    private let otelExporter: OTLPExporter?
     private let logger: Logger
     private let signalQueue = DispatchQueue(label: "lookout.signals")
     private var signalSources: [DispatchSourceSignal] = []
@@ -51,12 +54,26 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         }
         var monitors: [EventMonitor] = logMonitor.map { [$0] } ?? []
         var adminEndpoints: [any AdminEndpoint] = []
+        otelExporter = file.otel.isEnabled ? OTLPExporter(settings: file.otel, logger: logger) : nil
+        if let otelExporter {
+            monitors.append(OTelMonitor(settings: file.otel, exporter: otelExporter, verbose: file.log.verbose,
+                                        revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders))
+            logger.info("otel: \(file.otel.traces ? "traces" : "")\(file.otel.traces && file.otel.logs ? " and " : "")\(file.otel.logs ? "logs" : "") to \(file.otel.endpoint) (\(file.otel.wireProtocol.rawValue))")
+        }
         if file.metrics.enabled {
             let registry = MetricsRegistry()
             // Anything in the process that reports through swift-metrics lands on the same page.
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry.prometheus))
             monitors.append(MetricsMonitor(registry: registry, settings: MetricsSettings(hostLabels: file.metrics.hostLabels)))
-            adminEndpoints.append(MetricsEndpoint(registry: registry, version: Session.version))
+            let exporter = otelExporter
+            adminEndpoints.append(MetricsEndpoint(registry: registry, version: Session.version, otelTotals: exporter.map { exporter in
+                { @Sendable in
+                    [("dropped", "traces", exporter.droppedSpans.load(ordering: .relaxed)),
+                     ("dropped", "logs", exporter.droppedLogs.load(ordering: .relaxed)),
+                     ("exported", "traces", exporter.exportedSpans.load(ordering: .relaxed)),
+                     ("exported", "logs", exporter.exportedLogs.load(ordering: .relaxed))]
+                }
+            }))
         }
         if file.ui.enabled {
             let live = LiveMonitor(ringSize: file.ui.ringSize, keepLifecycle: file.log.enabled && file.log.verbose,
@@ -127,9 +144,12 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         stopping = true
         logger.info("\(name): finishing in-flight exchanges (up to \(session.configuration.timeouts.shutdownGrace) s)")
         let logMonitor = self.logMonitor
+        let otelExporter = self.otelExporter
         let logger = self.logger
         session.shutdown {
             logMonitor?.flush()
+            // The last spans and records go out within otel.timeout_ms.
+            otelExporter?.flush()
             logger.info("stopped")
             exit(0)
         }

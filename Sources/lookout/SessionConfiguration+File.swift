@@ -126,6 +126,7 @@ extension SessionConfiguration {
         hooks = file.hooks
         simulate = file.simulate
         messages = file.messages
+        otel = file.otel
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

@@ -153,6 +153,7 @@ class Proxy:
         self._listening = threading.Event()
         self._stderr_done = threading.Event()
         self.returncode: int | None = None
+        self.extra_env: dict = {}
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -169,7 +170,7 @@ class Proxy:
     def start(self, timeout: float = 20.0) -> "Proxy":
         self._stdout = open(self.stdout_path, "wb")
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._stdout,
-                                     stderr=subprocess.PIPE, env=client_env(), cwd=self.workdir)
+                                     stderr=subprocess.PIPE, env={**client_env(), **self.extra_env}, cwd=self.workdir)
         threading.Thread(target=self._read_stderr, daemon=True).start()
         deadline = time.monotonic() + timeout
         while not self._listening.wait(0.05):
@@ -804,9 +805,10 @@ def make_proxy(lookout_bin, tmp_path):
     made: list[Proxy] = []
 
     def make(config: dict | None = None, *, verbose_events: bool = False, args=(),
-             listen=("127.0.0.1:0",), log_to_stdout: bool = False, start: bool = True) -> Proxy:
+             listen=("127.0.0.1:0",), log_to_stdout: bool = False, start: bool = True, env=None) -> Proxy:
         p = Proxy(lookout_bin, tmp_path / f"proxy{len(made)}", config or {}, verbose_events, args,
                   listen=listen, log_to_stdout=log_to_stdout)
+        p.extra_env = env or {}
         made.append(p)
         return p.start() if start else p
 

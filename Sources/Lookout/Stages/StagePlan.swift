@@ -9,6 +9,7 @@ import LookoutUpstream
 ///
 /// Adding a capability: a stage file in this folder and one line in `stages(for:)`.
 ///
+/// 0. trace        — the exchange's W3C trace context, continued from the client's (`otel`)
 /// 1. map remote   — the request goes to another origin (every later step sees the mapped one)
 /// 2. capture      — bodies written to files as they pass (as the client and the origin sent them)
 /// 3. breakpoints  — an operator pauses, edits, answers or aborts the exchange (`breakpoints`)
@@ -35,6 +36,10 @@ final class StagePlan: Sendable {
     private let breakpoints: Breakpoints
     private let hooks: Hooks
     private let simulation: Simulation?
+    /// `otel`: every exchange's trace context, made first (stage 0).
+    private let tracing: TraceStage?
+    /// `otel.propagate`: each attempt carries a `traceparent` naming its span.
+    let propagatesTrace: Bool
     /// `messages.enabled`: the settings WebSocket tunnels read their messages with.
     let messageSettings: MessagesSettings?
     /// Stages 7 and 8.
@@ -63,7 +68,11 @@ final class StagePlan: Sendable {
         messageSettings = configuration.messages.enabled ? configuration.messages : nil
         if let messageSettings { messages.append(MessagesStage(settings: messageSettings)) }
         self.messages = messages
-        self.shared = attempts + messages
+        let otel = configuration.otel
+        tracing = otel.isEnabled && (otel.traces || otel.propagate)
+            ? TraceStage(propagate: otel.propagate, sampleRatio: otel.sampleRatio) : nil
+        propagatesTrace = otel.isEnabled && otel.propagate
+        self.shared = (tracing.map { [$0] } ?? []) + attempts + messages
     }
 
     /// Where the messages of an exchange to `clientKey` are captured, when a capture rule covers it.
@@ -79,7 +88,7 @@ final class StagePlan: Sendable {
     func stages(for route: StageRoute, clientKey: HostRuleKey, requestID: UInt64, background: Bool,
                 recordsWanted: Bool) -> [any ExchangeStage] {
         let cacheStage = cache.map { CacheStage(shared: $0, validatesAlways: background, recordsWanted: recordsWanted) }
-        guard !background else { return cacheStage.map { attempts + [$0] + messages } ?? shared }
+        guard !background else { return cacheStage.map { attempts + [$0] + messages } ?? attempts + messages }
         var map: MapRules.Match?
         if !mapRules.isEmpty {
             map = mapRules.match(isSecure: route.origin.isSecure, host: route.origin.host, port: route.origin.port,
@@ -94,6 +103,7 @@ final class StagePlan: Sendable {
         }
         var stages: [any ExchangeStage] = []
         stages.reserveCapacity(shared.count + 5)
+        if let tracing { stages.append(tracing) }
         if case .remote(let rule) = map { stages.append(MapRemoteStage(rule: rule)) }
         if let captureStore, let captureRule {
             stages.append(CaptureStage(store: captureStore, rule: captureRule, requestID: requestID))

@@ -59,6 +59,8 @@ public struct ExchangeSummary: Sendable {
     public var simulated: (recording: String, entry: Int)?
     /// What passed inside a WebSocket, an event stream or a gRPC call (`messages`).
     public var messages: MessagesSummary?
+    /// The exchange's trace (`otel`): its span, the client's, and whether it is sampled.
+    public var trace: TraceContext?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

@@ -25,6 +25,10 @@ public struct Instant: Sendable, Hashable, Comparable {
 
     /// Microseconds since the Unix epoch for this instant.
     public var unixMicroseconds: Int64 { WallClock.anchor.unixMicroseconds(for: self) }
+
+    /// Nanoseconds since the Unix epoch: the same anchor as `unixMicroseconds`, so spans and log
+    /// lines made from one reading never disagree.
+    public var unixNanoseconds: UInt64 { WallClock.anchor.unixNanoseconds(for: self) }
 }
 
 /// Ties the monotonic clock to UTC, read once.
@@ -40,6 +44,10 @@ struct WallClock: Sendable {
         return WallClock(monotonic: UInt64(mono.tv_sec) * 1_000_000_000 + UInt64(mono.tv_nsec),
                          unixMicros: Int64(real.tv_sec) * 1_000_000 + Int64(real.tv_nsec / 1000))
     }()
+
+    func unixNanoseconds(for instant: Instant) -> UInt64 {
+        UInt64(max(0, unixMicros * 1000 + (Int64(instant.nanoseconds) - Int64(monotonic))))
+    }
 
     func unixMicroseconds(for instant: Instant) -> Int64 {
         unixMicros + (Int64(instant.nanoseconds) - Int64(monotonic)) / 1000

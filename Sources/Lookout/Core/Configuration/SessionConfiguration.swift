@@ -80,6 +80,8 @@ public struct SessionConfiguration: Sendable {
     public var simulate = SimulateSettings()
     /// `messages`: what is read inside WebSockets, event streams and gRPC calls.
     public var messages = MessagesSettings()
+    /// `otel`: exchanges traced (the trace stage, `traceparent` upstream); the export is a monitor's.
+    public var otel = OTelSettings()
 
     public init() {}
 }

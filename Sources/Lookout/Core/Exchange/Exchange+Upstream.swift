@@ -86,6 +86,10 @@ extension Exchange {
 
     func startAttempt() {
         summary.attempts += 1
+        if environment.stagePlan.propagatesTrace, let trace = summary.trace {
+            // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
+            request = request.setting(TraceStage.traceparent, to: trace.traceparent(attempt: summary.attempts))
+        }
         let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
                                 connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
                                 delegate: context.delegate)

@@ -1,0 +1,238 @@
+import Foundation
+import Logging
+import LookoutLogQuery
+import LookoutMessages
+import LookoutModel
+import Synchronization
+
+/// Sends spans and log records to the Collector from a thread of its own — never from the event
+/// loops, never holding up traffic. Records wait in bounded queues (`batch.max_queue` each); a
+/// full queue drops what comes and counts it. Batches of at most `batch.max_records` leave when
+/// full or `batch.max_delay_ms` after their first record; a refused or failed export is retried
+/// with exponential backoff (1 s doubling to 30 s, or the Collector's `Retry-After`) on 429, 502,
+/// 503, 504 and connection failures, as the OTLP specification says, while new records queue.
+///
+/// `@unchecked Sendable`: the queues and flags are guarded by `condition`; the counters are atomic.
+public final class OTLPExporter: @unchecked Sendable {
+    public enum Signal: String, Sendable { case traces, logs }
+
+    private let settings: OTelSettings
+    private let endpoint: OTLPEndpoint
+    private let logger: Logger
+    private let condition = NSCondition()
+    private var spans: [SpanRecord] = []
+    private var logs: [LogRecordData] = []
+    private var oldest: (spans: UInt64?, logs: UInt64?) = (nil, nil)
+    private var stopping = false
+    private var flushDeadline: UInt64?
+    private var busy = false
+    /// The last time each kind of problem was written to stderr (once a minute at most).
+    private var lastReported: [String: UInt64] = [:]
+    private let scope = ("lookout", LookoutVersion.string)
+
+    public let droppedSpans = Atomic<UInt64>(0)
+    public let droppedLogs = Atomic<UInt64>(0)
+    public let exportedSpans = Atomic<UInt64>(0)
+    public let exportedLogs = Atomic<UInt64>(0)
+    /// Records the Collector said it rejected (a partial success).
+    public let rejected = Atomic<UInt64>(0)
+
+    public init?(settings: OTelSettings, logger: Logger) {
+        guard let endpoint = OTLPEndpoint(settings.endpoint) else { return nil }
+        self.settings = settings
+        self.endpoint = endpoint
+        self.logger = logger
+        let thread = Thread { [self] in run() }
+        thread.name = "lookout.otel"
+        thread.start()
+    }
+
+    // MARK: - From the monitor
+
+    func enqueue(spans new: [SpanRecord]) {
+        condition.lock()
+        let room = max(0, settings.maxQueue - spans.count)
+        if new.count > room { droppedSpans.add(UInt64(new.count - room), ordering: .relaxed) }
+        if room > 0 {
+            if spans.isEmpty { oldest.spans = Instant.now().nanoseconds }
+            spans += new.prefix(room)
+            if spans.count >= settings.maxBatchRecords { condition.signal() }
+        }
+        condition.unlock()
+    }
+
+    func enqueue(log record: LogRecordData) {
+        condition.lock()
+        if logs.count >= settings.maxQueue {
+            droppedLogs.add(1, ordering: .relaxed)
+        } else {
+            if logs.isEmpty { oldest.logs = Instant.now().nanoseconds }
+            logs.append(record)
+            if logs.count >= settings.maxBatchRecords { condition.signal() }
+        }
+        condition.unlock()
+    }
+
+    /// Sends what is queued, waiting up to `timeout_ms` (SIGTERM). What is left then is dropped.
+    public func flush() {
+        let deadline = Instant.now().nanoseconds + UInt64(settings.timeoutMilliseconds) * 1_000_000
+        condition.lock()
+        flushDeadline = deadline
+        condition.broadcast()
+        while (!spans.isEmpty || !logs.isEmpty || busy) && Instant.now().nanoseconds < deadline {
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+        }
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    // MARK: - The exporter's thread
+
+    private func run() {
+        while true {
+            condition.lock()
+            while !stopping && !due() {
+                let wait = nextWake()
+                _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+            }
+            if stopping && spans.isEmpty && logs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let spanBatch = Array(spans.prefix(settings.maxBatchRecords))
+            spans.removeFirst(spanBatch.count)
+            oldest.spans = spans.isEmpty ? nil : Instant.now().nanoseconds
+            let logBatch = Array(logs.prefix(settings.maxBatchRecords))
+            logs.removeFirst(logBatch.count)
+            oldest.logs = logs.isEmpty ? nil : Instant.now().nanoseconds
+            busy = true
+            condition.unlock()
+            if !spanBatch.isEmpty { export(.traces, count: spanBatch.count, body: encode(spans: spanBatch)) }
+            if !logBatch.isEmpty { export(.logs, count: logBatch.count, body: encode(logs: logBatch)) }
+            condition.lock()
+            busy = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// A batch is full, or its first record has waited `max_delay_ms`, or a flush asks (under the lock).
+    private func due() -> Bool {
+        if spans.count >= settings.maxBatchRecords || logs.count >= settings.maxBatchRecords { return true }
+        if flushDeadline != nil && (!spans.isEmpty || !logs.isEmpty) { return true }
+        let limit = UInt64(settings.maxDelayMilliseconds) * 1_000_000
+        let now = Instant.now().nanoseconds
+        return [oldest.spans, oldest.logs].contains { $0.map { now - $0 >= limit } ?? false }
+    }
+
+    private func nextWake() -> TimeInterval {
+        let first = [oldest.spans, oldest.logs].compactMap { $0 }.min()
+        guard let first else { return 1 }
+        let due = first + UInt64(settings.maxDelayMilliseconds) * 1_000_000
+        let now = Instant.now().nanoseconds
+        return due > now ? Double(due - now) / 1e9 : 0.001
+    }
+
+    private func encode(spans batch: [SpanRecord]) -> [UInt8] {
+        settings.wireProtocol == .json ? OTLPJSON.traces(batch, resource: settings.resource, scope: scope)
+            : OTLPProtobuf.traces(batch, resource: settings.resource, scope: scope)
+    }
+
+    private func encode(logs batch: [LogRecordData]) -> [UInt8] {
+        settings.wireProtocol == .json ? OTLPJSON.logs(batch, resource: settings.resource, scope: scope)
+            : OTLPProtobuf.logs(batch, resource: settings.resource, scope: scope)
+    }
+
+    /// Sends one batch until it is taken, refused for good, or a flush's deadline passes.
+    private func export(_ signal: Signal, count: Int, body: [UInt8]) {
+        var payload = body
+        if settings.gzip, let gzip = GzipWriter() { payload = gzip.write(body) + gzip.finish() }
+        let poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds)
+        let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
+        var backoff = 1.0
+        while true {
+            let wait: Double
+            switch poster.post(path: endpoint.path(for: signal.rawValue), contentType: contentType, gzip: settings.gzip, body: payload) {
+            case .success(let answer) where (200..<300).contains(answer.status):
+                counted(signal, exported: count, answer: answer)
+                return
+            case .success(let answer) where [429, 502, 503, 504].contains(answer.status):
+                report("status \(answer.status)", "the Collector answered \(answer.status) to \(signal.rawValue); retrying")
+                wait = answer.retryAfter ?? backoff
+            case .success(let answer):
+                report("status \(answer.status)", "the Collector refused \(count) \(signal.rawValue) records with \(answer.status): "
+                       + String(decoding: answer.body.prefix(300), as: UTF8.self))
+                dropped(signal, count)
+                return
+            case .failure(let failure):
+                report("failure", "cannot export \(signal.rawValue) to \(settings.endpoint): \(failure); retrying")
+                wait = backoff
+            }
+            backoff = min(backoff * 2, 30)
+            guard sleep(seconds: wait) else {
+                dropped(signal, count)
+                return
+            }
+        }
+    }
+
+    /// Sleeps `seconds`, or less when a flush's deadline would pass first; false when it has passed.
+    private func sleep(seconds: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let end = Instant.now().nanoseconds + UInt64(seconds * 1e9)
+        while Instant.now().nanoseconds < end {
+            if let deadline = flushDeadline, Instant.now().nanoseconds >= deadline { return false }
+            if stopping { return false }
+            let until = min(end, flushDeadline ?? end)
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(until - min(until, Instant.now().nanoseconds)) / 1e9 + 0.001))
+        }
+        return !(flushDeadline.map { Instant.now().nanoseconds >= $0 } ?? false)
+    }
+
+    private func counted(_ signal: Signal, exported count: Int, answer: OTLPPoster.Answer) {
+        let refused = Self.rejectedCount(answer.body, json: settings.wireProtocol == .json)
+        if refused > 0 {
+            rejected.add(UInt64(refused), ordering: .relaxed)
+            report("partial", "the Collector rejected \(refused) of \(count) \(signal.rawValue) records")
+        }
+        let taken = UInt64(count - min(count, refused))
+        if signal == .traces { exportedSpans.add(taken, ordering: .relaxed) } else { exportedLogs.add(taken, ordering: .relaxed) }
+    }
+
+    private func dropped(_ signal: Signal, _ count: Int) {
+        if signal == .traces { droppedSpans.add(UInt64(count), ordering: .relaxed) } else { droppedLogs.add(UInt64(count), ordering: .relaxed) }
+    }
+
+    /// A partial success's rejected count (`partial_success.rejected_spans` / `rejected_log_records`, field 1 of field 1).
+    static func rejectedCount(_ body: [UInt8], json: Bool) -> Int {
+        guard !body.isEmpty else { return 0 }
+        if json {
+            let text = String(decoding: body, as: UTF8.self)
+            for key in ["\"rejectedSpans\"", "\"rejectedLogRecords\""] {
+                guard let range = text.range(of: key) else { continue }
+                let digits = text[range.upperBound...].drop { !$0.isNumber }.prefix { $0.isNumber }
+                return Int(digits) ?? 0
+            }
+            return 0
+        }
+        var reader = ProtobufWireReader(body[...])
+        while let (field, value) = reader.next() {
+            guard field == 1, case .bytes(let partial) = value else { continue }
+            var inner = ProtobufWireReader(partial)
+            while let (innerField, innerValue) = inner.next() {
+                if innerField == 1, case .number(let count) = innerValue { return Int(truncatingIfNeeded: count) }
+            }
+        }
+        return 0
+    }
+
+    /// Writes a problem to stderr at most once a minute per kind.
+    private func report(_ kind: String, _ message: String) {
+        let now = Instant.now().nanoseconds
+        if let last = lastReported[kind], now - last < 60_000_000_000 { return }
+        lastReported[kind] = now
+        logger.warning("otel: \(message)")
+    }
+}

@@ -1,0 +1,73 @@
+import LookoutHTTP
+import LookoutModel
+
+/// The same requests in OTLP/JSON (the OTLP specification's JSON Protobuf Encoding): lowerCamelCase
+/// names, trace and span ids as hex, 64-bit integers as decimal strings, enums as numbers.
+enum OTLPJSON {
+    static func traces(_ spans: [SpanRecord], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
+        var out = "{\"resourceSpans\":[{\"resource\":\(resourceJSON(resource)),\"scopeSpans\":[{\"scope\":\(scopeJSON(scope)),\"spans\":["
+        for (index, span) in spans.enumerated() {
+            if index > 0 { out += "," }
+            out += spanJSON(span)
+        }
+        out += "]}]}]}"
+        return Array(out.utf8)
+    }
+
+    static func logs(_ records: [LogRecordData], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
+        var out = "{\"resourceLogs\":[{\"resource\":\(resourceJSON(resource)),\"scopeLogs\":[{\"scope\":\(scopeJSON(scope)),\"logRecords\":["
+        for (index, record) in records.enumerated() {
+            if index > 0 { out += "," }
+            out += "{\"timeUnixNano\":\"\(record.time)\",\"observedTimeUnixNano\":\"\(record.observed)\""
+            out += ",\"severityNumber\":\(record.severity),\"severityText\":\(JSONText.quoted(record.severityText))"
+            out += ",\"body\":{\"stringValue\":\(JSONText.quoted(record.body))},\"attributes\":\(attributesJSON(record.attributes))"
+            out += ",\"eventName\":\(JSONText.quoted(record.eventName)),\"flags\":\(record.sampled ? 1 : 0)"
+            if record.traceIDHigh != 0 || record.traceIDLow != 0 {
+                out += ",\"traceId\":\"\(TraceContext.hex(record.traceIDHigh))\(TraceContext.hex(record.traceIDLow))\""
+                out += ",\"spanId\":\"\(TraceContext.hex(record.spanID))\""
+            }
+            out += "}"
+        }
+        out += "]}]}]}"
+        return Array(out.utf8)
+    }
+
+    private static func spanJSON(_ span: SpanRecord) -> String {
+        var out = "{\"traceId\":\"\(TraceContext.hex(span.traceIDHigh))\(TraceContext.hex(span.traceIDLow))\""
+        out += ",\"spanId\":\"\(TraceContext.hex(span.spanID))\""
+        if let parent = span.parentSpanID { out += ",\"parentSpanId\":\"\(TraceContext.hex(parent))\"" }
+        if let state = span.traceState { out += ",\"traceState\":\(JSONText.quoted(state))" }
+        out += ",\"name\":\(JSONText.quoted(span.name)),\"kind\":\(span.kind.rawValue)"
+        out += ",\"startTimeUnixNano\":\"\(span.start)\",\"endTimeUnixNano\":\"\(span.end)\""
+        out += ",\"attributes\":\(attributesJSON(span.attributes)),\"events\":["
+        for (index, event) in span.events.enumerated() {
+            if index > 0 { out += "," }
+            out += "{\"timeUnixNano\":\"\(event.time)\",\"name\":\(JSONText.quoted(event.name)),\"attributes\":\(attributesJSON(event.attributes))}"
+        }
+        out += "],\"flags\":\(0x100 | (span.parentIsRemote ? 0x200 : 0) | 1)"
+        if span.statusCode != 0 { out += ",\"status\":{\"code\":\(span.statusCode),\"message\":\(JSONText.quoted(span.statusMessage))}" }
+        return out + "}"
+    }
+
+    private static func resourceJSON(_ resource: [(String, String)]) -> String {
+        "{\"attributes\":\(attributesJSON(resource.map { ($0.0, .string($0.1)) }))}"
+    }
+
+    private static func scopeJSON(_ scope: (String, String)) -> String {
+        "{\"name\":\(JSONText.quoted(scope.0)),\"version\":\(JSONText.quoted(scope.1))}"
+    }
+
+    static func attributesJSON(_ attributes: OTelAttributes) -> String {
+        "[" + attributes.map { "{\"key\":\(JSONText.quoted($0.0)),\"value\":\(valueJSON($0.1))}" }.joined(separator: ",") + "]"
+    }
+
+    private static func valueJSON(_ value: OTelValue) -> String {
+        switch value {
+        case .string(let text): "{\"stringValue\":\(JSONText.quoted(text))}"
+        case .bool(let flag): "{\"boolValue\":\(flag)}"
+        case .int(let number): "{\"intValue\":\"\(number)\"}"
+        case .double(let number): "{\"doubleValue\":\(number.isFinite ? String(number) : "0")}"
+        case .strings(let list): "{\"arrayValue\":{\"values\":[" + list.map { "{\"stringValue\":\(JSONText.quoted($0))}" }.joined(separator: ",") + "]}}"
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Dispatch
+import LookoutModel
+import LookoutMonitors
+
+/// Turns records into OpenTelemetry: each finished exchange into its spans (when its trace is
+/// sampled) and every summary record — with `log.verbose`, every lifecycle record too — into an
+/// OTLP log record whose body is the record's JSON line and whose trace and span ids are the
+/// exchange's. The spans and log records go to the `OTLPExporter`'s queues; this runs on the
+/// monitor's own queue, after the exchange has finished, so traffic never waits for it.
+public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder` is confined to `queue`
+    public let queue = DispatchQueue(label: "lookout.otel")
+    public let interest: EventInterest
+    private let settings: OTelSettings
+    public let exporter: OTLPExporter
+    private var encoder: LogLineEncoder
+
+    /// `verbose`: lifecycle records are exported as log records too (`log.verbose`).
+    public init(settings: OTelSettings, exporter: OTLPExporter, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool) {
+        self.settings = settings
+        self.exporter = exporter
+        interest = settings.logs && verbose ? .all : .summaries
+        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
+    }
+
+    public func receive(_ event: LookoutEvent) {
+        let handled: Void? = event.withSummary { (summary: borrowing ExchangeSummary) in
+            let trace = summary.trace ?? (summary.kind == .admin ? nil
+                : TraceContext.start(parent: nil, traceState: nil, sampleRatio: settings.sampleRatio))
+            if settings.traces, let trace, trace.sampled {
+                exporter.enqueue(spans: SpanBuilder.spans(summary, trace: trace))
+            }
+            if settings.logs, let line = encoder.summaryRecord(of: event) {
+                exporter.enqueue(log: Self.logRecord(summary, line: line, trace: trace))
+            }
+        }
+        guard handled == nil, settings.logs else { return }
+        let line = encoder.eventRecord(event)
+        let now = Instant.now().unixNanoseconds
+        exporter.enqueue(log: LogRecordData(time: event.context.time.unixNanoseconds, observed: now, severity: 9,
+                                            severityText: "INFO", body: String(decoding: line, as: UTF8.self),
+                                            eventName: event.name, attributes: Self.eventAttributes(event)))
+    }
+
+    private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?) -> LogRecordData {
+        let failed = s.error != nil || (s.status ?? 0) >= 500
+        let warned = !failed && (s.status ?? 0) >= 400
+        var attributes: OTelAttributes = [("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
+                                          ("http.request.method", .string(s.method)), ("url.full", .string(SpanBuilder.redacted(s.url)))]
+        if let status = s.status { attributes.append(("http.response.status_code", .int(Int64(status)))) }
+        if let error = s.error { attributes.append(("error.type", .string(error.code))) }
+        var record = LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
+                                   severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",
+                                   body: String(decoding: line, as: UTF8.self), eventName: "lookout.exchange", attributes: attributes)
+        if let trace {
+            record.traceIDHigh = trace.traceIDHigh
+            record.traceIDLow = trace.traceIDLow
+            record.spanID = trace.spanID
+            record.sampled = trace.sampled
+        }
+        return record
+    }
+
+    private static func eventAttributes(_ event: LookoutEvent) -> OTelAttributes {
+        var attributes: OTelAttributes = [("lookout.conn", .int(Int64(event.context.connectionID)))]
+        if let id = event.context.requestID { attributes.append(("lookout.id", .int(Int64(id)))) }
+        return attributes
+    }
+}

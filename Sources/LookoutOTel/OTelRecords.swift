@@ -1,0 +1,53 @@
+/// A value of an OTLP attribute (`AnyValue`).
+enum OTelValue: Sendable, Equatable {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case strings([String])
+}
+
+typealias OTelAttributes = [(String, OTelValue)]
+
+/// One span as OTLP carries it (`opentelemetry/proto/trace/v1/trace.proto`).
+struct SpanRecord: Sendable {
+    enum Kind: UInt64 { case internalSpan = 1, server = 2, client = 3 }
+    struct Event: Sendable {
+        var time: UInt64
+        var name: String
+        var attributes: OTelAttributes
+    }
+
+    var traceIDHigh: UInt64
+    var traceIDLow: UInt64
+    var spanID: UInt64
+    var parentSpanID: UInt64?
+    /// The parent is the client's span (from its `traceparent`), not one of Lookout's.
+    var parentIsRemote = false
+    var traceState: String?
+    var name: String
+    var kind: Kind
+    var start: UInt64
+    var end: UInt64
+    var attributes: OTelAttributes
+    var events: [Event] = []
+    /// `Status`: 0 unset, 2 error (Lookout never claims OK: the semantic conventions leave it unset).
+    var statusCode: UInt64 = 0
+    var statusMessage: String = ""
+}
+
+/// One log record as OTLP carries it (`opentelemetry/proto/logs/v1/logs.proto`).
+struct LogRecordData: Sendable {
+    var time: UInt64
+    var observed: UInt64
+    /// SeverityNumber: 9 INFO, 13 WARN, 17 ERROR.
+    var severity: UInt64
+    var severityText: String
+    var body: String
+    var eventName: String
+    var attributes: OTelAttributes
+    var traceIDHigh: UInt64 = 0
+    var traceIDLow: UInt64 = 0
+    var spanID: UInt64 = 0
+    var sampled = false
+}

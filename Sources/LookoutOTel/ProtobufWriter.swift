@@ -1,0 +1,74 @@
+/// Protocol Buffers wire format, written (https://protobuf.dev/programming-guides/encoding/):
+/// enough for the OTLP messages, whose field numbers are written next to each use from
+/// `opentelemetry/proto/**/*.proto`.
+struct ProtobufWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func varint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    private mutating func tag(_ field: Int, _ wire: UInt64) { varint(UInt64(field) << 3 | wire) }
+
+    /// A varint field (uint32, uint64, int64, bool, enum); zero is left out, as proto3 does.
+    mutating func number(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
+        tag(field, 0)
+        varint(value)
+    }
+
+    mutating func signed(_ field: Int, _ value: Int64) { number(field, UInt64(bitPattern: value)) }
+
+    mutating func fixed64(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
+        tag(field, 1)
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    mutating func fixed32(_ field: Int, _ value: UInt32) {
+        guard value != 0 else { return }
+        tag(field, 5)
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    mutating func double(_ field: Int, _ value: Double) {
+        tag(field, 1)
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes += $0 }
+    }
+
+    mutating func data(_ field: Int, _ value: [UInt8]) {
+        guard !value.isEmpty else { return }
+        tag(field, 2)
+        varint(UInt64(value.count))
+        bytes += value
+    }
+
+    mutating func string(_ field: Int, _ value: String) { data(field, Array(value.utf8)) }
+
+    /// A nested message, written by `body` (an empty one is still written: it may be meaningful).
+    mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
+        var inner = ProtobufWriter()
+        body(&inner)
+        tag(field, 2)
+        varint(UInt64(inner.bytes.count))
+        bytes += inner.bytes
+    }
+
+    /// A varint field written even when zero (a oneof member).
+    mutating func present(_ field: Int, varint value: UInt64) {
+        tag(field, 0)
+        varint(value)
+    }
+
+    /// A length-delimited field written even when empty (a oneof member).
+    mutating func present(_ field: Int, bytes value: [UInt8]) {
+        tag(field, 2)
+        varint(UInt64(value.count))
+        bytes += value
+    }
+}

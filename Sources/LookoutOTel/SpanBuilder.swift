@@ -1,0 +1,181 @@
+import Foundation
+import LookoutHTTP
+import LookoutModel
+
+/// An exchange's spans, from its summary record: the exchange (SERVER, or the tunnel's), and one
+/// CLIENT span per upstream attempt with the phases and the trust decision as events. Attributes
+/// follow the OpenTelemetry HTTP semantic conventions; Lookout's own are under `lookout.*`. Times
+/// are the summary's own clock readings, so a span and its log line agree to the microsecond.
+enum SpanBuilder {
+    static func spans(_ s: borrowing ExchangeSummary, trace: TraceContext) -> [SpanRecord] {
+        var server = SpanRecord(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.spanID,
+                                parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
+                                traceState: trace.traceState, name: s.method, kind: .server,
+                                start: s.start.unixNanoseconds, end: s.end.unixNanoseconds, attributes: serverAttributes(s))
+        if let error = s.error {
+            server.statusCode = 2
+            server.statusMessage = error.message
+        } else if let status = s.status, status >= 500 {
+            // A server span is an error at 5xx (semantic conventions, HTTP spans "Status").
+            server.statusCode = 2
+        }
+        if let cache = s.cache {
+            server.events.append(SpanRecord.Event(time: s.start.unixNanoseconds, name: "cache", attributes: [
+                ("lookout.cache.status", .string(cache.status)), ("lookout.cache.stored", .bool(cache.stored)),
+            ]))
+        }
+        let attempts = s.transactions.isEmpty ? (s.upstream.map { [$0] } ?? []) : s.transactions
+        var spans = [server]
+        for (index, attempt) in attempts.enumerated() {
+            if index > 0 { spans[0].events.append(decision(after: attempts[index - 1], next: attempt, number: index + 1)) }
+            spans.append(client(attempt, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end))
+        }
+        return spans
+    }
+
+    private static func serverAttributes(_ s: borrowing ExchangeSummary) -> OTelAttributes {
+        let (host, port) = hostAndPort(s.url, kind: s.kind)
+        var a: OTelAttributes = [
+            ("http.request.method", .string(s.method)), ("url.full", .string(redacted(s.url))),
+            ("server.address", .string(host)), ("server.port", .int(Int64(port))),
+            ("network.protocol.version", .string(s.httpVersion.replacingOccurrences(of: "HTTP/", with: ""))),
+            ("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
+            ("lookout.attempts", .int(Int64(s.attempts))), ("lookout.redirects", .int(Int64(s.redirects))),
+        ]
+        let (clientHost, clientPort) = splitAddress(s.clientAddress)
+        a.append(("client.address", .string(clientHost)))
+        if let clientPort { a.append(("client.port", .int(Int64(clientPort)))) }
+        if let status = s.status { a.append(("http.response.status_code", .int(Int64(status)))) }
+        if let agent = s.requestHeaders?[.userAgent] { a.append(("user_agent.original", .string(agent))) }
+        if let error = s.error {
+            a.append(("error.type", .string(error.code)))
+            a.append(("lookout.error.code", .string(error.code)))
+        } else if let status = s.status, status >= 500 {
+            a.append(("error.type", .string(String(status))))
+        }
+        if let cache = s.cache { a.append(("lookout.cache.status", .string(cache.status))) }
+        if let trust = (s.upstream?.tls?.trust) {
+            a.append(("lookout.trust.rule", .string(trust.rule)))
+            a.append(("lookout.trust.result", .string(trust.outcome.rawValue)))
+            if !trust.presentedPins.isEmpty { a.append(("lookout.trust.presented_pins", .strings(trust.presentedPins))) }
+        }
+        if let sent = s.tunnelBytesClientToUpstream { a.append(("lookout.bytes.client_to_upstream", .int(Int64(sent)))) }
+        if let received = s.tunnelBytesUpstreamToClient { a.append(("lookout.bytes.upstream_to_client", .int(Int64(received)))) }
+        if let upstream = s.upstream {
+            a.append(("lookout.bytes.request_body", .int(Int64(upstream.requestBodyBytes))))
+            a.append(("lookout.bytes.response_body", .int(Int64(upstream.responseBodyBytes))))
+        }
+        if let messages = s.messages {
+            a.append(("lookout.messages.protocol", .string(messages.protocolName)))
+            a.append(("lookout.messages.count", .int(Int64(messages.count))))
+            if let first = messages.firstEventMilliseconds { a.append(("lookout.messages.first_event_ms", .double(first))) }
+        }
+        if let upgrade = s.upgrade { a.append(("lookout.upgrade", .string(upgrade))) }
+        return a
+    }
+
+    /// A CLIENT span for upstream attempt `number` (1-based).
+    private static func client(_ t: TransactionMetrics, number: Int, method: String, trace: TraceContext,
+                               exchangeEnd: Instant) -> SpanRecord {
+        let url = t.url ?? ""
+        let (host, port) = hostAndPort(url, kind: .http)
+        var a: OTelAttributes = [
+            ("http.request.method", .string(method)), ("url.full", .string(redacted(url))),
+            ("server.address", .string(host)), ("server.port", .int(Int64(port))),
+            ("network.protocol.name", .string("http")),
+            ("network.protocol.version", .string(t.networkProtocolName == "h2" ? "2" : "1.1")),
+            ("lookout.connection.reused", .bool(t.isReusedConnection)),
+        ]
+        if number > 1 { a.append(("http.request.resend_count", .int(Int64(number - 1)))) }
+        if let status = t.statusCode { a.append(("http.response.status_code", .int(Int64(status)))) }
+        if let address = t.remoteAddress {
+            let (peer, peerPort) = splitAddress(address)
+            a.append(("network.peer.address", .string(peer)))
+            if let peerPort { a.append(("network.peer.port", .int(Int64(peerPort)))) }
+        }
+        if let proxy = t.proxy { a.append(("lookout.proxy", .string(proxy))) }
+        if let code = t.errorCode { a.append(("error.type", .string(code))) } else if let status = t.statusCode, status >= 400 {
+            a.append(("error.type", .string(String(status))))  // a client span is an error at 4xx and 5xx
+        }
+        var span = SpanRecord(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.attemptSpanID(number),
+                              parentSpanID: trace.spanID, traceState: trace.traceState, name: method, kind: .client,
+                              start: t.fetchStart.unixNanoseconds, end: (t.responseEnd ?? exchangeEnd).unixNanoseconds,
+                              attributes: a)
+        if t.errorCode != nil || (t.statusCode ?? 0) >= 400 { span.statusCode = 2 }
+        func phase(_ name: String, _ start: Instant?, _ end: Instant?, _ extra: OTelAttributes = []) {
+            guard let start, let end else { return }
+            span.events.append(SpanRecord.Event(time: start.unixNanoseconds, name: name,
+                                                attributes: [("lookout.duration_ms", .double(end.milliseconds(since: start)))] + extra))
+        }
+        phase("dns", t.domainLookupStart, t.domainLookupEnd)
+        phase("connect", t.connectStart, t.connectEnd)
+        if let tls = t.tls {
+            var extra: OTelAttributes = [("tls.protocol.version", .string(tls.version)), ("tls.cipher", .string(tls.cipher)),
+                                         ("lookout.trust.rule", .string(tls.trust.rule)),
+                                         ("lookout.trust.evaluator", .string(tls.trust.evaluator)),
+                                         ("lookout.trust.result", .string(tls.trust.outcome.rawValue))]
+            if let reason = tls.trust.reason { extra.append(("lookout.trust.reason", .string(reason))) }
+            if !tls.trust.presentedPins.isEmpty { extra.append(("lookout.trust.presented_pins", .strings(tls.trust.presentedPins))) }
+            phase("tls", t.secureConnectionStart ?? t.connectEnd, t.secureConnectionEnd ?? t.secureConnectionStart, extra)
+        }
+        return span
+    }
+
+    /// Why attempt `number` followed the one before: a followed redirect, or a retry.
+    private static func decision(after previous: TransactionMetrics, next: TransactionMetrics, number: Int) -> SpanRecord.Event {
+        let time = next.fetchStart.unixNanoseconds
+        if let status = previous.statusCode, (300..<400).contains(status), previous.url != next.url {
+            return SpanRecord.Event(time: time, name: "redirect", attributes: [
+                ("lookout.redirect.from", .string(redacted(previous.url ?? ""))), ("lookout.redirect.to", .string(redacted(next.url ?? ""))),
+                ("http.response.status_code", .int(Int64(status))), ("lookout.redirect.decision", .string("follow")),
+            ])
+        }
+        let reason = previous.errorCode ?? previous.statusCode.map { String($0) } ?? "unknown"
+        let delay = (previous.responseEnd ?? previous.fetchStart).milliseconds(since: previous.fetchStart)
+        return SpanRecord.Event(time: time, name: "retry", attributes: [
+            ("lookout.retry.attempt", .int(Int64(number))), ("lookout.retry.reason", .string(reason)),
+            ("lookout.retry.delay_ms", .double(max(0, next.fetchStart.milliseconds(since: previous.responseEnd ?? previous.fetchStart)))),
+            ("lookout.retry.previous_ms", .double(delay)),
+        ])
+    }
+
+    // MARK: - Helpers
+
+    /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
+    static func redacted(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + "REDACTED:REDACTED" + String(rest[at...])
+    }
+
+    /// The host and port a URL (or a tunnel's `host:port`) names.
+    static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
+        var defaultPort = 80
+        var authority = Substring(url)
+        if let scheme = url.range(of: "://") {
+            defaultPort = url.hasPrefix("https") ? 443 : 80
+            let rest = url[scheme.upperBound...]
+            authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        } else if kind == .tunnel {
+            defaultPort = 443
+        }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let (host, port) = splitAddress(String(authority))
+        return (host, port ?? defaultPort)
+    }
+
+    /// `host:port`, `[v6]:port` or a bare host.
+    static func splitAddress(_ address: String) -> (String, Int?) {
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            let host = String(address[address.index(after: address.startIndex)..<close])
+            let rest = address[address.index(after: close)...]
+            return (host, rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil)
+        }
+        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
+            return (String(address[..<colon]), Int(address[address.index(after: colon)...]))
+        }
+        return (address, nil)
+    }
+}
