@@ -43,6 +43,8 @@ deps:
 	@$(PYTHON) -c 'import grpc' 2>/dev/null || $(PYTHON) -m pip install -q grpcio
 	@$(PYTHON) -c 'import grpc_tools' 2>/dev/null || $(PYTHON) -m pip install -q grpcio-tools
 	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q websockets
+	@$(PYTHON) -c 'import opentelemetry.proto, opentelemetry.sdk, opentelemetry.instrumentation.requests, requests' 2>/dev/null \
+	  || $(PYTHON) -m pip install -q opentelemetry-proto opentelemetry-sdk opentelemetry-instrumentation-requests requests
 	@# mitmproxy pins its own h2/h11/cryptography: it gets a virtualenv of its own (the HAR it writes is simulated).
 	@[ -x .build/mitmproxy/bin/mitmdump ] || ($(PYTHON) -m venv .build/mitmproxy && .build/mitmproxy/bin/pip install -q mitmproxy)
 

@@ -109,3 +109,141 @@ def test_exchanges_become_spans_and_log_records(make_proxy, wire):
         assert record["traceId"] == line["trace"]["trace_id"] and record["spanId"] == line["trace"]["span_id"]
         assert line == records[line["id"]], "the body is the log's line"
     assert {l["severityText"] for l in logs} >= {"INFO", "ERROR"}
+
+
+def test_trace_context_joins_an_instrumented_client_lookout_and_an_instrumented_origin(make_proxy):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import requests
+    from opentelemetry import propagate, trace
+    from opentelemetry.instrumentation.requests import RequestsInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("origin")
+    seen = {}
+
+    class Origin(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            seen["traceparent"] = self.headers.get("traceparent")
+            context = propagate.extract(dict(self.headers.items()))
+            with tracer.start_as_current_span("origin GET", context=context, kind=trace.SpanKind.SERVER):
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+    origin = ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    receiver = Receiver()
+    instrumentor = RequestsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        proxy = make_proxy(otel(receiver))
+        url = f"http://127.0.0.1:{origin.server_address[1]}/traced"
+        response = requests.get(url, proxies={"http": proxy.url}, timeout=10, headers={"tracestate": "vendor=1"})
+        assert response.status_code == 200
+        record = proxy.only_summary(kind="http")
+        spans = receiver.wait_spans(2)
+    finally:
+        instrumentor.uninstrument()
+        origin.shutdown()
+        receiver.stop()
+    client_span = next(s for s in exporter.get_finished_spans() if s.kind == trace.SpanKind.CLIENT)
+    origin_span = next(s for s in exporter.get_finished_spans() if s.name == "origin GET")
+    trace_id = format(client_span.context.trace_id, "032x")
+    server = next(s for s in spans if kind_of(s) == 2)
+    attempt = next(s for s in spans if kind_of(s) == 3)
+    # One trace: the client's span → Lookout's exchange → Lookout's attempt → the origin's span.
+    assert server["traceId"] == attempt["traceId"] == trace_id == format(origin_span.context.trace_id, "032x")
+    assert server["parentSpanId"] == format(client_span.context.span_id, "016x")
+    assert attempt["parentSpanId"] == server["spanId"]
+    assert format(origin_span.parent.span_id, "016x") == attempt["spanId"]
+    assert seen["traceparent"] == f"00-{trace_id}-{attempt['spanId']}-01"
+    assert server.get("traceState") == "vendor=1" and record["trace"]["parent_span_id"] == server["parentSpanId"]
+
+
+def test_a_receiver_down_then_up_loses_nothing_within_the_queue_and_counts_drops_beyond(make_proxy):
+    port = free_port()
+    receiver_later = type("Later", (), {"endpoint": f"http://127.0.0.1:{port}"})
+    with ScriptedOrigin() as origin:
+        origin.route("/x", (200, {}, b"x"))
+        proxy = make_proxy(otel(receiver_later, logs=False, batch={"max_records": 4, "max_delay_ms": 50, "max_queue": 10}))
+        for index in range(25):
+            curl(proxy, origin.url(f"/x?n={index}"))
+        proxy.summaries(25, kind="http")
+        time.sleep(0.5)
+        receiver = Receiver(port)
+        try:
+            receiver.wait_spans(1, timeout=15)
+            time.sleep(1.5)
+            spans = list(receiver.spans)
+            page = urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10).read().decode()
+            # With the receiver back, nothing more is lost.
+            for index in range(5):
+                curl(proxy, origin.url(f"/x?after={index}"))
+            receiver.wait_spans(len(spans) + 10)
+        finally:
+            receiver.stop()
+    # 50 spans (a server and an attempt span each) met a queue of 10 plus a batch of 4 being retried.
+    assert 10 <= len(spans) <= 14, len(spans)
+    dropped = next(int(float(line.split()[-1])) for line in page.splitlines()
+                   if line.startswith('lookout_otel_dropped_total{signal="traces"}'))
+    assert dropped + len(spans) == 50, (dropped, len(spans))
+
+
+def test_429_with_retry_after_is_honoured_and_gzip_can_be_off(make_proxy):
+    receiver = Receiver()
+    receiver.script = [(429, {"Retry-After": "1"})]
+    try:
+        with ScriptedOrigin() as origin:
+            origin.route("/x", (200, {}, b"x"))
+            proxy = make_proxy(otel(receiver, logs=False, compression="none"))
+            curl(proxy, origin.url("/x"))
+            receiver.wait_spans(2, timeout=10)
+    finally:
+        receiver.stop()
+    first, second = receiver.requests[0], receiver.requests[1]
+    assert second["time"] - first["time"] >= 0.95, "waited as Retry-After said"
+    assert "content-encoding" not in second["headers"] and second["headers"]["content-type"] == "application/x-protobuf"
+
+
+def test_the_standard_environment_variables_win_over_the_file(make_proxy):
+    receiver = Receiver()
+    try:
+        with ScriptedOrigin() as origin:
+            origin.route("/x", (200, {}, b"x"))
+            proxy = make_proxy({"otel": {"endpoint": "http://127.0.0.1:9", "resource": {"service.name": "from-file"},
+                                         "batch": {"max_delay_ms": 50}, "timeout_ms": 2000}},
+                               env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_SERVICE_NAME": "from-env",
+                                    "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci,team=net%20ops",
+                                    "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20s3cret,x-tenant=7"})
+            curl(proxy, origin.url("/x"))
+            receiver.wait_spans(2)
+    finally:
+        receiver.stop()
+    assert receiver.resources[0]["service.name"] == "from-env"
+    assert receiver.resources[0]["deployment.environment"] == "ci" and receiver.resources[0]["team"] == "net ops"
+    headers = receiver.requests[0]["headers"]
+    assert headers["authorization"] == "Bearer s3cret" and headers["x-tenant"] == "7"
+    assert headers["content-encoding"] == "gzip"
+    assert "s3cret" not in proxy.stderr, "the headers are secrets"
+
+
+def test_the_sample_collector_config_wires_every_pipeline():
+    import pathlib
+
+    import yaml
+    sample = yaml.safe_load((pathlib.Path(__file__).resolve().parents[2] / "config" / "otel-collector.yaml").read_text())
+    assert sample["receivers"]["otlp"]["protocols"]["http"]["endpoint"].endswith(":4318")
+    for name in ("traces", "logs"):
+        pipeline = sample["service"]["pipelines"][name]
+        assert set(pipeline["receivers"]) <= set(sample["receivers"]) and set(pipeline["processors"]) <= set(sample["processors"])
+        assert set(pipeline["exporters"]) == {"kafka", "clickhouse", "file"} <= set(sample["exporters"])

@@ -75,7 +75,7 @@ public struct TraceContext: Sendable, Equatable {
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].count == 2, parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
               parts[0] != "ff", parts[0] == "00" ? parts.count == 4 : true,
-              parts.allSatisfy({ $0.allSatisfy { $0.isHexDigit && !$0.isUppercase } }),
+              parts.prefix(4).allSatisfy({ $0.allSatisfy { $0.isHexDigit && !$0.isUppercase } }),
               let high = UInt64(parts[1].prefix(16), radix: 16), let low = UInt64(parts[1].suffix(16), radix: 16),
               let span = UInt64(parts[2], radix: 16), let flags = UInt8(parts[3], radix: 16),
               high != 0 || low != 0, span != 0 else { return nil }

@@ -1,0 +1,85 @@
+import LookoutModel
+import Testing
+@testable import LookoutOTel
+
+@Suite struct TraceContextTests {
+    @Test func parsesTraceparentAsTheW3CSpecifies() throws {
+        let valid = try #require(TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        #expect(valid.traceHigh == 0x4bf9_2f35_77b3_4da6 && valid.traceLow == 0xa3ce_929d_0e0e_4736)
+        #expect(valid.span == 0x00f0_67aa_0ba9_02b7 && valid.sampled)
+        #expect(TraceContext.parse(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.sampled == false)
+        // A later version is read by its first four fields.
+        #expect(TraceContext.parse(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra") != nil)
+        for invalid in ["", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // uppercase
+                        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",      // version ff
+                        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",      // zero trace id
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",      // zero parent id
+                        "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",       // short
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x"] {   // extra field on 00
+            #expect(TraceContext.parse(traceparent: invalid) == nil, "\(invalid)")
+        }
+    }
+
+    @Test func continuesTheClientsTraceAndNamesEachAttempt() {
+        let parent = (traceHigh: UInt64(1), traceLow: UInt64(2), span: UInt64(3), sampled: false)
+        let context = TraceContext.start(parent: parent, traceState: "a=1", sampleRatio: 1)
+        #expect(context.traceIDHigh == 1 && context.traceIDLow == 2 && context.parentSpanID == 3 && !context.sampled)
+        #expect(context.traceState == "a=1" && context.spanID != 0 && context.spanID != 3)
+        #expect(context.attemptSpanID(1) != context.attemptSpanID(2) && context.attemptSpanID(1) != context.spanID)
+        #expect(context.traceparent(attempt: 2) == "00-00000000000000010000000000000002-\(TraceContext.hex(context.attemptSpanID(2)))-00")
+        let fresh = (0..<200).map { _ in TraceContext.start(parent: nil, traceState: nil, sampleRatio: 0.25) }
+        let kept = fresh.filter(\.sampled).count
+        #expect(kept > 20 && kept < 80, "about a quarter sampled: \(kept)")
+        #expect(!TraceContext.start(parent: nil, traceState: nil, sampleRatio: 0).sampled)
+    }
+}
+
+@Suite struct OTelSettingsTests {
+    @Test func theStandardVariablesWin() {
+        var settings = OTelSettings()
+        settings.headers = [("authorization", "from file")]
+        settings.applyEnvironment([
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20x, k = v ",
+            "OTEL_RESOURCE_ATTRIBUTES": "service.name=attr,deployment.environment=prod", "OTEL_SERVICE_NAME": "svc",
+        ])
+        #expect(settings.endpoint == "http://collector:4318")
+        #expect(settings.headers.map { "\($0.0)=\($0.1)" } == ["Authorization=Bearer x", "k=v"])
+        #expect(settings.resource.map { "\($0.0)=\($0.1)" } == ["deployment.environment=prod", "service.name=svc"])
+    }
+
+    @Test func endpointsAreTakenApart() {
+        #expect(OTLPEndpoint("http://127.0.0.1:4318") == OTLPEndpoint("http://127.0.0.1:4318/"))
+        let withPath = OTLPEndpoint("http://[::1]:9000/otlp/")
+        #expect(withPath?.host == "::1" && withPath?.port == 9000 && withPath?.path(for: "traces") == "/otlp/v1/traces")
+        #expect(OTLPEndpoint("http://collector")?.port == 4318)
+        #expect(OTLPEndpoint("https://collector") == nil && OTLPEndpoint("http://:80") == nil && OTLPEndpoint("http://h:99999") == nil)
+        #expect(OTelSettings.endpointProblem("https://c:4318")?.contains("not supported") == true)
+    }
+}
+
+@Suite struct OTLPEncodingTests {
+    @Test func partialSuccessIsReadFromEitherWire() {
+        // ExportTraceServiceResponse { partial_success { rejected_spans: 3, error_message: "x" } }
+        #expect(OTLPExporter.rejectedCount([0x0a, 0x05, 0x08, 0x03, 0x12, 0x01, 0x78], json: false) == 3)
+        #expect(OTLPExporter.rejectedCount(Array(#"{"partialSuccess":{"rejectedLogRecords":"12"}}"#.utf8), json: true) == 12)
+        #expect(OTLPExporter.rejectedCount([], json: false) == 0)
+    }
+
+    @Test func oneofMembersAreWrittenEvenWhenDefault() {
+        let span = SpanRecord(traceIDHigh: 1, traceIDLow: 2, spanID: 3, name: "GET", kind: .server, start: 10, end: 20,
+                              attributes: [("zero", .int(0)), ("no", .bool(false)), ("empty", .string(""))])
+        let bytes = OTLPProtobuf.traces([span], resource: [], scope: ("lookout", "1"))
+        // KeyValue{key:"zero", value:AnyValue{int_value: 0}} = 0a 04 "zero" 12 02 18 00
+        #expect(bytes.firstRange(of: [0x0a, 0x04] + Array("zero".utf8) + [0x12, 0x02, 0x18, 0x00]) != nil)
+        #expect(bytes.firstRange(of: [0x0a, 0x02] + Array("no".utf8) + [0x12, 0x02, 0x10, 0x00]) != nil)
+        #expect(bytes.firstRange(of: [0x0a, 0x05] + Array("empty".utf8) + [0x12, 0x02, 0x0a, 0x00]) != nil)
+    }
+
+    @Test func urlsLoseTheirCredentials() {
+        #expect(SpanBuilder.redacted("https://u:p@h.test/a?b=c") == "https://REDACTED:REDACTED@h.test/a?b=c")
+        #expect(SpanBuilder.redacted("http://h.test/a@b") == "http://h.test/a@b")
+        #expect(SpanBuilder.hostAndPort("https://h.test/x", kind: .http) == ("h.test", 443))
+        #expect(SpanBuilder.hostAndPort("h.test:8443", kind: .tunnel) == ("h.test", 8443))
+        #expect(SpanBuilder.hostAndPort("http://[::1]:81/", kind: .http) == ("::1", 81))
+    }
+}
