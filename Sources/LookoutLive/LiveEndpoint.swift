@@ -119,13 +119,8 @@ public final class LiveEndpoint: AdminEndpoint {
     /// most) as HAR 1.2, oldest first, with captured bodies inlined as `lookout log --format har`
     /// does; streamed entry by entry.
     private func har(_ parameters: [String: String]) -> AdminAnswer {
-        let filter: LogFilter?
-        do { filter = try Self.filter(parameters) } catch { return error.answer }
-        let limit: Int
-        do { limit = try Self.limit(parameters, default: hub.ring.capacity, maximum: hub.ring.capacity) } catch {
-            return error.answer
-        }
-        let records = summaries(limit: limit, before: nil, filter: filter)
+        let records: [LiveRecord]
+        do { records = try exported(parameters) } catch { return error.answer }
         var answer = AdminAnswer(contentType: "application/json", stream: PacedStream(HARSource(records: records.reversed(),
                                                                                                 version: LookoutVersion.string)))
         answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout.har\""
@@ -136,19 +131,23 @@ public final class LiveEndpoint: AdminEndpoint {
     /// summary records as `recording.jsonl` with their capture files beside it, in one gzip'd tar
     /// streamed file by file.
     private func recording(_ parameters: [String: String]) -> AdminAnswer {
-        let filter: LogFilter?
-        do { filter = try Self.filter(parameters) } catch { return error.answer }
-        let limit: Int
-        do { limit = try Self.limit(parameters, default: hub.ring.capacity, maximum: hub.ring.capacity) } catch {
-            return error.answer
-        }
+        let records: [LiveRecord]
+        do { records = try exported(parameters) } catch { return error.answer }
         var archive = RecordingArchive()
-        for record in summaries(limit: limit, before: nil, filter: filter).reversed() { archive.add(record.line) }
+        for record in records.reversed() { archive.add(record.line) }
         guard let gzip = GzipWriter() else { return Self.error(503, "cannot start gzip (out of memory)") }
         let source = RecordingArchiveSource(archive: archive, gzip: gzip, now: time(nil))
         var answer = AdminAnswer(contentType: "application/gzip", stream: PacedStream(source))
         answer.headerFields[HTTPField.Name("Content-Disposition")!] = "attachment; filename=\"lookout-recording.tar.gz\""
         return answer
+    }
+
+    /// What a download holds: the newest `limit` summaries (the whole ring unless given) that pass
+    /// `filter`, newest first.
+    private func exported(_ parameters: [String: String]) throws(AnswerError) -> [LiveRecord] {
+        let filter = try Self.filter(parameters)
+        let limit = try Self.limit(parameters, default: hub.ring.capacity, maximum: hub.ring.capacity)
+        return summaries(limit: limit, before: nil, filter: filter)
     }
 
     /// The exchanges still running, newest first, gathered from every loop.
