@@ -98,7 +98,7 @@ enum OTLPProtobuf {
     /// what says which member it is.
     private static func writeValue(_ out: inout ProtobufWriter, _ value: OTelValue) {
         switch value {
-        case .string(let text): out.present(1, bytes: Array(text.utf8))   // AnyValue.string_value
+        case .string(let text): out.present(1, text: text)                  // AnyValue.string_value
         case .bool(let flag): out.present(2, varint: flag ? 1 : 0)          // .bool_value
         case .int(let number): out.present(3, varint: UInt64(bitPattern: number))  // .int_value
         case .double(let number): out.double(4, number)                     // .double_value

@@ -15,11 +15,13 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private var encoder: LogLineEncoder
 
     /// `verbose`: lifecycle records are exported as log records too (`log.verbose`).
-    public init(settings: OTelSettings, exporter: OTLPExporter, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool) {
+    /// `sharesSummaryRecords`: the log (or the live view) encodes the same line; one encoding serves both.
+    public init(settings: OTelSettings, exporter: OTLPExporter, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool,
+                sharesSummaryRecords: Bool = false) {
         self.settings = settings
         self.exporter = exporter
         interest = settings.logs && verbose ? .all : .summaries
-        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders)
+        encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders, sharesSummaryRecords: sharesSummaryRecords)
     }
 
     public func receive(_ event: LookoutEvent) {

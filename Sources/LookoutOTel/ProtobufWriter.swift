@@ -48,15 +48,36 @@ struct ProtobufWriter {
         bytes += value
     }
 
-    mutating func string(_ field: Int, _ value: String) { data(field, Array(value.utf8)) }
-
-    /// A nested message, written by `body` (an empty one is still written: it may be meaningful).
-    mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
-        var inner = ProtobufWriter()
-        body(&inner)
+    /// A string field, its UTF-8 copied straight in (no array on the way).
+    mutating func string(_ field: Int, _ value: String) {
+        let count = value.utf8.count
+        guard count > 0 else { return }
         tag(field, 2)
-        varint(UInt64(inner.bytes.count))
-        bytes += inner.bytes
+        varint(UInt64(count))
+        bytes.append(contentsOf: value.utf8)
+    }
+
+    /// A nested message, written by `body` in place: one length byte is set aside, and the
+    /// content moved up only when its length needs more (128 bytes or over) — no buffer per
+    /// nested message. An empty one is still written: it may be meaningful.
+    mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
+        tag(field, 2)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        body(&self)
+        let length = bytes.count - lengthAt - 1
+        if length < 0x80 {
+            bytes[lengthAt] = UInt8(length)
+            return
+        }
+        var prefix: [UInt8] = []
+        var value = UInt64(length)
+        while value >= 0x80 {
+            prefix.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        prefix.append(UInt8(value))
+        bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix)
     }
 
     /// A varint field written even when zero (a oneof member).
@@ -70,5 +91,12 @@ struct ProtobufWriter {
         tag(field, 2)
         varint(UInt64(value.count))
         bytes += value
+    }
+
+    /// A string field written even when empty (a oneof member).
+    mutating func present(_ field: Int, text: String) {
+        tag(field, 2)
+        varint(UInt64(text.utf8.count))
+        bytes.append(contentsOf: text.utf8)
     }
 }

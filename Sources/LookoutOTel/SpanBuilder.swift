@@ -38,7 +38,7 @@ enum SpanBuilder {
         var a: OTelAttributes = [
             ("http.request.method", .string(s.method)), ("url.full", .string(redacted(s.url))),
             ("server.address", .string(host)), ("server.port", .int(Int64(port))),
-            ("network.protocol.version", .string(s.httpVersion.replacingOccurrences(of: "HTTP/", with: ""))),
+            ("network.protocol.version", .string(s.httpVersion.hasPrefix("HTTP/") ? String(s.httpVersion.utf8.dropFirst(5))! : s.httpVersion)),
             ("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
             ("lookout.attempts", .int(Int64(s.attempts))), ("lookout.redirects", .int(Int64(s.redirects))),
         ]
@@ -142,39 +142,52 @@ enum SpanBuilder {
     // MARK: - Helpers
 
     /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
+    /// Byte offsets, not characters: URLs are ASCII, and this runs for every exchange.
     static func redacted(_ url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
-        let rest = url[scheme.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
-        return String(url[..<scheme.upperBound]) + "REDACTED:REDACTED" + String(rest[at...])
+        let bytes = url.utf8
+        guard let authorityStart = authorityStart(bytes) else { return url }
+        let authority = bytes[authorityStart...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        guard let at = authority.lastIndex(of: UInt8(ascii: "@")) else { return url }
+        return String(url[..<authorityStart]) + "REDACTED:REDACTED" + String(url[at...])
+    }
+
+    /// Where the authority starts, after `scheme://`.
+    private static func authorityStart(_ bytes: String.UTF8View) -> String.Index? {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if previous == (UInt8(ascii: ":"), UInt8(ascii: "/")), byte == UInt8(ascii: "/") { return bytes.index(after: index) }
+            previous = (previous.1, byte)
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return nil }
+        }
+        return nil
     }
 
     /// The host and port a URL (or a tunnel's `host:port`) names.
     static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
-        var defaultPort = 80
+        let bytes = url.utf8
+        var defaultPort = kind == .tunnel ? 443 : 80
         var authority = Substring(url)
-        if let scheme = url.range(of: "://") {
+        if let start = authorityStart(bytes) {
             defaultPort = url.hasPrefix("https") ? 443 : 80
-            let rest = url[scheme.upperBound...]
-            authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
-        } else if kind == .tunnel {
-            defaultPort = 443
+            let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            authority = url[start..<(end ?? bytes.endIndex)]
         }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
         let (host, port) = splitAddress(String(authority))
         return (host, port ?? defaultPort)
     }
 
-    /// `host:port`, `[v6]:port` or a bare host.
+    /// `host:port`, `[v6]:port` or a bare host (by bytes, as above).
     static func splitAddress(_ address: String) -> (String, Int?) {
-        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
-            let host = String(address[address.index(after: address.startIndex)..<close])
-            let rest = address[address.index(after: close)...]
-            return (host, rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil)
+        let bytes = address.utf8
+        if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
+            let host = String(address[bytes.index(after: bytes.startIndex)..<close])
+            let rest = address[bytes.index(after: close)...]
+            return (host, rest.utf8.first == UInt8(ascii: ":") ? Int(rest.dropFirst()) : nil)
         }
-        if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
-            return (String(address[..<colon]), Int(address[address.index(after: colon)...]))
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
+            return (String(address[..<colon]), Int(Substring(address[bytes.index(after: colon)...])))
         }
         return (address, nil)
     }

@@ -35,7 +35,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         self.logger = logger
         // The log and the live view write the same summary records: with both on, their queues
         // take turns on one thread and each summary is encoded once, by whichever runs first.
-        let sharesRecords = file.log.enabled && file.ui.enabled
+        // OpenTelemetry's log records carry the same line.
+        let sharesRecords = file.log.enabled && (file.ui.enabled || (file.otel.isEnabled && file.otel.logs))
         let recordQueue = DispatchQueue(label: "lookout.monitor.records", qos: .utility)
         if file.log.enabled {
             let destination: LogDestination = file.log.path == "-" ? .standardOutput : .file(path: file.log.path)
@@ -57,7 +58,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         otelExporter = file.otel.isEnabled ? OTLPExporter(settings: file.otel, logger: logger) : nil
         if let otelExporter {
             monitors.append(OTelMonitor(settings: file.otel, exporter: otelExporter, verbose: file.log.verbose,
-                                        revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders))
+                                        revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
+                                        sharesSummaryRecords: sharesRecords))
             logger.info("otel: \(file.otel.traces ? "traces" : "")\(file.otel.traces && file.otel.logs ? " and " : "")\(file.otel.logs ? "logs" : "") to \(file.otel.endpoint) (\(file.otel.wireProtocol.rawValue))")
         }
         if file.metrics.enabled {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The W3C Trace Context of one exchange (https://www.w3.org/TR/trace-context/): the trace it
 /// belongs to, Lookout's span for it, the client's span when the client sent a `traceparent`, and
 /// whether it is sampled. Attempt spans are derived from the exchange's span, so the header sent
@@ -26,7 +28,7 @@ public struct TraceContext: Sendable, Equatable {
     /// A new trace, or the client's continued: `parent` is its parsed `traceparent`.
     public static func start(parent: (traceHigh: UInt64, traceLow: UInt64, span: UInt64, sampled: Bool)?,
                              traceState: String?, sampleRatio: Double) -> TraceContext {
-        var generator = SystemRandomNumberGenerator()
+        var generator = TraceIDGenerator()
         let span = nonZero(&generator)
         if let parent {
             // Parent-based sampling: the client's decision stands.
@@ -39,7 +41,7 @@ public struct TraceContext: Sendable, Equatable {
         return TraceContext(traceIDHigh: generator.next(), traceIDLow: low, spanID: span, sampled: sampled)
     }
 
-    private static func nonZero(_ generator: inout SystemRandomNumberGenerator) -> UInt64 {
+    private static func nonZero(_ generator: inout TraceIDGenerator) -> UInt64 {
         while true {
             let value: UInt64 = generator.next()
             if value != 0 { return value }
@@ -56,16 +58,45 @@ public struct TraceContext: Sendable, Equatable {
     }
 
     /// The trace id as 32 lowercase hex digits.
-    public var traceIDHex: String { Self.hex(traceIDHigh) + Self.hex(traceIDLow) }
+    public var traceIDHex: String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            Self.writeHex(traceIDHigh, into: buffer, at: 0)
+            Self.writeHex(traceIDLow, into: buffer, at: 16)
+            return 32
+        }
+    }
 
-    /// `traceparent` naming attempt `attempt`'s span (version 00).
+    /// `traceparent` naming attempt `attempt`'s span (version 00): made for every attempt, so
+    /// written byte by byte into one string.
     public func traceparent(attempt: Int) -> String {
-        "00-\(traceIDHex)-\(Self.hex(attemptSpanID(attempt)))-\(sampled ? "01" : "00")"
+        String(unsafeUninitializedCapacity: 55) { buffer in
+            buffer[0] = UInt8(ascii: "0")
+            buffer[1] = UInt8(ascii: "0")
+            buffer[2] = UInt8(ascii: "-")
+            Self.writeHex(traceIDHigh, into: buffer, at: 3)
+            Self.writeHex(traceIDLow, into: buffer, at: 19)
+            buffer[35] = UInt8(ascii: "-")
+            Self.writeHex(attemptSpanID(attempt), into: buffer, at: 36)
+            buffer[52] = UInt8(ascii: "-")
+            buffer[53] = UInt8(ascii: "0")
+            buffer[54] = UInt8(ascii: sampled ? "1" : "0")
+            return 55
+        }
     }
 
     public static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            writeHex(value, into: buffer, at: 0)
+            return 16
+        }
+    }
+
+    /// 16 lowercase hex digits of `value` at `offset`.
+    private static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { table in
+            for index in 0..<16 { buffer[offset + index] = table[Int((value >> UInt64(60 - 4 * index)) & 0xf)] }
+        }
     }
 
     /// A `traceparent` value's trace id, parent id and sampled flag; nil when it is not valid
@@ -80,5 +111,23 @@ public struct TraceContext: Sendable, Equatable {
               let span = UInt64(parts[2], radix: 16), let flags = UInt8(parts[3], radix: 16),
               high != 0 || low != 0, span != 0 else { return nil }
         return (high, low, span, flags & 1 == 1)
+    }
+}
+
+/// Trace and span ids: SplitMix64 over a counter shared by every thread, from a seed read once
+/// from the system's generator — an atomic add per id instead of a `getrandom` call on the
+/// exchange's path. Unique and uniformly spread, as W3C Trace Context asks of ids (§3.2.2.3).
+struct TraceIDGenerator: RandomNumberGenerator {
+    private static let seed: UInt64 = {
+        var system = SystemRandomNumberGenerator()
+        return system.next()
+    }()
+    private static let counter = Atomic<UInt64>(0)
+
+    mutating func next() -> UInt64 {
+        var z = Self.seed &+ Self.counter.add(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
