@@ -57,6 +57,16 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
     static let gatheredWriteLimit = 8 * 1024
     private var handshakeTimer: LoopTimer?
 
+    /// Set before `startHandshake` on a server stream: the client's ClientHello is fingerprinted
+    /// (JA4) from copies of its first record as it arrives.
+    public var fingerprintsClientHello = false
+    /// The client's JA4, once its first record was whole.
+    public private(set) var clientJA4: String?
+    /// On a client stream: the origin's ServerHello is fingerprinted (JA4S) the same way.
+    public var fingerprintsServerHello = false
+    public private(set) var serverJA4S: String?
+    private var helloGatherer: FirstRecordGatherer?
+
     /// Wraps `transport`, which must not be read or written directly from now on.
     public init(transport: Connection, tls: TLSConnection) {
         self.transport = transport
@@ -73,7 +83,11 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
                                completion: @escaping (Result<Void, TLSHandshakeFailure>) -> Void) {
         loop.assertOnLoop()
         handshakeCompletion = completion
-        if !initialCiphertext.isEmpty { tls.receiveCiphertext(initialCiphertext) }
+        if fingerprintsClientHello || fingerprintsServerHello { helloGatherer = FirstRecordGatherer() }
+        if !initialCiphertext.isEmpty {
+            initialCiphertext.withUnsafeBytes { observeHello($0) }
+            tls.receiveCiphertext(initialCiphertext)
+        }
         transport.delegate = self
         let timer = LoopTimer(loop: loop)
         handshakeTimer = timer
@@ -317,7 +331,19 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
 
     // MARK: - The socket underneath
 
+    /// Feeds the ClientHello's gatherer until the first record is whole.
+    private func observeHello(_ bytes: UnsafeRawBufferPointer) {
+        guard var gatherer = helloGatherer else { return }
+        if fingerprintsServerHello {
+            if let ja4s = gatherer.ja4s(after: bytes) { serverJA4S = ja4s }
+        } else if let ja4 = gatherer.ja4(after: bytes) {
+            clientJA4 = ja4
+        }
+        helloGatherer = gatherer.isDone ? nil : gatherer
+    }
+
     public func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
+        if helloGatherer != nil { observeHello(bytes) }
         tls.receiveCiphertext(bytes)
         if !isHandshakeComplete {
             advanceHandshake()

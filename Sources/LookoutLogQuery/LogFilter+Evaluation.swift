@@ -38,6 +38,7 @@ extension LogRecord: FilterSubject {
         case .trust: return string("upstream", "tls", "trust", "result")
         case .version: return string("http_version")
         case .upstreamProtocol: return string("upstream", "protocol")
+        case .ja4: return string("tls", "client_ja4")
         default: return nil
         }
     }
@@ -73,7 +74,7 @@ extension LogFilter.Term {
         switch field {
         case .host, .method, .version, .upstreamProtocol:
             return subject.filterText(field).map { text($0, caseInsensitive: true) } ?? false
-        case .url, .kind, .client, .code, .cache, .trust:
+        case .url, .kind, .client, .code, .cache, .trust, .ja4:
             return subject.filterText(field).map { text($0, caseInsensitive: false) } ?? false
         case .header(let name):
             return subject.filterHeaderValues(name).contains { text($0, caseInsensitive: true) }

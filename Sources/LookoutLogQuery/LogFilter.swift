@@ -30,6 +30,8 @@ public indirect enum LogFilter: Sendable, Equatable {
         case firstEvent
         /// `messages.close_code` (`ws.close`) and `messages.grpc_status` (`grpc.status`).
         case wsClose, grpcStatus
+        /// `tls.client_ja4`: the client's JA4 fingerprint (`ja4:t13d1516h2_*`).
+        case ja4
     }
 
     public enum Operator: String, Sendable, Equatable {
@@ -64,7 +66,7 @@ public indirect enum LogFilter: Sendable, Equatable {
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
     static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
                              "protocol", "id", "conn", "modified", "header:NAME", "messages", "first_event", "ws.close",
-                             "grpc.status"] + phases
+                             "grpc.status", "ja4"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -183,6 +185,7 @@ extension LogFilter {
         case "first_event": field = .firstEvent
         case "ws.close": field = .wsClose
         case "grpc.status": field = .grpcStatus
+        case "ja4": field = .ja4
         case "modified":
             guard op == .matches, value == "true" || value == "false" else {
                 throw LogFilterError(column: column, message: "modified takes :true or :false")

@@ -78,6 +78,11 @@ extension JSONBuffer {
             endObject()
         }
         if let messages = s.messages { key("messages"); appendMessages(messages) }
+        if let ja4 = s.clientJA4 {
+            key("tls"); beginObject()
+            key("client_ja4"); string(ja4)
+            endObject()
+        }
         if let trace = s.trace {
             // The exchange's trace (`otel`): the same ids as its spans and OTLP log record.
             key("trace"); beginObject()
@@ -221,6 +226,7 @@ extension JSONBuffer {
         key("cipher"); string(tls.cipher)
         if let sni = tls.serverName { key("sni"); string(sni) }
         if let alpn = tls.applicationProtocol { key("alpn"); string(alpn) }
+        if let ja4s = tls.ja4s { key("ja4s"); string(ja4s) }
         key("resumed"); bool(tls.resumed)
         if tls.clientCertificateRequested || tls.clientCertificate != nil {
             key("client_certificate")

@@ -185,6 +185,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
             return
         }
         let stream = TLSStream(transport: connection, tls: tls)
+        stream.fingerprintsServerHello = true
         securing = stream
         metrics.secureConnectionStart = .now()
         stream.startHandshake(timeout: environment.timeouts.tlsHandshake) { [weak self] result in
@@ -217,6 +218,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         var details = UpstreamTLSDetails(version: stream.tls.negotiatedProtocolVersion ?? "", cipher: stream.tls.cipherSuite ?? "",
                                          serverName: serverName, applicationProtocol: stream.tls.applicationProtocol,
                                          resumed: stream.tls.didResumeSession, trust: decision)
+        details.ja4s = stream.serverJA4S
         details.clientCertificateRequested = stream.tls.clientCertificateRequested
         details.clientCertificate = stream.tls.clientCertificateSent.map {
             UpstreamTLSDetails.ClientCertificate(subject: $0.subject, sha256: $0.sha256Fingerprint)

@@ -210,6 +210,9 @@ private struct LiveSubject: FilterSubject {
         let any = try LogFilter.parse("messages>=0")
         #expect(!withRecord(#"{"id":1}"#) { any.matches($0) }, "no messages object")
         #expect(throws: LogFilterError.self) { try LogFilter.parse("first_event:5") }
+        let ja4 = try LogFilter.parse("ja4:t13d1516h2_*")
+        #expect(withRecord(#"{"id":1,"tls":{"client_ja4":"t13d1516h2_8daaf6152771_d8a2da3f94cd"}}"#) { ja4.matches($0) })
+        #expect(!withRecord(#"{"id":1,"tls":{"client_ja4":"t12d1209h1_1"}}"#) { ja4.matches($0) })
         #expect(throws: LogFilterError.self) { try LogFilter.parse("ws.close~10") }
     }
 }

@@ -403,6 +403,7 @@ function renderDetail(body, record, events) {
     ["upgrade", record.upgrade], ["resent from", record.resent_from], ["resent by", record.resent_by],
     ["modified by", (record.modified_by || []).join(", ")], ["held ms", record.held_ms],
     ["simulated", record.simulated ? `${record.simulated.recording} entry ${record.simulated.entry}` : ""],
+    ["client JA4", record.tls && record.tls.client_ja4],
   ]);
   // The operator's part (operator.js): a held exchange's editor, or Resend on a finished one.
   if (isHeld(record)) renderHeld(body, record);
@@ -518,6 +519,7 @@ function tlsSection(parent, tls, record) {
     ["resumed", tls.resumed], ["trust rule", trust.rule], ["evaluator", trust.evaluator],
     ["decision", trust.result], ["reason", trust.reason], ["message", trust.message],
     ["client certificate", tls.client_certificate ? tls.client_certificate.subject : undefined],
+    ["origin JA4S", tls.ja4s],
   ]);
   const pins = trust.presented_pins || [];
   if (pins.length) {

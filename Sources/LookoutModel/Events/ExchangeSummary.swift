@@ -61,6 +61,9 @@ public struct ExchangeSummary: Sendable {
     public var messages: MessagesSummary?
     /// The exchange's trace (`otel`): its span, the client's, and whether it is sampled.
     public var trace: TraceContext?
+    /// The JA4 fingerprint of the client's ClientHello (an intercepted connection, or a blind
+    /// tunnel's first record).
+    public var clientJA4: String?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

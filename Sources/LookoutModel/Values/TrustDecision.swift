@@ -51,6 +51,8 @@ public struct UpstreamTLSDetails: Sendable {
     public var resumed: Bool
     public var trust: TrustDecision
     /// The origin asked for a client certificate (a CertificateRequest) in this handshake.
+    /// JA4S of the origin's ServerHello.
+    public var ja4s: String?
     public var clientCertificateRequested = false
     /// The client certificate sent in answer (`trust.rules[i].client_certificate`).
     public var clientCertificate: ClientCertificate?

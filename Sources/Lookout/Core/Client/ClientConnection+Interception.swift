@@ -34,6 +34,7 @@ extension ClientConnection {
                 return
             }
             let stream = TLSStream(transport: plain, tls: tls)
+            stream.fingerprintsClientHello = true
             connection = stream
             let early = stash
             stash = []
@@ -41,6 +42,8 @@ extension ClientConnection {
                 [weak self] result in
                 guard let self, !isClosed else { return }
                 isAwaitingClientHandshake = false
+                // Every record of this connection names its client's ClientHello, a refused handshake's too.
+                records.clientJA4 = stream.clientJA4
                 switch result {
                 case .success:
                     stream.delegate = self

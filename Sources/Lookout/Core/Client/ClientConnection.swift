@@ -44,7 +44,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var timerPurpose = TimerPurpose.idle
 
     /// The records this connection's exchanges, tunnels and refusals write.
-    let records: ExchangeRecords
+    var records: ExchangeRecords
     /// Accepted on an `admin.listen` address: only the admin pages are served, nothing is proxied.
     let adminOnly: Bool
     /// A streamed admin body in progress (`GET /events`): the connection's last answer.

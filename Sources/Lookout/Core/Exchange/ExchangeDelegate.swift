@@ -25,6 +25,9 @@ struct ExchangeRecords {
     let environment: ExchangeEnvironment
     let connectionID: UInt64
     let clientAddress: String
+    /// The JA4 of the client's ClientHello, once an interception read it: every exchange on the
+    /// connection carries it.
+    var clientJA4: String?
 
     func created(_ head: RequestHead, requestID: UInt64, url: String) {
         environment.emit(EventContext(connectionID: connectionID, requestID: requestID),
@@ -55,6 +58,7 @@ struct ExchangeRecords {
     /// Writes the exchange's summary, ending it now.
     func finish(_ summary: consuming ExchangeSummary) {
         summary.end = .now()
+        if summary.clientJA4 == nil, let clientJA4 { summary.clientJA4 = clientJA4 }
         environment.exchangesFinished.add(1, ordering: .relaxed)
         guard environment.monitor.wants(RequestDidFinish.interest) else { return }
         let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)

@@ -2,6 +2,7 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutModel
+import LookoutTLS
 import LookoutUpstream
 
 /// A blind `CONNECT` tunnel (RFC 9110 §9.3.6): once the origin is connected, bytes are relayed both
@@ -51,6 +52,8 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private var waitingForLatency = false
     /// A WebSocket's messages, read from copies of what is relayed (`messages`).
     private var webSocket: WebSocketWatch?
+    /// A blind tunnel: its client's first record, for the ClientHello's JA4.
+    private var helloGatherer: FirstRecordGatherer?
     /// A blind tunnel: looks for a cleartext WebSocket inside it (`messages`).
     private var sniffer: TunnelSniffer?
 
@@ -157,6 +160,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         metrics.requestStart = .now()
         client.write(Tunnel.established)
         summary.status = 200
+        helloGatherer = FirstRecordGatherer()
         sniffForWebSocket()
         relay(connection, after: earlyBytes)
     }
@@ -220,6 +224,11 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         if !accepted { client.pauseReading() }
         webSocket?.clientBytes(bytes)
         if let sniffer { sniffed(sniffer) { $0.clientBytes(bytes) } }
+        if var gatherer = helloGatherer {
+            // Read from the first record as it passes, without terminating anything.
+            if let ja4 = gatherer.ja4(after: bytes) { summary.clientJA4 = ja4 }
+            helloGatherer = gatherer.isDone ? nil : gatherer
+        }
     }
 
     /// Feeds the sniffer; once it finds a WebSocket the tunnel reads it, once it finds none it is dropped.
