@@ -101,7 +101,7 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         // OpenTelemetry: spans and OTLP log records from the records, exported on a thread of its own.
         .target(name: "LookoutOTel", dependencies: ["LookoutModel", "LookoutMonitors", "LookoutLogQuery", "LookoutMessages",
-                                                    "LookoutHTTP", .product(name: "Logging", package: "swift-log")]),
+                                                    "LookoutHTTP", "LookoutTLS", "LookoutAdmin", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings",
                                                       "LookoutMessages"]),
         .executableTarget(name: "lookout",

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import LookoutLogQuery
 import LookoutMessages
+import LookoutTLS
 import LookoutModel
 import Synchronization
 
@@ -29,6 +30,8 @@ public final class OTLPExporter: @unchecked Sendable {
     /// The last time each kind of problem was written to stderr (once a minute at most).
     private var lastReported: [String: UInt64] = [:]
     private let scope = ("lookout", LookoutVersion.string)
+    /// For an https endpoint.
+    private let tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
     public let droppedSpans = Atomic<UInt64>(0)
     public let droppedLogs = Atomic<UInt64>(0)
@@ -37,8 +40,14 @@ public final class OTLPExporter: @unchecked Sendable {
     /// Records the Collector said it rejected (a partial success).
     public let rejected = Atomic<UInt64>(0)
 
-    public init?(settings: OTelSettings, logger: Logger) {
+    /// `trust`: how an https Collector's certificate is judged (nil: an https endpoint fails).
+    public init?(settings: OTelSettings, logger: Logger, trust: DefaultTrustEvaluator? = nil) {
         guard let endpoint = OTLPEndpoint(settings.endpoint) else { return nil }
+        if endpoint.isSecure, let trust, let engine = try? TLSEngine(configuration: .client(applicationProtocols: ["http/1.1"])) {
+            tls = (engine, trust)
+        } else {
+            tls = nil
+        }
         self.settings = settings
         self.endpoint = endpoint
         self.logger = logger
@@ -150,7 +159,8 @@ public final class OTLPExporter: @unchecked Sendable {
         // Level 1: OTLP batches are repetitive, so the fastest level already shrinks them several
         // times over, at a third of the default level's CPU (the exporter shares the machine).
         if settings.gzip, let gzip = GzipWriter(level: 1) { payload = gzip.write(body) + gzip.finish() }
-        let poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds)
+        let poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds,
+                                tls: tls)
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
         var backoff = 1.0
         while true {

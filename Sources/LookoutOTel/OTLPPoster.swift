@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LookoutModel
+import LookoutTLS
 
 /// One OTLP/HTTP POST on a blocking socket of the exporter's own thread, bounded by a deadline
 /// (`otel.timeout_ms`) from connect to the last byte of the answer. A connection per request:
@@ -25,6 +26,9 @@ struct OTLPPoster {
     let endpoint: OTLPEndpoint
     let headers: [(String, String)]
     let timeoutMilliseconds: Int
+    /// For an https endpoint: the TLS engine, and how the Collector's certificate is judged (the
+    /// roots of `trust.system_roots` and `trust.ca_files`, its name checked).
+    var tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
     func post(path: String, contentType: String, gzip: Bool, body: [UInt8]) -> Result<Answer, Failure> {
         let deadline = Instant.now().nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
@@ -34,14 +38,21 @@ struct OTLPPoster {
         case .failure(let failure): return .failure(failure)
         }
         defer { close(fd) }
+        var channel = Channel(fd: fd, deadline: deadline, tls: nil)
+        if endpoint.isSecure {
+            guard let tls else { return .failure(.connect("no TLS set up for \(endpoint.host)")) }
+            if let failure = channel.handshake(engine: tls.engine, evaluator: tls.evaluator, host: endpoint.host) {
+                return .failure(failure)
+            }
+        }
         let hostField = endpoint.host.contains(":") ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"
         var head = "POST \(path) HTTP/1.1\r\nHost: \(hostField)\r\nContent-Type: \(contentType)\r\n"
         head += "Content-Length: \(body.count)\r\nConnection: close\r\nUser-Agent: lookout/\(LookoutVersion.string)\r\n"
         if gzip { head += "Content-Encoding: gzip\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
-        if let failure = send(fd, Array(head.utf8) + body, deadline: deadline) { return .failure(failure) }
-        return receive(fd, deadline: deadline)
+        if let failure = channel.send(Array(head.utf8) + body) { return .failure(failure) }
+        return channel.receiveAll().flatMap(Self.parse)
     }
 
     private func connect(deadline: UInt64) -> Result<Int32, Failure> {
@@ -59,7 +70,7 @@ struct OTLPPoster {
             let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard fd >= 0 else { continue }
             if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 || errno == EINPROGRESS {
-                if wait(fd, Int16(POLLOUT), deadline: deadline) {
+                if Channel.wait(fd, Int16(POLLOUT), deadline: deadline) {
                     var code: Int32 = 0
                     var length = socklen_t(MemoryLayout<Int32>.size)
                     getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
@@ -74,52 +85,6 @@ struct OTLPPoster {
             close(fd)
         }
         return .failure(.connect(lastError))
-    }
-
-    /// Waits until `fd` is ready for `events` or the deadline passes.
-    private func wait(_ fd: Int32, _ events: Int16, deadline: UInt64) -> Bool {
-        while true {
-            let now = Instant.now().nanoseconds
-            guard now < deadline else { return false }
-            var entry = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&entry, 1, Int32(min(UInt64(Int32.max), (deadline - now) / 1_000_000 + 1)))
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { return false }
-        }
-    }
-
-    private func send(_ fd: Int32, _ bytes: [UInt8], deadline: UInt64) -> Failure? {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                offset += n
-            } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
-                guard wait(fd, Int16(POLLOUT), deadline: deadline) else { return .timedOut("sending to the Collector timed out") }
-            } else {
-                return .io("sending to the Collector failed: \(String(cString: strerror(errno)))")
-            }
-        }
-        return nil
-    }
-
-    /// Reads the answer to the end of the connection (the request said `Connection: close`).
-    private func receive(_ fd: Int32, deadline: UInt64) -> Result<Answer, Failure> {
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while data.count < 4 << 20 {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                data += chunk[..<n]
-            } else if n == 0 {
-                break
-            } else if errno == EAGAIN || errno == EINTR {
-                guard wait(fd, Int16(POLLIN), deadline: deadline) else { return .failure(.timedOut("the Collector did not answer in time")) }
-            } else {
-                return .failure(.io("reading the Collector's answer failed: \(String(cString: strerror(errno)))"))
-            }
-        }
-        return Self.parse(data)
     }
 
     static func parse(_ data: [UInt8]) -> Result<Answer, Failure> {

@@ -9,6 +9,7 @@ import LookoutLive
 import LookoutMetrics
 import LookoutMonitors
 import LookoutOTel
+import LookoutTLS
 import Prometheus
 import LookoutModel
 #if canImport(Glibc)
@@ -55,8 +56,13 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         }
         var monitors: [EventMonitor] = logMonitor.map { [$0] } ?? []
         var adminEndpoints: [any AdminEndpoint] = []
-        otelExporter = file.otel.isEnabled ? OTLPExporter(settings: file.otel, logger: logger) : nil
+        // An https Collector is judged by the roots upstream origins are (trust.system_roots, trust.ca_files).
+        let otelTrust = file.otel.isEnabled && file.otel.endpoint.hasPrefix("https://")
+            ? DefaultTrustEvaluator(trustStore: try TrustStore(systemBundle: file.trust.systemRoots ? TrustStore.systemBundlePath : nil,
+                                                               additionalCAFiles: file.trust.caFiles)) : nil
+        otelExporter = file.otel.isEnabled ? OTLPExporter(settings: file.otel, logger: logger, trust: otelTrust) : nil
         if let otelExporter {
+            adminEndpoints.append(OTelStatus(exporter: otelExporter, endpoint: file.otel.endpoint))
             monitors.append(OTelMonitor(settings: file.otel, exporter: otelExporter, verbose: file.log.verbose,
                                         revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
                                         sharesSummaryRecords: sharesRecords))

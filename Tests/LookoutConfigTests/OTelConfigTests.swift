@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func errorsNameTheKey() {
-        #expect(error("otel:\n  endpoint: \"https://c:4318\"")?.contains("otel.endpoint: https endpoints are not supported") == true)
+        #expect(error("otel:\n  endpoint: \"c:4318\"")?.contains("otel.endpoint: expected http[s]://HOST") == true)
         #expect(error("otel:\n  endpoint: \"ftp://c\"")?.contains("otel.endpoint") == true)
         #expect(error("otel:\n  protocol: grpc")?.contains("expected http/protobuf or http/json") == true)
         #expect(error("otel:\n  compression: zstd")?.contains("otel.compression") == true)

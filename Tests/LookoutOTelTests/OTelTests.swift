@@ -52,8 +52,9 @@ import Testing
         let withPath = OTLPEndpoint("http://[::1]:9000/otlp/")
         #expect(withPath?.host == "::1" && withPath?.port == 9000 && withPath?.path(for: "traces") == "/otlp/v1/traces")
         #expect(OTLPEndpoint("http://collector")?.port == 4318)
-        #expect(OTLPEndpoint("https://collector") == nil && OTLPEndpoint("http://:80") == nil && OTLPEndpoint("http://h:99999") == nil)
-        #expect(OTelSettings.endpointProblem("https://c:4318")?.contains("not supported") == true)
+        #expect(OTLPEndpoint("https://collector")?.isSecure == true && OTLPEndpoint("http://collector")?.isSecure == false)
+        #expect(OTLPEndpoint("ftp://collector") == nil && OTLPEndpoint("http://:80") == nil && OTLPEndpoint("http://h:99999") == nil)
+        #expect(OTelSettings.endpointProblem("https://c:4318") == nil && OTelSettings.endpointProblem("c:4318") != nil)
     }
 }
 

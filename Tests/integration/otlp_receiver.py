@@ -36,7 +36,7 @@ def _attributes(items) -> dict:
 
 
 class Receiver:
-    def __init__(self, port: int = 0):
+    def __init__(self, port: int = 0, tls=None):
         self.spans: list[dict] = []
         self.logs: list[dict] = []
         self.requests: list[dict] = []
@@ -75,11 +75,19 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
+        self.scheme = "http"
+        if tls:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(tls[0]), str(tls[1]))
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        host = "localhost" if self.scheme == "https" else "127.0.0.1"
+        return f"{self.scheme}://{host}:{self.port}"
 
     def take(self, path: str, body: bytes, json_wire: bool):
         if path.endswith("/v1/traces"):

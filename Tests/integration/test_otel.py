@@ -197,6 +197,8 @@ def test_a_receiver_down_then_up_loses_nothing_within_the_queue_and_counts_drops
     dropped = next(int(float(line.split()[-1])) for line in page.splitlines()
                    if line.startswith('lookout_otel_dropped_total{signal="traces"}'))
     assert dropped + len(spans) == 50, (dropped, len(spans))
+    status = urllib.request.urlopen(f"{proxy.url}/", timeout=10).read().decode()
+    assert f"otel: to {receiver_later.endpoint}; exported" in status and f"dropped {dropped} spans" in status, status
 
 
 def test_429_with_retry_after_is_honoured_and_gzip_can_be_off(make_proxy):
@@ -247,3 +249,22 @@ def test_the_sample_collector_config_wires_every_pipeline():
         pipeline = sample["service"]["pipelines"][name]
         assert set(pipeline["receivers"]) <= set(sample["receivers"]) and set(pipeline["processors"]) <= set(sample["processors"])
         assert set(pipeline["exporters"]) == {"kafka", "clickhouse", "file"} <= set(sample["exporters"])
+
+
+def test_an_https_collector_is_trusted_as_origins_are(make_proxy, pki):
+    receiver = Receiver(tls=pki.good.tls)
+    untrusted = Receiver(tls=pki.self_signed.tls)
+    try:
+        with ScriptedOrigin() as origin:
+            origin.route("/x", (200, {}, b"x"))
+            proxy = make_proxy({**otel(receiver, logs=False), "trust": {"ca_files": [str(pki.root.cert)]}})
+            curl(proxy, origin.url("/x"))
+            assert {kind_of(s) for s in receiver.wait_spans(2)} == {2, 3}
+            # A Collector whose certificate chains to no trusted root gets nothing, and says why.
+            refused = make_proxy({**otel(untrusted, logs=False), "trust": {"ca_files": [str(pki.root.cert)]}})
+            curl(refused, origin.url("/x"))
+            wait_until(lambda: "not trusted" in refused.stderr, timeout=10, message="the refusal reported")
+            assert untrusted.spans == [] and untrusted.requests == []
+    finally:
+        receiver.stop()
+        untrusted.stop()

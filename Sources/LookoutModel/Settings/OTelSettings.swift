@@ -93,12 +93,7 @@ extension OTelSettings {
     /// Why `text` is not an endpoint Lookout can send to, or nil.
     public static func endpointProblem(_ text: String) -> String? {
         guard !text.isEmpty else { return nil }
-        guard text.hasPrefix("http://") else {
-            return text.hasPrefix("https://")
-                ? "https endpoints are not supported yet: send to a Collector on http:// (on loopback or its own network)"
-                : "expected an http:// URL, got \(text)"
-        }
-        guard OTLPEndpoint(text) != nil else { return "expected http://HOST[:PORT][/PATH], got \(text)" }
+        guard OTLPEndpoint(text) != nil else { return "expected http[s]://HOST[:PORT][/PATH], got \(text)" }
         return nil
     }
 }

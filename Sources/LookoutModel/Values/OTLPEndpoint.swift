@@ -1,13 +1,15 @@
-/// An OTLP/HTTP base URL taken apart: `http://HOST[:PORT][/PATH]` (port 4318 by default, the OTLP
-/// specification's), with the signal's path appended to `PATH`.
+/// An OTLP/HTTP base URL taken apart: `http[s]://HOST[:PORT][/PATH]` (port 4318 by default, the
+/// OTLP specification's), with the signal's path appended to `PATH`.
 public struct OTLPEndpoint: Sendable, Equatable {
+    public var isSecure: Bool
     public var host: String
     public var port: Int
     public var basePath: String
 
     public init?(_ url: String) {
-        guard url.hasPrefix("http://") else { return nil }
-        let rest = url.dropFirst("http://".count)
+        let isSecure = url.hasPrefix("https://")
+        guard isSecure || url.hasPrefix("http://") else { return nil }
+        let rest = url.dropFirst(isSecure ? "https://".count : "http://".count)
         let authority = rest.prefix { $0 != "/" }
         var path = String(rest.dropFirst(authority.count))
         while path.hasSuffix("/") { path.removeLast() }
@@ -24,6 +26,7 @@ public struct OTLPEndpoint: Sendable, Equatable {
             port = value
         }
         guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        self.isSecure = isSecure
         self.host = String(host)
         self.port = port
         self.basePath = path
