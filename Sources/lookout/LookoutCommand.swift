@@ -13,6 +13,7 @@ struct LookoutCommand: ParsableCommand {
         version: "lookout \(Session.version) (\(OpenSSLLibrary.shortDescription), \(NGHTTP2Library.shortDescription))",
         subcommands: [RunCommand.self, ConfigCommand.self, CACommand.self, PinCommand.self, CacheCommand.self, LogCommand.self, HARCommand.self,
                       HeldCommand.self, ResumeCommand.self, AbortCommand.self, AnswerCommand.self, ResendCommand.self,
-                      BreakpointCommand.self, DiffCommand.self, SimulateCommand.self, ReplayCommand.self]
+                      BreakpointCommand.self, DiffCommand.self, SimulateCommand.self, ReplayCommand.self, ExecCommand.self,
+                      EnvCommand.self]
     )
 }
