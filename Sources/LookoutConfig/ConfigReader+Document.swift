@@ -160,6 +160,9 @@ extension ConfigReader {
         if let node = top["messages"], let section = fields(of: node, path: "messages") {
             readMessages(section, into: &config.messages)
         }
+        if let node = top["audit"], let section = fields(of: node, path: "audit") {
+            readAudit(section, into: &config.audit)
+        }
         if let node = top["otel"], let section = fields(of: node, path: "otel") {
             readOTel(section, into: &config.otel)
         }

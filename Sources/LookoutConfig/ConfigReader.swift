@@ -7,7 +7,7 @@ enum Schema {
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
-        "messages", "otel", "grpc",
+        "messages", "audit", "otel", "grpc",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],
@@ -41,6 +41,7 @@ enum Schema {
         "simulate": ["recordings", "mode", "match", "repeat", "latency"],
         "messages": ["enabled", "preview_bytes", "decode_budget_bytes"],
         "grpc": ["descriptor_sets"],
+        "audit": ["enabled", "disable", "rules", "certificate_expiry_days"],
         "otel": ["endpoint", "protocol", "headers", "compression", "traces", "logs", "sample_ratio", "propagate",
                  "resource", "batch", "timeout_ms"],
     ]
@@ -62,6 +63,8 @@ enum Schema {
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.
     static let headerRule = ["hosts", "request", "response"]
     static let headerEdits = ["set", "add", "remove"]
+    /// The keys of one `audit.rules[i]`.
+    static let auditRule = ["hosts", "disable"]
     /// The keys of `otel.batch`.
     static let otelBatch = ["max_records", "max_delay_ms", "max_queue"]
     /// The keys of `simulate.match`.

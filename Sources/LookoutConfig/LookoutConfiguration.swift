@@ -92,6 +92,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var grpcDescriptorSets: [DescriptorSetFile] = []
     /// `otel`: traces and logs to an OpenTelemetry Collector (the `OTEL_*` variables win).
     public var otel = OTelSettings()
+    /// `audit`: passive security findings.
+    public var audit = Audit()
 
     /// The defaults. `stateDirectory` is `~/.lookout` expanded against `$HOME`
     /// (or the user's home folder when `$HOME` is not set).

@@ -10,6 +10,12 @@ public protocol FilterSubject {
     func filterHeaderValues(_ name: String) -> [String]
     /// Whether something changed the exchange on its way.
     var filterModified: Bool { get }
+    /// The ids of the exchange's audit findings.
+    var filterFindingIDs: [String] { get }
+}
+
+extension FilterSubject {
+    public var filterFindingIDs: [String] { [] }
 }
 
 extension LogFilter {
@@ -67,6 +73,8 @@ extension LogRecord: FilterSubject {
     }
 
     public var filterModified: Bool { span(["modified_by"]) != nil }
+
+    public var filterFindingIDs: [String] { LogSummary.findingIDs(self) }
 }
 
 extension LogFilter.Term {
@@ -80,6 +88,8 @@ extension LogFilter.Term {
             return subject.filterHeaderValues(name).contains { text($0, caseInsensitive: true) }
         case .modified:
             return subject.filterModified == (value == "true")
+        case .finding:
+            return subject.filterFindingIDs.contains { text($0, caseInsensitive: false) }
         case .status:
             guard let status = subject.filterNumber(.status) else { return false }
             if number == nil, let digit = value.first?.wholeNumberValue {

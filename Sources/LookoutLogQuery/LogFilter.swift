@@ -32,6 +32,8 @@ public indirect enum LogFilter: Sendable, Equatable {
         case wsClose, grpcStatus
         /// `tls.client_ja4`: the client's JA4 fingerprint (`ja4:t13d1516h2_*`).
         case ja4
+        /// Any of the summary's `findings` ids (`finding:cookie-*`).
+        case finding
     }
 
     public enum Operator: String, Sendable, Equatable {
@@ -66,7 +68,7 @@ public indirect enum LogFilter: Sendable, Equatable {
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
     static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
                              "protocol", "id", "conn", "modified", "header:NAME", "messages", "first_event", "ws.close",
-                             "grpc.status", "ja4"] + phases
+                             "grpc.status", "ja4", "finding"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -186,6 +188,7 @@ extension LogFilter {
         case "ws.close": field = .wsClose
         case "grpc.status": field = .grpcStatus
         case "ja4": field = .ja4
+        case "finding": field = .finding
         case "modified":
             guard op == .matches, value == "true" || value == "false" else {
                 throw LogFilterError(column: column, message: "modified takes :true or :false")

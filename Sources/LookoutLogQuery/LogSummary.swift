@@ -3,7 +3,7 @@
 /// first event, when there are streams) — in bounded memory.
 public struct LogSummary {
     public enum Grouping: String, CaseIterable, Sendable {
-        case host, status, code, kind, method
+        case host, status, code, kind, method, finding
     }
 
     public struct Group {
@@ -22,6 +22,12 @@ public struct LogSummary {
     }
 
     public mutating func add(_ record: LogRecord) {
+        if grouping == .finding {
+            // One row per finding id: an exchange with several counts in each; one with none under "-".
+            let ids = Self.findingIDs(record)
+            for id in ids.isEmpty ? ["-"] : ids { add(record, key: id) }
+            return
+        }
         let key: String
         switch grouping {
         case .host: key = record.host ?? "-"
@@ -29,7 +35,30 @@ public struct LogSummary {
         case .code: key = record.string("error", "code") ?? "-"
         case .kind: key = record.string("kind") ?? "-"
         case .method: key = record.string("method") ?? "-"
+        case .finding: key = "-"
         }
+        add(record, key: key)
+    }
+
+    /// The `id`s of the record's `findings` array.
+    static func findingIDs(_ record: LogRecord) -> [String] {
+        guard let span = record.span(["findings"]), record.bytes[span.start] == UInt8(ascii: "[") else { return [] }
+        let bytes = record.bytes
+        var ids: [String] = []
+        var at = JSONScan.skipSpace(bytes, span.start + 1)
+        while at < span.end, bytes[at] != UInt8(ascii: "]") {
+            guard let end = JSONScan.valueEnd(bytes, at) else { break }
+            if let members = JSONScan.members(bytes, from: at), let id = members.first(where: { $0.key == "id" })?.value,
+               let text = JSONScan.decodeString(bytes, id.start, id.end) {
+                ids.append(text)
+            }
+            at = JSONScan.skipSpace(bytes, end)
+            if at < span.end, bytes[at] == UInt8(ascii: ",") { at = JSONScan.skipSpace(bytes, at + 1) }
+        }
+        return ids
+    }
+
+    private mutating func add(_ record: LogRecord, key: String) {
         var group = groups[key] ?? Group()
         group.count += 1
         if record.span(["error"]) != nil { group.errors += 1 }

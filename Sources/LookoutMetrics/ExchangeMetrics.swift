@@ -64,6 +64,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     private let retries: Counter
     private let redirects: Counter
     private let simulatedAnswers: Counter
+    private var findingCounters: [String: Counter] = [:]
     /// By protocol: message counters each way, and the first-event and gap histograms.
     private var messageSeries: [String: (toUpstream: Counter, toClient: Counter, firstEvent: ValueHistogram, gap: ValueHistogram)] = [:]
     private let simulationMisses: Counter
@@ -115,6 +116,12 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if summary.simulated != nil { simulatedAnswers.increment() }
         if case .simulationMiss? = summary.error { simulationMisses.increment() }
         if let messages = summary.messages { record(messages) }
+        for finding in summary.findings {
+            let counter = findingCounters[finding.id] ?? registry.makeCounter(
+                descriptor: MetricFamilies.findings, labels: [("id", finding.id), ("severity", finding.severity.rawValue)])
+            findingCounters[finding.id] = counter
+            counter.increment()
+        }
     }
 
     private func record(_ messages: MessagesSummary) {

@@ -38,6 +38,9 @@ enum MetricFamilies {
         MetricNameDescriptor(namespace: "lookout", metricName: "stream_gap", unitName: "seconds",
                              helpText: "Gaps between an origin's consecutive events or messages, by protocol (sampled past 8192 gaps in one stream).")
     }
+    static var findings: MetricNameDescriptor {
+        counter("findings", "Passive security findings (audit), by finding id and severity.")
+    }
     static var otelDropped: MetricNameDescriptor {
         counter("otel_dropped", "Spans and log records the OpenTelemetry exporter dropped (a full queue, a refused batch, a flush out of time), by signal.")
     }

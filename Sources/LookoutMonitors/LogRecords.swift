@@ -78,6 +78,18 @@ extension JSONBuffer {
             endObject()
         }
         if let messages = s.messages { key("messages"); appendMessages(messages) }
+        if !s.findings.isEmpty {
+            key("findings"); beginArray()
+            for finding in s.findings {
+                element(); beginObject()
+                key("id"); string(finding.id)
+                key("severity"); string(finding.severity.rawValue)
+                key("cwe"); int(finding.cwe)
+                key("evidence"); string(finding.evidence)
+                endObject()
+            }
+            endArray()
+        }
         if let ja4 = s.clientJA4 {
             key("tls"); beginObject()
             key("client_ja4"); string(ja4)

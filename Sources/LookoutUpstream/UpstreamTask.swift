@@ -219,6 +219,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
                                          serverName: serverName, applicationProtocol: stream.tls.applicationProtocol,
                                          resumed: stream.tls.didResumeSession, trust: decision)
         details.ja4s = stream.serverJA4S
+        details.leafNotAfter = stream.tls.peerCertificateChain.first?.notAfter
         details.clientCertificateRequested = stream.tls.clientCertificateRequested
         details.clientCertificate = stream.tls.clientCertificateSent.map {
             UpstreamTLSDetails.ClientCertificate(subject: $0.subject, sha256: $0.sha256Fingerprint)

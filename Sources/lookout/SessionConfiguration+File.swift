@@ -127,6 +127,10 @@ extension SessionConfiguration {
         simulate = file.simulate
         messages = file.messages
         otel = file.otel
+        if file.audit.enabled {
+            audit = (Set(file.audit.disable), HostRuleSet(file.audit.rules.map { ($0.hosts, Set($0.disable)) }),
+                     file.audit.certificateExpiryDays)
+        }
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).

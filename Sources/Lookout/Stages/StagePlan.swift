@@ -24,7 +24,8 @@ import LookoutUpstream
 /// 11. adapters    — the embedder's `RequestAdapter`s
 /// 12. Forwarded   — whom Lookout forwards for
 /// 13. header rules — the host's edits of requests and responses
-/// 14. messages    — event streams and gRPC messages read as they pass (`messages`)
+/// 14. audit       — passive security findings about the response and its TLS (`audit`)
+/// 15. messages    — event streams and gRPC messages read as they pass (`messages`)
 ///
 /// After the request head's stages come the upstream attempts.
 final class StagePlan: Sendable {
@@ -65,6 +66,9 @@ final class StagePlan: Sendable {
         if !adapters.isEmpty { messages.append(RequestAdapterStage(adapters: adapters)) }
         if configuration.addForwarded { messages.append(ForwardedStage()) }
         if !configuration.headerRules.isEmpty { messages.append(HeaderRulesStage(rules: configuration.headerRules)) }
+        if let audit = configuration.audit {
+            messages.append(AuditStage(disabled: audit.disabled, rules: audit.rules, certificateExpiryDays: audit.certificateExpiryDays))
+        }
         messageSettings = configuration.messages.enabled ? configuration.messages : nil
         if let messageSettings { messages.append(MessagesStage(settings: messageSettings)) }
         self.messages = messages

@@ -427,6 +427,17 @@ function renderDetail(body, record, events) {
       + (record.error.aborted_by ? ` (aborted by ${record.error.aborted_by})` : "");
     box.appendChild(error);
   }
+  if (record.findings && record.findings.length) {
+    const list = document.createElement("ol");
+    list.className = "attempts findings";
+    for (const finding of record.findings) {
+      const item = document.createElement("li");
+      item.className = "finding " + finding.severity;
+      item.textContent = `${finding.severity} · ${finding.id} (CWE-${finding.cwe}) · ${finding.evidence}`;
+      list.appendChild(item);
+    }
+    section(body, "Findings").appendChild(list);
+  }
   waterfall(section(body, "Timing"), record.timings_ms || {});
   if (record.kind === "tunnel" || record.upgrade) {
     const bytes = record.bytes || {};

@@ -64,6 +64,8 @@ public struct ExchangeSummary: Sendable {
     /// The JA4 fingerprint of the client's ClientHello (an intercepted connection, or a blind
     /// tunnel's first record).
     public var clientJA4: String?
+    /// Passive security findings (`audit`).
+    public var findings: [AuditFinding] = []
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

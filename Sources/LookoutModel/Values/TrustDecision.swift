@@ -53,6 +53,8 @@ public struct UpstreamTLSDetails: Sendable {
     /// The origin asked for a client certificate (a CertificateRequest) in this handshake.
     /// JA4S of the origin's ServerHello.
     public var ja4s: String?
+    /// When the origin's certificate expires (Unix seconds), for the audit's expiry finding.
+    public var leafNotAfter: Int64?
     public var clientCertificateRequested = false
     /// The client certificate sent in answer (`trust.rules[i].client_certificate`).
     public var clientCertificate: ClientCertificate?

@@ -15,6 +15,9 @@ extension Exchange {
     /// When the current attempt finished sending the request, if it has.
     var requestSentAt: Instant? { task?.metrics.requestEnd }
 
+    /// The current attempt's upstream TLS (`audit`).
+    var upstreamTLS: UpstreamTLSDetails? { task?.metrics.tls }
+
     /// Writes the `messages` object (and the messages file's path) into the summary.
     func finishStreamWatch() {
         guard let watch = streamWatch else { return }

@@ -73,6 +73,8 @@ protocol StageContext: AnyObject, Sendable {
     func watchStream(_ format: StreamFormat, settings: MessagesSettings) -> StreamWatch
     /// When the current attempt finished sending the request, if it has.
     var requestSentAt: Instant? { get }
+    /// The current attempt's upstream TLS, if it spoke TLS.
+    var upstreamTLS: UpstreamTLSDetails? { get }
 }
 
 /// Where an exchange's request goes.
