@@ -22,6 +22,9 @@ extension ConfigReader {
         if let node = section["hosts"], let hosts = hostPatterns(node, path: "interception.hosts", allowEmpty: true) {
             interception.hosts = hosts
         }
+        if let node = section["learn_passthrough"] {
+            interception.learnPassthrough = boolean(node, "interception.learn_passthrough") ?? interception.learnPassthrough
+        }
         if let node = section["leaf_cache_size"] {
             interception.leafCacheSize = integer(node, "interception.leaf_cache_size", atLeast: 1)
                 ?? interception.leafCacheSize

@@ -22,7 +22,7 @@ enum Schema {
         "auth": ["users"],
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
         "tls": ["minimum_version"],
-        "interception": ["hosts", "leaf_cache_size"],
+        "interception": ["hosts", "leaf_cache_size", "learn_passthrough"],
         "trust": ["system_roots", "ca_files", "pinning_without_interception", "default", "rules"],
         "redirects": ["rules"],
         "retry": ["rules"],

@@ -17,6 +17,9 @@ extension LookoutConfiguration {
         public var hosts: [HostPattern]
         /// `leaf_cache_size`: minted leaf certificates kept for reuse (least recently used go first).
         public var leafCacheSize: Int
+        /// `learn_passthrough`: a client that refuses Lookout's certificate is tunnelled blindly
+        /// from its next connection on (per client JA4 and host, kept under `state_dir`).
+        public var learnPassthrough = false
 
         public init(hosts: [HostPattern] = [], leafCacheSize: Int = 1024) {
             self.hosts = hosts

@@ -92,8 +92,9 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             adminEndpoints.append(LiveEndpoint(monitor: live, descriptorSets: file.grpcDescriptorSets.flatMap(\.bytes)))
             adminEndpoints.append(UIEndpoint())
         }
-        session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors,
-                              adminEndpoints: adminEndpoints, logger: logger)
+        let configuration = try SessionConfiguration(file, logger: logger)
+        if let store = configuration.passthrough { adminEndpoints.append(PassthroughStatus(store: store)) }
+        session = try Session(configuration: configuration, monitors: monitors, adminEndpoints: adminEndpoints, logger: logger)
     }
 
     func start() throws {

@@ -127,6 +127,9 @@ extension SessionConfiguration {
         simulate = file.simulate
         messages = file.messages
         otel = file.otel
+        if file.interception.learnPassthrough {
+            passthrough = PassthroughStore(path: file.stateDirectory + "/passthrough.json")
+        }
         if file.audit.enabled {
             audit = (Set(file.audit.disable), HostRuleSet(file.audit.rules.map { ($0.hosts, Set($0.disable)) }),
                      file.audit.certificateExpiryDays)

@@ -116,3 +116,30 @@ public struct ConnectionDidEndHTTP2: EventKind {
         writer.field("reason", reason)
     }
 }
+
+/// `tls.clientRejectedInterception`: an intercepted client ended the handshake refusing Lookout's
+/// certificate (an alert such as `unknown ca`, or closing right after the server's flight) — it
+/// pins, or trusts only its own roots. Written in the default mode too.
+public struct TLSClientRejectedInterception: EventKind {
+    public static let name = "tls.clientRejectedInterception"
+    public static let interest = EventInterest.summaries
+    public var serverName: String?
+    public var ja4: String?
+    public var alert: String
+    /// `interception.learn_passthrough` took the pair: its next connections are tunnelled blindly.
+    public var learned: Bool
+
+    public init(serverName: String?, ja4: String?, alert: String, learned: Bool) {
+        self.serverName = serverName
+        self.ja4 = ja4
+        self.alert = alert
+        self.learned = learned
+    }
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        if let serverName { writer.field("sni", serverName) }
+        if let ja4 { writer.field("ja4", ja4) }
+        writer.field("alert", alert)
+        writer.field("learned", learned)
+    }
+}

@@ -15,9 +15,9 @@ extension ClientConnection {
     /// CONNECT host). The handshake starts on the next turn of the loop, once whatever arrived
     /// behind the CONNECT head has been set aside: it is the start of the ClientHello.
     func beginInterception(_ head: RequestHead, requestID: UInt64, origin: Origin, engine: TLSEngine,
-                                   plain: Connection) {
+                                   plain: Connection, established: Bool = false) {
         timer.cancel()
-        plain.write(Tunnel.established)
+        if !established { plain.write(Tunnel.established) }
         plain.pauseReading()
         isAwaitingClientHandshake = true
         interceptedOrigin = origin
@@ -61,6 +61,9 @@ extension ClientConnection {
                     interceptionFailed(.clientFailed(reason: .tlsHandshakeTimedOut(after: after)), head: head,
                                        requestID: requestID, origin: origin, serverName: tls.serverName, start: start)
                 case .failure(let failure):
+                    if let alert = Self.refusal(of: failure, sawHello: stream.clientJA4 != nil) {
+                        clientRejected(serverName: tls.serverName, ja4: stream.clientJA4, alert: alert, origin: origin)
+                    }
                     interceptionFailed(.clientFailed(reason: .tlsHandshakeFailed(Self.describe(failure))), head: head,
                                        requestID: requestID, origin: origin, serverName: tls.serverName, start: start)
                 }

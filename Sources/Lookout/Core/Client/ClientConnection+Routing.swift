@@ -83,6 +83,12 @@ extension ClientConnection {
         }
         if let engine = environment.interceptionTLS, environment.tls.intercepts(host),
            let plain = connection as? Connection {
+            if waitsForHello(host: host) {
+                awaitClientHello(head, requestID: requestID,
+                                 origin: Origin(host: host, port: port, isSecure: true, parent: parent, ruleKey: ruleKey),
+                                 engine: engine, plain: plain)
+                return
+            }
             beginInterception(head, requestID: requestID,
                               origin: Origin(host: host, port: port, isSecure: true, parent: parent, ruleKey: ruleKey),
                               engine: engine, plain: plain)

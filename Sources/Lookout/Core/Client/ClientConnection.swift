@@ -58,6 +58,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// After an intercepted handshake that chose `h2`: the connection's HTTP/2 side, which runs
     /// its streams' exchanges; the parser is unused from then on.
     var http2: HTTP2ClientSide?
+    /// A CONNECT to a host with learned passthroughs: its ClientHello is read first, to choose
+    /// between interception and a blind tunnel (`interception.learn_passthrough`).
+    var pendingHello: PendingHello?
 
     init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
          adminOnly: Bool = false) {
@@ -84,6 +87,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         lastActivity = .now()
+        if pendingHello != nil {
+            helloArrived(bytes)
+            return
+        }
         if let http2 {
             http2.didRead(bytes)
             return
@@ -97,6 +104,11 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
+        if pendingHello != nil {
+            pendingHello = nil
+            close(reason: "client_closed")
+            return
+        }
         if let http2 {
             http2.clientDidEnd(.clientFailed(reason: .closed("end of stream")))
             close(reason: "client_closed")

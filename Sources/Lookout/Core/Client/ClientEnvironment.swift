@@ -16,6 +16,8 @@ final class ClientEnvironment: Sendable {
     let tls: TLSSettings
     /// Terminates intercepted clients' TLS; nil without interception.
     let interceptionTLS: TLSEngine?
+    /// `interception.learn_passthrough`.
+    let passthrough: PassthroughStore?
     let trustManager: ServerTrustManager
     let access: AccessPolicy
     let allowedConnectPorts: Set<Int>
@@ -30,6 +32,7 @@ final class ClientEnvironment: Sendable {
         self.http2 = configuration.http2
         self.tls = configuration.tls
         self.interceptionTLS = interceptionTLS
+        self.passthrough = configuration.passthrough
         self.trustManager = trustManager
         self.access = configuration.access
         self.allowedConnectPorts = configuration.allowedConnectPorts

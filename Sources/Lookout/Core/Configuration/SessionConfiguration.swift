@@ -82,6 +82,8 @@ public struct SessionConfiguration: Sendable {
     public var messages = MessagesSettings()
     /// `otel`: exchanges traced (the trace stage, `traceparent` upstream); the export is a monitor's.
     public var otel = OTelSettings()
+    /// `interception.learn_passthrough`: where the learned pairs are kept.
+    public var passthrough: PassthroughStore?
     /// `audit`: the passive checks, when enabled: ids turned off everywhere and per host.
     public var audit: (disabled: Set<String>, rules: HostRuleSet<Set<String>>, certificateExpiryDays: Int)?
 

@@ -52,6 +52,10 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private var waitingForLatency = false
     /// A WebSocket's messages, read from copies of what is relayed (`messages`).
     private var webSocket: WebSocketWatch?
+    /// The client already got its `200` (a CONNECT whose ClientHello was read first, to choose a
+    /// learned passthrough); `initialClientBytes` is that ClientHello, sent on once connected.
+    var alreadyEstablished = false
+    var initialClientBytes: [UInt8] = []
     /// A blind tunnel: its client's first record, for the ClientHello's JA4.
     private var helloGatherer: FirstRecordGatherer?
     /// A blind tunnel: looks for a cleartext WebSocket inside it (`messages`).
@@ -158,12 +162,15 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private func open(_ connection: Connection, earlyBytes: [UInt8] = []) {
         metrics.upstreamConnectionID = connection.id
         metrics.requestStart = .now()
-        client.write(Tunnel.established)
+        if !alreadyEstablished { client.write(Tunnel.established) }
         summary.status = 200
-        helloGatherer = FirstRecordGatherer()
+        if summary.clientJA4 == nil { helloGatherer = FirstRecordGatherer() }
         sniffForWebSocket()
         relay(connection, after: earlyBytes)
     }
+
+    /// The JA4 the ClientHello read before the tunnel gave.
+    func setClientJA4(_ ja4: String?) { summary.clientJA4 = ja4 }
 
     /// Takes over a switched exchange's upstream connection; `upstreamLeftover` is what the
     /// origin sent right behind its 101.
@@ -184,6 +191,12 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
             leftover.withUnsafeBytes { webSocket?.upstreamBytes($0) }
         }
         relay(connection, readUpstream: clientKeepsUp)
+        if !initialClientBytes.isEmpty {
+            // The ClientHello read before the tunnel opened goes first.
+            clientToUpstream += UInt64(initialClientBytes.count)
+            connection.write(initialClientBytes)
+            initialClientBytes = []
+        }
     }
 
     /// `readUpstream` false: the client is backed up; its drain resumes reading.
