@@ -26,6 +26,7 @@ public final class UIEndpoint: AdminEndpoint {
         "app.js": "text/javascript; charset=utf-8",
         "operator.js": "text/javascript; charset=utf-8",
         "messages.js": "text/javascript; charset=utf-8",
+        "findings.js": "text/javascript; charset=utf-8",
         "style.css": "text/css; charset=utf-8",
     ]
 

@@ -69,3 +69,34 @@ def test_an_unknown_finding_id_is_a_config_error(make_proxy):
     check = subprocess.run([str(proxy.binary), "config", "check", str(proxy.config_path)], capture_output=True, text=True,
                            env=client_env())
     assert check.returncode != 0 and "audit.disable[0]" in check.stderr + check.stdout and "hsts-mising" in check.stderr + check.stdout
+
+
+def test_the_ui_groups_findings_by_id_with_the_exchanges_behind_each(make_proxy):
+    import pytest
+    pytest.importorskip("selenium")
+    from conftest import wait_until
+    from selenium.webdriver.common.by import By
+    from browser import start_chromium
+    import tempfile
+    from pathlib import Path
+    with ScriptedOrigin() as origin:
+        origin.route("/page", BAD_PAGE)
+        origin.route("/api", CORS)
+        proxy = make_proxy({"audit": {"enabled": True}})
+        driver = start_chromium(Path(tempfile.mkdtemp()))
+        try:
+            driver.get(f"http://127.0.0.1:{proxy.port}/ui/")
+            wait_until(lambda: driver.find_element(By.ID, "stream-state").text == "live", timeout=10)
+            for path in ("/page", "/page", "/api"):
+                curl(proxy, origin.url(path), "-H", "Origin: https://evil.test")
+            wait_until(lambda: driver.execute_script("return state.rows.length") == 3, timeout=10)
+            driver.find_element(By.ID, "findings").click()
+            groups = driver.execute_script("""return [...document.querySelectorAll('#findings-view .finding-group')]
+                .map(g => [g.dataset.finding, g.querySelectorAll('a.finding-exchange').length])""")
+            assert groups[0][1] == 2 and ["cors-reflects-origin", 1] in groups and ["cookie-over-http", 2] in groups, groups
+            driver.find_element(By.CSS_SELECTOR, '[data-finding="cors-reflects-origin"] a.finding-exchange').click()
+            wait_until(lambda: "#" in driver.find_element(By.ID, "detail-title").text, timeout=5)
+            assert "/api" in driver.find_element(By.ID, "detail-title").text
+            assert "cors-reflects-origin" in driver.find_element(By.CSS_SELECTOR, ".section-findings").text
+        finally:
+            driver.quit()
