@@ -1,5 +1,5 @@
 """`lookout exec` and `lookout env`: programs sent through an intercepting Lookout trust its CA
-with no set-up of their own — curl, Python requests, Java's HttpClient, and git cloning over https
+with no set-up of their own — curl, Python requests, pip from a local index, Java's HttpClient, and git cloning over https
 from a local server — and `lookout env` prints the same variables for bash, fish and PowerShell."""
 
 from __future__ import annotations
@@ -102,3 +102,37 @@ def test_env_prints_the_same_for_each_shell(make_proxy, pki, good_origin):  # no
     assert result.stdout == "200", result.stderr
     bundle = next(line.split("=", 1)[1].strip("'") for line in bash.stdout.splitlines() if line.startswith("export CURL_CA_BUNDLE="))
     assert open(bundle).read().count("BEGIN CERTIFICATE") > 1, "the system roots and Lookout's CA"
+
+
+def test_pip_installs_from_a_local_index_through_lookout(make_proxy, pki, tmp_path):
+    import hashlib
+    import zipfile
+    served = tmp_path / "served"
+    (served / "files").mkdir(parents=True)
+    wheel = served / "files" / "tinypkg-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("tinypkg/__init__.py", "VALUE = 42\n")
+        archive.writestr("tinypkg-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n")
+        archive.writestr("tinypkg-0.1.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("tinypkg-0.1.dist-info/RECORD", "")
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (served / "simple" / "tinypkg").mkdir(parents=True)
+    (served / "simple" / "tinypkg" / "index.html").write_text(
+        f'<html><body><a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a></body></html>')
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(served)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*(str(p) for p in pki.good.tls))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        proxy = make_proxy(intercepting(pki, type("Origin", (), {"port": port})))
+        result = lookout(proxy, *exec_args(proxy), sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                         "--disable-pip-version-check", "--no-cache-dir", "--index-url", f"https://localhost:{port}/simple/",
+                         "-d", str(tmp_path / "got"), "tinypkg")
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / "got" / wheel.name).read_bytes() == wheel.read_bytes()
+        urls = [r["url"] for r in proxy.summaries(2, kind="intercepted")]
+        assert any(u.endswith("/simple/tinypkg/") for u in urls) and any(u.endswith(wheel.name) for u in urls), urls
+    finally:
+        server.shutdown()
