@@ -62,6 +62,22 @@ def test_intercepted_https_findings_and_what_is_turned_off(make_proxy, pki, good
     assert not any(i.startswith("tls-") or i == "trust-evaluation-disabled" for i in ids(record)), ids(record)
 
 
+def test_https_document_findings_through_interception(make_proxy, pki):
+    with ScriptedOrigin(tls=pki.good.tls) as origin:
+        origin.route("/page", (200, {"Content-Type": "text/html", "Set-Cookie": "sid=x; Path=/",
+                                     "Strict-Transport-Security": "max-age=600"}, b"<html></html>"))
+        origin.route("/safe", (200, {"Content-Type": "text/html", "Set-Cookie": "sid=x; Secure; HttpOnly; SameSite=Lax",
+                                     "Strict-Transport-Security": "max-age=31536000", "X-Content-Type-Options": "nosniff",
+                                     "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'"}, b"<html></html>"))
+        proxy = make_proxy(intercepting(pki, origin, audit={"enabled": True}))
+        for path in ("/page", "/safe"):
+            assert curl(proxy, origin.url(path), "--cacert", ca_file(proxy)).rc == 0
+        records = {r["url"].rsplit("/", 1)[1]: r for r in proxy.summaries(2, kind="intercepted")}
+    assert ids(records["page"]) == ["cookie-no-secure", "cookie-no-httponly", "cookie-no-samesite", "hsts-weak", "xcto-missing",
+                                    "csp-missing", "frame-protection-missing"], ids(records["page"])
+    assert ids(records["safe"]) == [], "a well-configured page has no finding"
+
+
 def test_an_unknown_finding_id_is_a_config_error(make_proxy):
     proxy = make_proxy({"audit": {"enabled": True, "disable": ["hsts-mising"]}}, start=False)
     import subprocess

@@ -22,8 +22,15 @@ public enum JA4 {
         let ciphers = hello.cipherSuites.filter { !ClientHello.isGREASE($0) }
         let extensions = hello.extensions.filter { !ClientHello.isGREASE($0) }
         let versions = hello.supportedVersions.filter { !ClientHello.isGREASE($0) }
-        let version = versions.max() ?? hello.legacyVersion
-        let versionText: String = switch version {
+        let a = "t" + versionText(versions.max() ?? hello.legacyVersion) + (extensions.contains(0x0000) ? "d" : "i") + twoDigits(ciphers.count) + twoDigits(extensions.count)
+            + alpnCharacters(hello.alpn.first)
+        return (a, ciphers.map(hex4).sorted(), extensions.filter { $0 != 0x0000 && $0 != 0x0010 }.map(hex4).sorted(),
+                hello.signatureAlgorithms.filter { !ClientHello.isGREASE($0) }.map(hex4))
+    }
+
+    /// A TLS version as JA4 and JA4S write it.
+    static func versionText(_ version: UInt16) -> String {
+        switch version {
         case 0x0304: "13"
         case 0x0303: "12"
         case 0x0302: "11"
@@ -31,10 +38,6 @@ public enum JA4 {
         case 0x0300: "s3"
         default: "00"
         }
-        let a = "t" + versionText + (extensions.contains(0x0000) ? "d" : "i") + twoDigits(ciphers.count) + twoDigits(extensions.count)
-            + alpnCharacters(hello.alpn.first)
-        return (a, ciphers.map(hex4).sorted(), extensions.filter { $0 != 0x0000 && $0 != 0x0010 }.map(hex4).sorted(),
-                hello.signatureAlgorithms.filter { !ClientHello.isGREASE($0) }.map(hex4))
     }
 
     private static func twoDigits(_ count: Int) -> String {

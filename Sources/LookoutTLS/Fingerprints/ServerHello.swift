@@ -42,15 +42,7 @@ public struct ServerHello: Sendable, Equatable {
 public enum JA4S {
     public static func fingerprint(_ hello: ServerHello) -> String {
         let extensions = hello.extensions.filter { !ClientHello.isGREASE($0) }
-        let version = hello.selectedVersion ?? hello.legacyVersion
-        let versionText: String = switch version {
-        case 0x0304: "13"
-        case 0x0303: "12"
-        case 0x0302: "11"
-        case 0x0301: "10"
-        case 0x0300: "s3"
-        default: "00"
-        }
+        let versionText = JA4.versionText(hello.selectedVersion ?? hello.legacyVersion)
         let count = min(extensions.count, 99)
         var alpn = "00"
         if let value = hello.alpn, let first = value.first, let last = value.last { alpn = String(first) + String(last) }
