@@ -10,24 +10,55 @@ import Darwin
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    /// Seconds since 1970 of an HTTP-date in any of the three forms; nil when `text` is none of them.
+    /// Seconds since 1970 of an HTTP-date in any of the three forms; nil when `text` is none of
+    /// them. Each form is read by its grammar exactly (RFC 9110 §5.6.7): single spaces, the comma
+    /// after the day name, two-digit days, hours, minutes and seconds, a two-digit year in RFC 850
+    /// and a four-digit one elsewhere — a date off the grammar is invalid (and, as an `Expires`,
+    /// means already expired, RFC 9111 §5.3).
     public static func unixSeconds(_ text: String) -> Double? {
         if let seconds = imfFixdate(text) { return seconds }
-        let parts = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        var day: Int?, month: Int?, year: Int?, time: [Int]?
-        if parts.count == 6, parts[5] == "GMT" {                 // IMF-fixdate
-            day = Int(parts[1]); month = monthIndex(parts[2]); year = Int(parts[3]); time = clock(parts[4])
-        } else if parts.count == 4, parts[3] == "GMT" {           // RFC 850
-            let date = parts[1].split(separator: "-").map(String.init)
-            guard date.count == 3, let yy = Int(date[2]) else { return nil }
-            day = Int(date[0]); month = monthIndex(date[1]); time = clock(parts[2])
+        let b = Array(text.utf8)
+        // rfc850-date = day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP time-of-day SP "GMT"
+        if let comma = b.firstIndex(of: 0x2C), longDayNames.contains(String(decoding: b[..<comma], as: UTF8.self)) {
+            let rest = Array(b[(comma + 1)...])
+            guard rest.count == 23, rest[0] == 0x20, rest[3] == 0x2D, rest[7] == 0x2D, rest[10] == 0x20, rest[19] == 0x20,
+                  String(decoding: rest[20...], as: UTF8.self) == "GMT",
+                  let day = digits(rest, 1, 2), let month = monthIndex(String(decoding: rest[4..<7], as: UTF8.self)),
+                  let yy = digits(rest, 8, 2), let time = clock(rest, 11) else { return nil }
             // RFC 9110 §5.6.7: a two-digit year more than 50 years ahead is in the past century.
-            year = yy < 100 ? (yy + 2000 > currentYearGuess + 50 ? yy + 1900 : yy + 2000) : yy
-        } else if parts.count == 5 {                              // asctime
-            month = monthIndex(parts[1]); day = Int(parts[2]); time = clock(parts[3]); year = Int(parts[4])
+            let year = yy + 2000 > currentYearGuess + 50 ? yy + 1900 : yy + 2000
+            return seconds(year: year, month: month, day: day, time: time)
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), time[0] < 24, time[1] < 60, time[2] < 61
-        else { return nil }
+        // asctime-date = day-name SP month SP ( 2DIGIT / ( SP DIGIT ) ) SP time-of-day SP 4DIGIT
+        guard b.count == 24, b[3] == 0x20, b[7] == 0x20, b[10] == 0x20, b[19] == 0x20,
+              dayNames.contains(String(decoding: b[0..<3], as: UTF8.self)),
+              let month = monthIndex(String(decoding: b[4..<7], as: UTF8.self)),
+              let day = b[8] == 0x20 ? digits(b, 9, 1) : digits(b, 8, 2),
+              let time = clock(b, 11), let year = digits(b, 20, 4) else { return nil }
+        return seconds(year: year, month: month, day: day, time: time)
+    }
+
+    private static let longDayNames: Set<String> = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    private static func digits(_ b: [UInt8], _ at: Int, _ count: Int) -> Int? {
+        var value = 0
+        for index in at..<(at + count) {
+            let digit = Int(b[index]) - 0x30
+            guard digit >= 0 && digit <= 9 else { return nil }
+            value = value * 10 + digit
+        }
+        return value
+    }
+
+    /// `hh:mm:ss` at `at`, two digits each.
+    private static func clock(_ b: [UInt8], _ at: Int) -> [Int]? {
+        guard b[at + 2] == 0x3A, b[at + 5] == 0x3A, let h = digits(b, at, 2), let m = digits(b, at + 3, 2),
+              let sec = digits(b, at + 6, 2) else { return nil }
+        return [h, m, sec]
+    }
+
+    private static func seconds(year: Int, month: Int, day: Int, time: [Int]) -> Double? {
+        guard (1...31).contains(day), time[0] < 24, time[1] < 60, time[2] < 61 else { return nil }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
         return Double(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2])
     }
@@ -67,11 +98,6 @@ public enum HTTPDate {
     private static let currentYearGuess = 1970 + Int(time(nil)) / 31_556_952
 
     private static func monthIndex(_ name: String) -> Int? { months.firstIndex(of: name.lowercased()) }
-
-    private static func clock(_ text: String) -> [Int]? {
-        let fields = text.split(separator: ":").compactMap { Int($0) }
-        return fields.count == 3 ? fields : nil
-    }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
     private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {

@@ -23,8 +23,12 @@ public enum HARFormat {
         if let ts = r.string("ts").flatMap(LogTime.timestamp) {
             j.key("startedDateTime"); j.string(isoTime(ts - Int64(total * 1000)))
         }
-        // HAR timings: connect includes ssl; -1 where the phase did not happen.
-        func phase(_ name: String) -> Double { max(-1, r.number("timings_ms", name) ?? -1) }
+        // HAR timings: connect includes ssl; -1 where the phase did not happen — except send, wait
+        // and receive, which HAR 1.2 requires to be non-negative (0 for an admin page's, say).
+        func phase(_ name: String) -> Double {
+            let floor: Double = ["send", "wait", "receive"].contains(name) ? 0 : -1
+            return max(floor, r.number("timings_ms", name) ?? floor)
+        }
         let tls = phase("tls"), tcp = phase("connect")
         let connect = tcp < 0 ? -1 : tcp + max(0, tls)
         let timings: [(String, Double)] = [("blocked", phase("blocked")), ("dns", phase("dns")), ("connect", connect),

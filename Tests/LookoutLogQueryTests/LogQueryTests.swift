@@ -215,4 +215,13 @@ private struct LiveSubject: FilterSubject {
         #expect(!withRecord(#"{"id":1,"tls":{"client_ja4":"t12d1209h1_1"}}"#) { ja4.matches($0) })
         #expect(throws: LogFilterError.self) { try LogFilter.parse("ws.close~10") }
     }
+
+    /// HAR 1.2 requires send, wait and receive to be non-negative: a phase that did not happen is 0
+    /// there (an admin page's), -1 only for blocked, dns, connect and ssl.
+    @Test func harTimingsNeverHaveANegativeSendWaitOrReceive() throws {
+        let line = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id":3,"kind":"admin","method":"GET","url":"http://127.0.0.1:8080/metrics","status":200,"timings_ms":{"blocked":-1,"dns":-1,"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1,"total":0.2}}"#
+        let entry = withRecord(line) { HARFormat.entry($0, index: 0) }
+        #expect(entry.contains(#""send":0"#) && entry.contains(#""wait":0"#) && entry.contains(#""receive":0"#), "\(entry)")
+        #expect(entry.contains(#""dns":-1"#) && entry.contains(#""blocked":-1"#))
+    }
 }
