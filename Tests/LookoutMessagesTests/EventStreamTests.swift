@@ -52,3 +52,14 @@ func split(_ splitter: EventStreamSplitter, _ text: String, size: Int) -> [Strea
         #expect(q.p50 == 10 && q.max == 510)
     }
 }
+
+@Suite struct StreamFormatTests {
+    @Test func mediaTypesAreComparedWithoutCaseOrParameters() {
+        #expect(StreamFormat.of(contentType: " Text/Event-Stream ;charset=utf-8") == .sse)
+        #expect(StreamFormat.of(contentType: "APPLICATION/JSONL") == .ndjson)
+        #expect(StreamFormat.of(contentType: "application/grpc-web+proto") == .grpcWeb)
+        #expect(StreamFormat.of(contentType: "application/grpc+json") == .grpc && StreamFormat.of(contentType: "application/grpc+") == nil)
+        #expect(StreamFormat.of(contentType: "text/event-streams") == nil && StreamFormat.of(contentType: "") == nil)
+        #expect(StreamFormat.of(contentType: nil) == nil && StreamFormat.of(contentType: "application/json") == nil)
+    }
+}

@@ -13,7 +13,9 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
     }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        // A gRPC call's own messages (client and bidirectional streaming) are read too.
+        // A gRPC call's own messages (client and bidirectional streaming) are read too; gRPC calls
+        // are POSTs (gRPC over HTTP/2, "Requests"), so nothing else pays for the field lookup.
+        guard exchange.head.method == .post else { return .proceed }
         if let format = StreamFormat.of(contentType: exchange.head.headerFields[.contentType]),
            format == .grpc || format == .grpcWeb {
             exchange.watchStream(format, settings: settings).watchRequest()
