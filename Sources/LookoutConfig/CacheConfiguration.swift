@@ -27,5 +27,8 @@ public struct CacheRuleSettings: Sendable, Equatable {
     /// `default_ttl`: seconds of freshness for storable responses without explicit freshness
     /// (0 = RFC 9111 §4.2.2 heuristics only).
     public var defaultTTL = 0
+    /// `cdn_cache_control`: false = ignore `CDN-Cache-Control` (RFC 9213) and cache by
+    /// `Cache-Control` and `Expires` alone.
+    public var cdnCacheControl = true
     public init() {}
 }

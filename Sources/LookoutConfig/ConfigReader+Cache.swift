@@ -25,6 +25,9 @@ extension ConfigReader {
             let rules = ruleList(node, path: "cache.rules", known: Schema.cacheRule, what: "cache rules") { section, elementPath in
                 var rule = CacheRuleSettings()
                 if let node = section["store"] { rule.store = boolean(node, "\(elementPath).store") ?? rule.store }
+                if let node = section["cdn_cache_control"] {
+                    rule.cdnCacheControl = boolean(node, "\(elementPath).cdn_cache_control") ?? rule.cdnCacheControl
+                }
                 if let node = section["default_ttl"] {
                     rule.defaultTTL = integer(node, "\(elementPath).default_ttl", in: 0...Int(Schema.maximumSeconds),
                                               rangeMessage: "must be between 0 and \(Int(Schema.maximumSeconds)) seconds (0 = heuristics only)")

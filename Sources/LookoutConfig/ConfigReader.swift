@@ -78,7 +78,7 @@ enum Schema {
     /// The keys of one `capture.rules[i]`.
     static let captureRule = ["hosts", "request_bodies", "response_bodies", "max_body_bytes"]
     /// The keys of one `cache.rules[i]`.
-    static let cacheRule = ["hosts", "store", "default_ttl"]
+    static let cacheRule = ["hosts", "store", "default_ttl", "cdn_cache_control"]
     /// The keys of one `map.remote[i]` and one `map.local[i]`.
     static let mapRemote = ["from", "to", "preserve_host", "allow_downgrade"]
     static let mapLocal = ["from", "file", "status", "content_type"]

@@ -200,9 +200,18 @@ public struct HTTPResponseParser: Sendable {
         if method == .head || status < 200 || status == 204 || status == 304 || isTunnel {
             framing = .none
         } else if facts.hasTransferEncoding {
+            // §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
             if minor == 0 { throw .unsupportedTransferCoding }
-            guard FieldParsing.transferEncodingIsValidChunked(facts) else { throw .unsupportedTransferCoding }
-            framing = .chunked
+            if FieldParsing.transferEncodingIsValidChunked(facts) {
+                framing = .chunked
+            } else if !facts.chunkedIsFinal {
+                // §6.3 rule 4: with chunked not the final coding, a response's body runs until
+                // the server closes; it is relayed as it is, codings and all.
+                framing = .untilClose
+            } else {
+                // chunked applied twice (§6.1 forbids it), or after a coding Lookout does not know.
+                throw .unsupportedTransferCoding
+            }
         } else if let cl = facts.contentLength {
             framing = .contentLength(cl)
         } else {

@@ -24,4 +24,11 @@ public enum TransferCoding {
         codings.append("chunked")
         return codings.joined(separator: ", ")
     }
+
+    /// The `Transfer-Encoding` of a close-delimited response whose codings are relayed undecoded
+    /// (RFC 9112 §6.3 rule 4): the origin's values as they are, as one list.
+    public static func relayedField(_ fields: HTTPFields) -> String? {
+        let values = fields[values: .transferEncoding]
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
 }

@@ -67,7 +67,9 @@ extension SessionConfiguration {
             limits: CacheLimits(maxSizeBytes: Int64(file.cache.maxSizeBytes), maxObjectBytes: Int64(file.cache.maxObjectBytes),
                                 memoryBytes: Int64(file.cache.memoryBytes)),
             rules: HostRuleSet(file.cache.rules.map { rule in
-                (rule.hosts, !rule.store ? .doNotCache : rule.defaultTTL > 0 ? .modify(defaultTTL: rule.defaultTTL) : .cache)
+                (rule.hosts, !rule.store ? .doNotCache
+                    : rule.defaultTTL > 0 || !rule.cdnCacheControl
+                    ? .modify(defaultTTL: rule.defaultTTL, cdnCacheControl: rule.cdnCacheControl) : .cache)
             }))
     }
 

@@ -22,6 +22,7 @@ import Testing
               default_ttl: 30
             - hosts: ["private.example.org"]
               store: false
+              cdn_cache_control: false
         """)
         #expect(config.cache.enabled && config.cache.path == "/var/cache/lookout")
         #expect(config.cache.maxSizeBytes == 2_000_000 && config.cache.maxObjectBytes == 100_000 && config.cache.memoryBytes == 0)
@@ -29,6 +30,7 @@ import Testing
         #expect(config.cache.rules[0].store && config.cache.rules[0].defaultTTL == 30)
         #expect(config.cache.rules[0].hosts.map(\.text) == ["**.example.com"])
         #expect(!config.cache.rules[1].store && config.cache.rules[1].defaultTTL == 0)
+        #expect(config.cache.rules[0].cdnCacheControl && !config.cache.rules[1].cdnCacheControl)
     }
 
     @Test func homeIsExpandedAndEmptyMeansStateDir() throws {
@@ -46,6 +48,8 @@ import Testing
             .contains("cache.rules[0].default_ttl: must be between 0") == true)
         #expect(error("cache:\n  rules:\n    - hosts: [\"a.com\"]\n      stor: false")?.contains("cache.rules[0]") == true)
         #expect(error("cache:\n  rules:\n    - store: false")?.contains("cache.rules[0].hosts: a rule needs hosts") == true)
+        #expect(error("cache:\n  rules:\n    - hosts: [\"a.com\"]\n      cdn_cache_control: sometimes")?
+            .contains("cache.rules[0].cdn_cache_control: expected true or false") == true)
         #expect(error("cache:\n  sise: 3")?.contains("cache.sise") == true)
     }
 }

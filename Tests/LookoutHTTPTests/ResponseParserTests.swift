@@ -36,6 +36,19 @@ import Testing
         #expect(Array(items.dropFirst()) == [.body(bytes("stream of bytes and more")), .end(nil)])
     }
 
+    /// RFC 9112 §6.3 rule 4: chunked not the final coding (or absent) means the body runs until close.
+    @Test(arguments: ["gzip", "x-unknown", "chunked, gzip", "identity", "chunked\r\nTransfer-Encoding: foo"])
+    func transferCodingWithoutFinalChunkedRunsUntilClose(_ codings: String) throws {
+        let raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: \(codings)\r\n\r\n5\r\nabcde\r\n0\r\n\r\n"
+        let h = try #require(try responseHeads(raw).first)
+        #expect(h.framing == .untilClose)
+        #expect(!h.keepAlive)
+        let items = try parseResponses([bytes(raw)], finish: true)
+        #expect(Array(items.dropFirst()) == [.body(bytes("5\r\nabcde\r\n0\r\n\r\n")), .end(nil)])
+        let relayed = codings.split(separator: "\r\n").map { $0.split(separator: ": ").last! }.joined(separator: ", ")
+        #expect(TransferCoding.relayedField(h.headerFields) == relayed)
+    }
+
     @Test func untilCloseFinishAndIdle() throws {
         var p = HTTPResponseParser()
         p.expectResponse(to: .get)
@@ -218,8 +231,8 @@ import Testing
         .init("CL and TE", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n", .conflictingFraming),
         .init("bad CL", "HTTP/1.1 200 OK\r\nContent-Length: 1.5\r\n\r\n", .invalidContentLength),
         .init("differing CL", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n", .invalidContentLength),
-        .init("TE gzip only", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", .unsupportedTransferCoding),
         .init("TE unknown", "HTTP/1.1 200 OK\r\nTransfer-Encoding: br, chunked\r\n\r\n", .unsupportedTransferCoding),
+        .init("TE chunked twice", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", .unsupportedTransferCoding),
         .init("TE in HTTP/1.0", "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", .unsupportedTransferCoding),
         .init("bad chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", .invalidChunkedEncoding),
         .init("missing chunk CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n", .invalidChunkedEncoding),

@@ -448,9 +448,8 @@ def read_response(reader: Reader, method: str = "GET") -> Response:
     cl = resp.header("Content-Length")
     if method == "HEAD" or status in (204, 304) or status < 200:
         resp.framing = "none"
-    elif te is not None:
+    elif te is not None and te.lower().replace(" ", "").endswith("chunked"):
         resp.framing = "chunked"
-        assert te.lower().replace(" ", "").endswith("chunked"), f"unexpected TE {te!r}"
         body = bytearray()
         while True:
             line = reader.read_until(b"\r\n")
@@ -480,6 +479,7 @@ def read_response(reader: Reader, method: str = "GET") -> Response:
         resp.body = reader.read_exact(n)
         resp.complete = len(resp.body) == n
     else:
+        # Also a Transfer-Encoding without chunked last (RFC 9112 §6.3 rule 4).
         resp.framing = "close"
         resp.body = reader.read_to_eof()
         resp.complete = not reader.reset

@@ -11,12 +11,19 @@ public enum CacheDecision: Sendable, Equatable {
     /// Never store (serving stays RFC-correct: there is nothing to serve).
     case doNotCache
     /// Store what RFC 9111 allows, giving storable responses without explicit freshness
-    /// `defaultTTL` seconds (`cache.rules[i].default_ttl`).
-    case modify(defaultTTL: Int)
+    /// `defaultTTL` seconds (`cache.rules[i].default_ttl`); `cdnCacheControl` false ignores
+    /// `CDN-Cache-Control` (`cache.rules[i].cdn_cache_control`).
+    case modify(defaultTTL: Int, cdnCacheControl: Bool)
 
     public var defaultTTL: Int {
-        if case .modify(let seconds) = self { return seconds }
+        if case .modify(let seconds, _) = self { return seconds }
         return 0
+    }
+
+    /// Whether a valid `CDN-Cache-Control` replaces `Cache-Control` and `Expires` (RFC 9213 §2.1).
+    public var readsCDNCacheControl: Bool {
+        if case .modify(_, let reads) = self { return reads }
+        return true
     }
 }
 

@@ -69,8 +69,11 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         guard let cache, exchange.isFirstHop, response.status != 101 else { return nil }
         var fields = response.headerFields
         HopByHopHeaders.remove(from: &fields)
+        // A close-delimited body under a Transfer-Encoding is relayed still coded.
+        let transferCoded = response.framing == .untilClose && response.headerFields[.transferEncoding] != nil
         let (action, records) = cache.responseArrived(status: response.status, reasonPhrase: response.reasonPhrase,
-                                                      fields: fields, framing: response.framing)
+                                                      fields: fields, framing: response.framing,
+                                                      transferCoded: transferCoded)
         for record in records { post(record, to: exchange) }
         switch action {
         case .answer(let answer):

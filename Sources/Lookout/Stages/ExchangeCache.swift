@@ -140,7 +140,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
 
     private func freshness(of object: CachedObject, now: Double) -> (age: Double, lifetime: Double, directives: CacheControl) {
         let facts = object.facts
-        return (facts.age(now: now), facts.lifetime(defaultTTL: decision.decision.defaultTTL), facts.directives)
+        let reading = facts.reading(targeted: decision.decision.readsCDNCacheControl)
+        return (facts.age(now: now), reading.lifetime(defaultTTL: decision.decision.defaultTTL), reading.directives)
     }
 
     private func decide(_ object: CachedObject) -> (Lookup, RequestDidLookUpCache) {
@@ -199,7 +200,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         var fields = m.fields
         if status.hit {
             // §5.2.2.4: the fields a qualified no-cache names are not sent without revalidation.
-            for name in object.facts.directives.noCacheFields {
+            for name in object.facts.reading(targeted: decision.decision.readsCDNCacheControl).directives.noCacheFields {
                 if let fieldName = HTTPField.Name(name) { fields[fieldName] = nil }
             }
         }
@@ -288,8 +289,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
 
     /// A final response head arrived (after hop-by-hop fields were removed from `fields`).
     /// Returns what to do with it, and the records to write.
-    func responseArrived(status: Int, reasonPhrase: String, fields: HTTPFields, framing: BodyFraming)
-        -> (ResponseAction, [any EventKind]) {
+    func responseArrived(status: Int, reasonPhrase: String, fields: HTTPFields, framing: BodyFraming,
+                         transferCoded: Bool = false) -> (ResponseAction, [any EventKind]) {
         let responseTime = Self.now()
         var records: [any EventKind] = []
         if method != .get && method != .head {
@@ -313,8 +314,11 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         if case .contentLength(let length) = framing { expected = Int64(length) }
         if case .none = framing { expected = 0 }
         if method == .get && forward != .bypass && forward != .method {
-            let (stored, record) = beginStoring(status: status, reasonPhrase: reasonPhrase, fields: fields,
-                                                expectedLength: expected, responseTime: responseTime)
+            let (stored, record) = transferCoded
+                ? (false, TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.transferCoding.rawValue,
+                                                rule: decision.rule))
+                : beginStoring(status: status, reasonPhrase: reasonPhrase, fields: fields,
+                               expectedLength: expected, responseTime: responseTime)
             cacheStatus.stored = stored
             summary.stored = stored
             if recordsWanted { records.append(record) }
@@ -382,7 +386,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         if decision.decision == .doNotCache {
             return (false, TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.rule.rawValue, rule: rule))
         }
-        let directives = CacheControl(fields)
+        let directives = CacheControl.response(fields, targeted: decision.decision.readsCDNCacheControl)
         // The cheap refusals first: most responses that are not stored say so outright.
         if directives.noStore && !directives.mustUnderstand {
             return (false, TaskWillCacheResponse(stored: false, reason: StoragePolicy.Refusal.noStore.rawValue, rule: rule))

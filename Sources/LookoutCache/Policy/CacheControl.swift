@@ -38,6 +38,8 @@ public struct CacheControl: Sendable, Equatable {
 
     /// Freshness directives whose argument was invalid or given twice differently.
     public var conflicts: Set<String> = []
+    /// Read from `CDN-Cache-Control` (RFC 9213), which replaces `Cache-Control` and `Expires`.
+    public var isTargeted = false
 
     /// No directive this parser knows was present.
     public var isEmpty: Bool { self == CacheControl() }
@@ -102,6 +104,13 @@ public struct CacheControl: Sendable, Equatable {
         case "only-if-cached": onlyIfCached = true
         default: break
         }
+    }
+
+    /// The directives a shared cache obeys for a response: `CDN-Cache-Control` when it is valid
+    /// and `targeted` allows it (RFC 9213 §2.1), otherwise `Cache-Control`.
+    public static func response(_ fields: HTTPFields, targeted: Bool) -> CacheControl {
+        if targeted, let directives = CacheControl.targeted(fields) { return directives }
+        return CacheControl(fields)
     }
 
     private mutating func seconds(_ name: String, _ argument: String?, current: Int?) -> Int? {

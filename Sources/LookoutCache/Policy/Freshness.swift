@@ -28,7 +28,8 @@ public enum Freshness {
         if let sMaxAge = directives.sMaxAge { return (Double(sMaxAge), .sMaxAge) }
         if directives.conflicts.contains("max-age") { return (0, .maxAge) }
         if let maxAge = directives.maxAge { return (Double(maxAge), .maxAge) }
-        let expiresLines = fields[values: .expires]
+        // RFC 9213 §2.1: a targeted field replaces Expires too.
+        let expiresLines = directives.isTargeted ? [] : fields[values: .expires]
         if !expiresLines.isEmpty {
             // §5.3: an invalid date, e.g. "0", means already expired.
             guard Set(expiresLines).count == 1, let expires = HTTPDate.unixSeconds(expiresLines[0]) else {
@@ -47,7 +48,7 @@ public enum Freshness {
 
     /// True when the response carries explicit freshness (§3: `max-age`, `s-maxage`, `Expires`).
     public static func hasExplicitFreshness(_ fields: HTTPFields, _ directives: CacheControl) -> Bool {
-        directives.maxAge != nil || directives.sMaxAge != nil || fields[.expires] != nil
+        directives.maxAge != nil || directives.sMaxAge != nil || (!directives.isTargeted && fields[.expires] != nil)
             || directives.conflicts.contains("max-age") || directives.conflicts.contains("s-maxage")
     }
 
@@ -79,36 +80,53 @@ public enum Freshness {
 /// What a stored response's freshness depends on, worked out once per stored copy (its fields do
 /// not change until a 304 replaces them) instead of on every hit.
 public struct FreshnessFacts: Sendable {
-    public let directives: CacheControl
-    /// From `s-maxage`, `max-age` or `Expires` (0 when one is invalid); nil when none is given.
-    public let explicitLifetime: Double?
-    /// §4.2.2's heuristic (0 where none is allowed).
-    public let heuristicLifetime: Double
+    /// The directives and lifetimes one reading of the response's fields gives.
+    public struct Reading: Sendable {
+        public let directives: CacheControl
+        /// From `s-maxage`, `max-age` or `Expires` (0 when one is invalid); nil when none is given.
+        public let explicitLifetime: Double?
+        /// §4.2.2's heuristic (0 where none is allowed).
+        public let heuristicLifetime: Double
+
+        init(_ m: StoredMetadata, _ directives: CacheControl) {
+            self.directives = directives
+            let (seconds, source) = Freshness.lifetime(status: m.status, fields: m.fields, directives: directives,
+                                                       responseTime: m.responseTime, defaultTTL: 0)
+            switch source {
+            case .sMaxAge, .maxAge, .expires:
+                explicitLifetime = seconds
+                heuristicLifetime = 0
+            case .heuristic, .defaultTTL, .none:
+                explicitLifetime = nil
+                heuristicLifetime = seconds
+            }
+        }
+
+        /// The lifetime with a rule's `default_ttl` (which replaces only the heuristic).
+        public func lifetime(defaultTTL: Int) -> Double {
+            explicitLifetime ?? (defaultTTL > 0 ? Double(defaultTTL) : heuristicLifetime)
+        }
+    }
+
+    /// By `Cache-Control` and `Expires`.
+    public let standard: Reading
+    /// By a valid `CDN-Cache-Control` (RFC 9213), when the response has one.
+    public let targeted: Reading?
     /// §4.2.3's corrected initial age, at `responseTime`.
     public let correctedInitialAge: Double
     public let responseTime: Double
 
     public init(_ m: StoredMetadata) {
-        let directives = CacheControl(m.fields)
-        self.directives = directives
-        let (seconds, source) = Freshness.lifetime(status: m.status, fields: m.fields, directives: directives,
-                                                   responseTime: m.responseTime, defaultTTL: 0)
-        switch source {
-        case .sMaxAge, .maxAge, .expires:
-            explicitLifetime = seconds
-            heuristicLifetime = 0
-        case .heuristic, .defaultTTL, .none:
-            explicitLifetime = nil
-            heuristicLifetime = seconds
-        }
+        standard = Reading(m, CacheControl(m.fields))
+        targeted = CacheControl.targeted(m.fields).map { Reading(m, $0) }
         correctedInitialAge = Freshness.currentAge(fields: m.fields, requestTime: m.requestTime,
                                                    responseTime: m.responseTime, now: m.responseTime)
         responseTime = m.responseTime
     }
 
-    /// The lifetime with a rule's `default_ttl` (which replaces only the heuristic).
-    public func lifetime(defaultTTL: Int) -> Double {
-        explicitLifetime ?? (defaultTTL > 0 ? Double(defaultTTL) : heuristicLifetime)
+    /// The reading a cache rule applies: the targeted one unless the rule turns it off.
+    public func reading(targeted useTargeted: Bool) -> Reading {
+        useTargeted ? (targeted ?? standard) : standard
     }
 
     public func age(now: Double) -> Double {

@@ -20,6 +20,9 @@ public enum StoragePolicy {
         case noFreshness = "no_freshness"
         /// `Vary: *` never matches a later request (§4.1).
         case varyStar = "vary_star"
+        /// The body carries a transfer coding Lookout relays without decoding (RFC 9112 §6.3):
+        /// stored without its `Transfer-Encoding` it would be served as something else.
+        case transferCoding = "transfer_coding"
         /// Larger than `max_object_bytes`.
         case tooLarge = "too_large"
         /// A `cache.rules` entry says `store: false` for the host.

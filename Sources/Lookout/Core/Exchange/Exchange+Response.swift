@@ -96,9 +96,10 @@ extension Exchange {
     }
 
     /// How the response body goes to the client, and whether the client connection stays open.
-    /// `chunkedCoding` is the `Transfer-Encoding` a chunked response goes on with, from the
-    /// origin's own fields (read only when the client takes chunks).
-    func prepareFraming(for response: ResponseHead, chunkedCoding: String?, fields: inout HTTPFields) {
+    /// `transferCoding` is the `Transfer-Encoding` the response goes on with, from the origin's
+    /// own fields: for a chunked one, read only when the client takes chunks; for a close-delimited
+    /// one whose codings Lookout does not decode, only for an HTTP/1.1 client (RFC 9112 §6.3).
+    func prepareFraming(for response: ResponseHead, transferCoding: String?, fields: inout HTTPFields) {
         switch response.framing {
         case .none:
             clientFraming = .none
@@ -109,9 +110,12 @@ extension Exchange {
             if response.contentLengthIsList { fields[.contentLength] = String(length) }
         case .chunked where head.version != .http1_0:
             clientFraming = .chunked
-            fields[.transferEncoding] = chunkedCoding ?? "chunked"
-        case .chunked, .untilClose:
-            // An HTTP/1.0 client cannot take chunks, and a close-delimited body can only be relayed as one.
+            fields[.transferEncoding] = transferCoding ?? "chunked"
+        case .untilClose:
+            if let transferCoding { fields[.transferEncoding] = transferCoding }
+            clientFraming = .untilClose
+        case .chunked:
+            // An HTTP/1.0 client cannot take chunks.
             clientFraming = .untilClose
         }
         // Until the whole request was read (the origin answered early, e.g. 413) the rest of its

@@ -137,10 +137,10 @@ extension Exchange {
         // the head the only other owner, adding Via and the rest below would otherwise copy all
         // of them first (copy-on-write), once per response.
         let offeredUpgrade = response.status == 101 ? response.headerFields[.upgrade] : nil
-        let chunkedCoding: String? = if case .chunked = response.framing, head.version != .http1_0 {
-            TransferCoding.canonicalField(response.headerFields)
-        } else {
-            nil
+        let transferCoding: String? = switch response.framing {
+        case .chunked where head.version != .http1_0: TransferCoding.canonicalField(response.headerFields)
+        case .untilClose where head.version == .http1_1: TransferCoding.relayedField(response.headerFields)
+        default: nil
         }
         var fields = response.headerFields
         response.headerFields = HTTPFields()
@@ -157,7 +157,7 @@ extension Exchange {
             clientFraming = .none
             keepClientAlive = false
         } else {
-            prepareFraming(for: response, chunkedCoding: chunkedCoding, fields: &fields)
+            prepareFraming(for: response, transferCoding: transferCoding, fields: &fields)
         }
         if let location { fields[.location] = location }
         switch runResponseStages(status: response.status, reasonPhrase: response.reasonPhrase, fields: &fields) {
