@@ -37,6 +37,7 @@ deps:
 	fi
 	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
 	@$(PYTHON) -c 'import haralyzer' 2>/dev/null || $(PYTHON) -m pip install -q haralyzer
+	@$(PYTHON) -c 'import jsonschema' 2>/dev/null || $(PYTHON) -m pip install -q jsonschema
 	@$(PYTHON) -c 'import yaml' 2>/dev/null || $(PYTHON) -m pip install -q pyyaml
 	@$(PYTHON) -c 'import selenium' 2>/dev/null || $(PYTHON) -m pip install -q selenium
 	@$(PYTHON) -c 'import h2, httpx' 2>/dev/null || $(PYTHON) -m pip install -q h2 'httpx[http2]'

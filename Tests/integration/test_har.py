@@ -12,7 +12,9 @@ import json
 import os
 import subprocess
 import zlib
+from pathlib import Path
 
+import jsonschema
 import pytest
 from haralyzer import HarParser
 
@@ -20,6 +22,7 @@ from conftest import client_env, curl, py_request
 from origins import ScriptedOrigin
 
 TEXT = "hello, lookout " * 200
+HAR_SCHEMA = json.loads((Path(__file__).parent / "har-1.2.schema.json").read_text())
 
 
 def brotli_compress(data: bytes) -> bytes:
@@ -35,7 +38,10 @@ def har_of(proxy, *args):
     p = subprocess.run([str(proxy.binary), "har", "--log", str(proxy.log_path), "--output", str(out), *args],
                        capture_output=True, text=True, timeout=60, env=client_env())
     assert p.returncode == 0, p.stderr
-    return json.loads(out.read_text())
+    har = json.loads(out.read_text())
+    # Every export is checked against a JSON Schema written from the HAR 1.2 specification.
+    jsonschema.validate(har, HAR_SCHEMA, format_checker=jsonschema.FormatChecker())
+    return har
 
 
 def records(proxy):
@@ -171,3 +177,28 @@ def test_a_websocket_exchange(make_proxy, raw_origin):
     assert entry["response"]["status"] == 101 and entry["_lookout"]["upgrade"] == "websocket", entry
     assert entry["request"]["method"] == "GET" and entry["_lookout"]["id"] == record["id"]
     check_timings(entry, record)
+
+
+def test_every_kind_of_record_validates_against_har_1_2(make_proxy, site):
+    """Admin pages, refusals, cookies both ways, form and binary bodies, a 304, a HEAD, a failed
+    upstream: the export stays valid HAR 1.2 (the schema in har-1.2.schema.json) for all of them."""
+    site.route("/form", (200, {"Set-Cookie": "a=1; Path=/; HttpOnly", "Content-Type": "text/html"}, b"<p>ok</p>"))
+    site.route("/bin", (200, {"Content-Type": "application/octet-stream"}, bytes(range(256))))
+    site.route("/nm", (304, {"ETag": '"x"'}, b""))
+    proxy = make_proxy({"capture": {"rules": [{"hosts": ["**"]}]}})
+    py_request(proxy, "POST", site.url("/form?q=1&r=%20two"), body=b"x=1&y=%C3%A9",
+               headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": "s=1; t=2"})
+    curl(proxy, site.url("/bin"))
+    curl(proxy, site.url("/nm"), "-H", 'If-None-Match: "x"')
+    curl(proxy, site.url("/form"), "-I")
+    curl(proxy, "http://127.0.0.1:1/refused")
+    curl(proxy, "ftp://127.0.0.1/nope")
+    for page in ("/healthz", "/metrics", "/exchanges"):
+        curl(proxy, f"http://127.0.0.1:{proxy.port}{page}", "--noproxy", "*")
+    proxy.summaries(9)
+    logged = records(proxy)
+    entries = har_of(proxy)["log"]["entries"]
+    assert len(entries) == len(logged) == 9, (len(entries), len(logged))
+    assert {e["request"]["url"].split("?")[0].rsplit("/", 1)[-1] for e in entries} >= {"healthz", "metrics", "form"}
+    for entry in entries:
+        check_timings(entry, logged[entry["_lookout"]["id"]])
