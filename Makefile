@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
 
 .PHONY: run test deps build release unit integration bench clean
 
@@ -27,6 +27,7 @@ deps:
 	[ -x /usr/sbin/nghttpd ] || command -v nghttpd >/dev/null || missing="$$missing nghttp2-server"; \
 	[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$$missing nginx-light"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
+	[ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing="$$missing publicsuffix"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -48,6 +49,10 @@ deps:
 	  || $(PYTHON) -m pip install -q opentelemetry-proto opentelemetry-sdk opentelemetry-instrumentation-requests requests
 	@# mitmproxy pins its own h2/h11/cryptography: it gets a virtualenv of its own (the HAR it writes is simulated).
 	@[ -x .build/mitmproxy/bin/mitmdump ] || ($(PYTHON) -m venv .build/mitmproxy && .build/mitmproxy/bin/pip install -q mitmproxy)
+	@# The public X.509 path-validation suite test_verify.py runs when present (skipped, saying so, when not).
+	@[ -s .build/x509-limbo/limbo.json ] || (mkdir -p .build/x509-limbo && curl -fsSL --max-time 60 \
+	  -o .build/x509-limbo/limbo.json https://raw.githubusercontent.com/C2SP/x509-limbo/main/limbo.json) \
+	  || (rm -f .build/x509-limbo/limbo.json; echo "x509-limbo: limbo.json not fetched (no network?); its test will be skipped")
 
 build: deps
 	$(SWIFT) build --product lookout

@@ -14,6 +14,6 @@ struct LookoutCommand: ParsableCommand {
         subcommands: [RunCommand.self, ConfigCommand.self, CACommand.self, PinCommand.self, CacheCommand.self, LogCommand.self, HARCommand.self,
                       HeldCommand.self, ResumeCommand.self, AbortCommand.self, AnswerCommand.self, ResendCommand.self,
                       BreakpointCommand.self, DiffCommand.self, SimulateCommand.self, ReplayCommand.self, ExecCommand.self,
-                      EnvCommand.self, PassthroughCommand.self]
+                      EnvCommand.self, PassthroughCommand.self, VerifyCommand.self]
     )
 }

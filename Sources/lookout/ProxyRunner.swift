@@ -59,7 +59,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         // An https Collector is judged by the roots upstream origins are (trust.system_roots, trust.ca_files).
         let otelTrust = file.otel.isEnabled && file.otel.endpoint.hasPrefix("https://")
             ? DefaultTrustEvaluator(trustStore: try TrustStore(systemBundle: file.trust.systemRoots ? TrustStore.systemBundlePath : nil,
-                                                               additionalCAFiles: file.trust.caFiles)) : nil
+                                                               additionalCAFiles: file.trust.caFiles, allowsPartialChains: true)) : nil
         otelExporter = file.otel.isEnabled ? OTLPExporter(settings: file.otel, logger: logger, trust: otelTrust) : nil
         if let otelExporter {
             adminEndpoints.append(OTelStatus(exporter: otelExporter, endpoint: file.otel.endpoint))

@@ -11,8 +11,10 @@ extension ServerTrustManager {
         func store(adding ruleFiles: [String]) throws -> TrustStore {
             let files = trust.caFiles + ruleFiles
             if let existing = stores[files] { return existing }
+            // An intermediate in ca_files is an anchor too, as in most verifiers (RFC 5280 §6.1
+            // lets the relying party choose its trust anchors).
             let created = try TrustStore(systemBundle: trust.systemRoots ? TrustStore.systemBundlePath : nil,
-                                         additionalCAFiles: files)
+                                         additionalCAFiles: files, allowsPartialChains: true)
             stores[files] = created
             return created
         }

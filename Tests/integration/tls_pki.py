@@ -114,13 +114,15 @@ class CA:
         return [self.cert] + self.parent.chain_below_root
 
     def issue(self, name: str, *, common_name: str = "localhost", san: str = LOCAL_NAMES,
-              start: str | None = None, end: str | None = None, key: Path | None = None) -> Leaf:
-        """A leaf; ``start``/``end`` are `openssl ca` dates (YYYYMMDDHHMMSSZ)."""
+              start: str | None = None, end: str | None = None, key: Path | None = None,
+              extensions: str | None = None) -> Leaf:
+        """A leaf; ``start``/``end`` are `openssl ca` dates (YYYYMMDDHHMMSSZ); ``extensions``
+        replaces the [ leaf ] section (``{san}`` is filled in)."""
         key = key or self.dir / f"{name}.key"
         if not key.exists():
             new_key(key)
         ext = self.dir / f"{name}.ext"
-        ext.write_text(LEAF_EXTENSIONS.format(san=san))
+        ext.write_text((extensions or LEAF_EXTENSIONS).format(san=san))
         csr = self.dir / f"{name}.csr"
         openssl("req", "-new", "-key", str(key), "-out", str(csr), "-subj", f"/CN={common_name}", cwd=self.dir)
         cert = self.dir / f"{name}.pem"

@@ -53,13 +53,15 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluator {
         let parameters = X509_STORE_CTX_get0_param(context)
         X509_VERIFY_PARAM_set_time(parameters, time_t(now))
         _ = X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER)
+        _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_X509_STRICT))
+        X509_VERIFY_PARAM_set_auth_level(parameters, 2)
         if validatesHost {
             let normalized = HostName.normalize(host)
             let accepted: Int32
             if HostName.isIPAddress(normalized) {
                 accepted = X509_VERIFY_PARAM_set1_ip_asc(parameters, normalized)
             } else {
-                X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+                X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
                 accepted = X509_VERIFY_PARAM_set1_host(parameters, normalized, 0)
             }
             guard accepted == 1 else {
@@ -69,6 +71,7 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluator {
         let result = withExtendedLifetime(chain) { X509_verify_cert(context) }
         if result == 1 {
             OpenSSLErrorQueue.clear()
+            try checkProfile(context, host: host)
             return
         }
         let code = X509_STORE_CTX_get_error(context)
@@ -84,6 +87,20 @@ public struct DefaultTrustEvaluator: ServerTrustEvaluator {
             message += "; " + queued.joined(separator: "; ")
         }
         throw TrustEvaluationError(reason: Self.reason(for: code), message: message, verifyErrorCode: code, evaluator: name)
+    }
+
+    /// The Web PKI rules OpenSSL does not check, on the path it built (`WebPKIProfile`).
+    private func checkProfile(_ context: OpaquePointer, host: String) throws(TrustEvaluationError) {
+        guard validatesHost, let built = X509_STORE_CTX_get0_chain(context) else { return }
+        var path: [Certificate] = []
+        for index in 0..<lookout_sk_X509_num(built) {
+            if let x509 = lookout_sk_X509_value(built, index) { path.append(Certificate(retaining: x509)) }
+        }
+        do {
+            try WebPKIProfile.check(path, host: host) { trustStore.systemAnchors.contains($0.derBytes) }
+        } catch {
+            throw TrustEvaluationError(reason: error.reason, message: "certificate profile: \(error.message)", evaluator: name)
+        }
     }
 
     /// Maps an `X509_V_ERR_*` code to a reason.

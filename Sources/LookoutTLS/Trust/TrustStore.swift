@@ -13,6 +13,9 @@ public final class TrustStore: @unchecked Sendable {
     let store: OpaquePointer
     /// Every trust anchor in the store, in load order.
     public let anchors: [Certificate]
+    /// The DER of the anchors that came from the system bundle, which the Web PKI profile
+    /// leaves as their root program published them (`WebPKIProfile`).
+    let systemAnchors: Set<[UInt8]>
 
     /// Whether certificates that are not self-signed roots (an intermediate, a pinned leaf)
     /// count as trust anchors (`X509_V_FLAG_PARTIAL_CHAIN`).
@@ -27,6 +30,7 @@ public final class TrustStore: @unchecked Sendable {
         if let systemBundle {
             anchors += try Certificate.loadAll(pemFile: systemBundle)
         }
+        systemAnchors = Set(anchors.map(\.derBytes))
         for file in additionalCAFiles {
             anchors += try Certificate.loadAll(pemFile: file)
         }
