@@ -8,7 +8,14 @@ PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
 APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
 
-.PHONY: run test deps build release unit integration bench clean
+.PHONY: run test deps build release unit integration bench clean sanitize tsan-unit
+
+# Sanitizer runs write their reports here (one file per process); any file is a failure.
+SANITIZER_REPORTS := $(CURDIR)/.build/sanitizer-reports
+TSAN_ENV := TSAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/tsan suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp second_deadlock_stack=1"
+# Leaks are left to the fuzzers' LeakSanitizer runs: process-lifetime caches (OpenSSL, the Swift
+# runtime's metadata) are reported at exit by an ordinary run.
+ASAN_ENV := ASAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/asan detect_leaks=0"
 
 deps:
 	@missing=""; \
@@ -73,6 +80,28 @@ test: deps
 	$(SWIFT) build --product lookout
 	$(SWIFT) test
 	LOOKOUT_BIN=$(CURDIR)/.build/debug/lookout $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration.xml
+	$(MAKE) tsan-unit
+
+# The Swift tests under ThreadSanitizer (part of `make test`).
+tsan-unit:
+	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	$(TSAN_ENV) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
+	@bash Tests/sanitizers/check-reports.sh $(SANITIZER_REPORTS)
+
+# Both sanitizers over both suites: the Swift tests, then the end-to-end suite against the
+# sanitized binary. Zero reports is the bar.
+sanitize: deps
+	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	$(TSAN_ENV) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
+	$(TSAN_ENV) LOOKOUT_BIN=$(CURDIR)/.build/tsan/debug/lookout \
+	  $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration-tsan.xml
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+	$(ASAN_ENV) LOOKOUT_BIN=$(CURDIR)/.build/asan/debug/lookout \
+	  $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration-asan.xml
+	@bash Tests/sanitizers/check-reports.sh $(SANITIZER_REPORTS)
 
 bench: deps
 	bash Tests/bench/run.sh

@@ -39,31 +39,33 @@ let package = Package(
                        providers: [.apt(["zlib1g-dev", "libbrotli-dev"])]),
 
         // MARK: - Layers, bottom to top
+        // A lock ThreadSanitizer can see (pthread), for the few values threads share.
+        .target(name: "LookoutSync", swiftSettings: hotPathSettings),
         .target(name: "LookoutHTTP",
                 dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
-        .target(name: "LookoutTLS", dependencies: ["CLookoutSSL"], swiftSettings: hotPathSettings),
+        .target(name: "LookoutTLS", dependencies: ["CLookoutSSL", "LookoutSync"], swiftSettings: hotPathSettings),
         // Reading the JSON-lines log: records in place, the filter language, summaries.
         .target(name: "LookoutLogQuery", dependencies: ["CLookoutCompression", "LookoutHTTP"], swiftSettings: hotPathSettings),
         // RFC 9111: the shared cache's rules and its store on disk.
         .target(name: "LookoutCache",
-                dependencies: ["LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
+                dependencies: ["LookoutHTTP", "LookoutSync", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "LookoutHTTP2", dependencies: ["CLookoutNGHTTP2", "LookoutHTTP",
                                                     .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "CLookoutSocket"),
-        .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS"], swiftSettings: hotPathSettings),
+        .target(name: "LookoutIO", dependencies: ["CLookoutSocket", "LookoutTLS", "LookoutSync"], swiftSettings: hotPathSettings),
         // The record vocabulary: event kinds, the summary, metrics, errors, trust decisions, and
         // the monitor protocols that receive them. Everything that reads records depends on this,
         // not on the core.
         .target(name: "LookoutModel",
-                dependencies: ["LookoutHTTP", "LookoutTLS", .product(name: "HTTPTypes", package: "swift-http-types")],
+                dependencies: ["LookoutHTTP", "LookoutTLS", "LookoutSync", .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         // The admin endpoint's extension points: pages served from outside the core, streamed
         // answers, and what a page may ask of the running exchanges.
         .target(name: "LookoutAdmin",
-                dependencies: ["LookoutModel", "LookoutHTTP", "LookoutIO", .product(name: "HTTPTypes", package: "swift-http-types")],
+                dependencies: ["LookoutModel", "LookoutHTTP", "LookoutIO", "LookoutSync", .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         // The upstream side: tasks, the connection pool, the opener, HTTP/2 toward origins and the
         // parent-proxy handshake. It gets what it needs as values and reports through one delegate;
@@ -73,7 +75,7 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types")],
                 swiftSettings: hotPathSettings),
         .target(name: "Lookout",
-                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutMessages", "CLookoutSocket",
+                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS", "LookoutHTTP2", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutMessages", "LookoutSync", "CLookoutSocket",
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
@@ -83,18 +85,18 @@ let package = Package(
                 swiftSettings: hotPathSettings),
         // Prometheus metrics: a monitor that counts every exchange, and the `/metrics` admin page.
         .target(name: "LookoutMetrics",
-                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutTLS",
+                dependencies: ["LookoutModel", "LookoutAdmin", "LookoutTLS", "LookoutSync",
                                .product(name: "CoreMetrics", package: "swift-metrics"),
                                .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: hotPathSettings),
         // The live event stream: a ring of recent records, Server-Sent Events, `/exchanges`.
-        .target(name: "LookoutLive", dependencies: ["LookoutModel", "LookoutAdmin", "LookoutMonitors", "LookoutLogQuery", "LookoutHTTP",
+        .target(name: "LookoutLive", dependencies: ["LookoutModel", "LookoutAdmin", "LookoutMonitors", "LookoutLogQuery", "LookoutHTTP", "LookoutSync",
                                                     .product(name: "HTTPTypes", package: "swift-http-types")],
                 // The web UI's static files, copied beside the executable (UIEndpoint finds them).
                 resources: [.copy("UI")],
                 swiftSettings: hotPathSettings),
         // Recordings as fixtures: reading Lookout logs and HAR files, and comparing two of them.
-        .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery", "LookoutModel"]),
+        .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery", "LookoutModel", "LookoutSync"]),
         // Messages inside streams, read from copies as they pass: WebSocket frames (RFC 6455,
         // permessage-deflate), event streams (SSE, NDJSON, JSON text sequences) and gRPC messages.
         .target(name: "LookoutMessages", dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutCompression"],

@@ -1,5 +1,5 @@
 import LookoutIO
-import Synchronization
+import LookoutSync
 
 /// The body of an admin answer that is produced over time (a Server-Sent Events stream). The
 /// core writes the head, then calls `start` with the sink to write to; the body lasts until the
@@ -34,7 +34,7 @@ public final class AdminStreamSink: @unchecked Sendable {  // `state` under its 
     /// connection that owns the sink).
     public var onFinished: (() -> Void)?
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let connection: ByteStream
     private let loop: EventLoop
     /// At most this many bytes wait here for a slow client.

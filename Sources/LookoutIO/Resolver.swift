@@ -1,7 +1,7 @@
 import Dispatch
-import Synchronization
 #if canImport(Glibc)
 import Glibc
+import LookoutSync
 #endif
 
 /// Why a host name could not be resolved.
@@ -28,7 +28,7 @@ public final class Resolver: Sendable {
     }
 
     private let cacheTTL: Double
-    private let cache = Mutex<[String: Entry]>([:])
+    private let cache = Guarded<[String: Entry]>([:])
     private let lookupQueue = DispatchQueue(label: "lookout.dns", attributes: .concurrent)
     /// Bounds concurrent getaddrinfo calls so a DNS stall cannot exhaust Dispatch's threads.
     private let lookupSlots = DispatchSemaphore(value: 8)

@@ -1,4 +1,4 @@
-import Synchronization
+import LookoutSync
 
 /// The most recent records, oldest overwritten first (`ui.ring_size`). Appended on the live
 /// monitor's queue, read by admin requests on the event loops.
@@ -10,12 +10,12 @@ final class LiveRing: Sendable {
         var count = 0
     }
 
-    private let storage: Mutex<Storage>
+    private let storage: Guarded<Storage>
     let capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        storage = Mutex(Storage(slots: Array(repeating: nil, count: max(1, capacity))))
+        storage = Guarded(Storage(slots: Array(repeating: nil, count: max(1, capacity))))
     }
 
     func append(_ record: LiveRecord) {

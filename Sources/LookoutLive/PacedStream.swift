@@ -1,6 +1,6 @@
 import LookoutAdmin
-import Synchronization
 import LookoutModel
+import LookoutSync
 
 /// Where a `PacedStream` takes its body from, one piece at a time.
 protocol PacedSource: Sendable {
@@ -22,10 +22,10 @@ final class PacedStream<Source: PacedSource>: AdminStreamProducer, @unchecked Se
         var pending: [UInt8]?
     }
 
-    private let state: Mutex<State>
+    private let state: Guarded<State>
 
     init(_ source: Source) {
-        state = Mutex(State(source: source))
+        state = Guarded(State(source: source))
     }
 
     func start(_ sink: AdminStreamSink) {

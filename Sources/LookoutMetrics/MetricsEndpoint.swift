@@ -1,7 +1,7 @@
 import LookoutAdmin
 import Prometheus
-import Synchronization
 import LookoutModel
+import LookoutSync
 
 /// `GET /metrics` on the admin endpoint: the registry in the Prometheus text exposition format
 /// (version 0.0.4), with the session's gauges read at the moment of the scrape.
@@ -16,7 +16,7 @@ public final class MetricsEndpoint: AdminEndpoint {
     private let loopSpinSeconds: Counter
     /// The totals already added to the counters fed from the session's statistics (scrapes may
     /// run on several loops at once).
-    private let reported = Mutex(Reported())
+    private let reported = Guarded(Reported())
 
     /// The OpenTelemetry exporter's totals (`otel`): `dropped` and `exported`, by signal.
     private let otelTotals: (@Sendable () -> [(kind: String, signal: String, total: UInt64)])?

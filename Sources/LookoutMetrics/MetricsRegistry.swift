@@ -1,5 +1,5 @@
 import Prometheus
-import Synchronization
+import LookoutSync
 
 /// The Prometheus registry Lookout's series live in, with the lock that keeps a scrape whole.
 ///
@@ -12,7 +12,7 @@ import Synchronization
 /// a scrape holds it for one rendering on the loop that serves it.
 public final class MetricsRegistry: Sendable {
     public let prometheus: PrometheusCollectorRegistry
-    private let wholeExchanges = Mutex(())
+    private let wholeExchanges = Guarded(())
 
     public init(_ prometheus: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.prometheus = prometheus

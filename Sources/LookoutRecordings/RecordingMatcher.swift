@@ -1,6 +1,6 @@
 import Foundation
 import LookoutModel
-import Synchronization
+import LookoutSync
 
 /// Finds the recorded answer for a request (`simulate`): recordings read once, indexed by method
 /// and URL (ignored query parameters left out), then narrowed by the listed request fields and,
@@ -34,7 +34,7 @@ public final class RecordingMatcher: Sendable {
     private let settings: SimulateSettings
     private let index: [String: [Candidate]]
     private let all: [(key: String, description: String)]
-    private let cursors = Mutex<[String: Int]>([:])
+    private let cursors = Guarded<[String: Int]>([:])
     public let count: Int
 
     public init(settings: SimulateSettings) throws(RecordingError) {

@@ -4,7 +4,7 @@ import LookoutModel
 import LookoutUpstream
 #endif
 import LookoutCache
-import Synchronization
+import LookoutSync
 
 /// The folder captured bodies are written to, kept under `maxTotalBytes` by deleting the oldest
 /// finished files. Exchanges on any loop open and finish files here; the bookkeeping is under a
@@ -18,7 +18,7 @@ final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded 
         let generation: UInt64
     }
 
-    private let lock = Mutex(())
+    private let lock = Guarded(())
     private var sizes: [String: Finished] = [:]
     /// Finished files, oldest first (entries whose generation no longer matches were replaced).
     private var order: [(path: String, generation: UInt64)] = []

@@ -6,7 +6,7 @@ import LookoutUpstream
 import HTTPTypes
 import LookoutCache
 import LookoutIO
-import Synchronization
+import LookoutSync
 
 /// One URL being fetched into the cache while other requests for it wait (RFC 9111 leaves
 /// collapsing to the cache; Squid calls it collapsed forwarding).
@@ -49,7 +49,7 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
     }
 
     let url: String
-    private let lock = Mutex(())
+    private let lock = Guarded(())
     private var state = Snapshot()
     private var followers: [UInt64: Follower] = [:]
     private var nextFollower: UInt64 = 0
@@ -123,7 +123,7 @@ final class CacheFills: @unchecked Sendable {  // guarded by `lock`
     /// Bounds the remembered URLs; when full, the memory is cleared (it only saves waiting).
     static let maxRemembered = 10_000
 
-    private let lock = Mutex(())
+    private let lock = Guarded(())
     private var fills: [String: CacheFill] = [:]
     /// URL → until when its misses fetch for themselves (seconds since 1970).
     private var passUntil: [String: Double] = [:]

@@ -5,6 +5,7 @@ import LookoutModel
 import LookoutUpstream
 #if canImport(Glibc)
 import Glibc
+import LookoutSync
 #endif
 
 /// Keeps the reachability status from the kernel's route table: an rtnetlink socket on one event
@@ -16,7 +17,7 @@ final class NetworkReachabilityManager: @unchecked Sendable {  // mutable state 
     private let events: CompositeEventMonitor
     private var monitor: RouteChangeMonitor?
     /// Written on the loop, read by the status page from any thread.
-    private let current = Mutex<(status: ReachabilityStatus, interface: String?)>((.unknown, nil))
+    private let current = Guarded<(status: ReachabilityStatus, interface: String?)>((.unknown, nil))
     /// `current.status == .notReachable`, read without a lock on every new connection (fail fast).
     let isNotReachable = Atomic<Bool>(false)
 

@@ -1,6 +1,6 @@
 import Foundation
 import LookoutModel
-import Synchronization
+import LookoutSync
 
 /// `interception.learn_passthrough`: the (client JA4, host) pairs whose client refused Lookout's
 /// certificate — it pins, or trusts only its own roots — and which are tunnelled blindly from then
@@ -24,7 +24,7 @@ public final class PassthroughStore: Sendable {
         var entries: [Entry] = []
         var modified: Date?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     public init(path: String) {
         self.path = path

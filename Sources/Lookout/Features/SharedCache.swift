@@ -2,6 +2,7 @@ import LookoutCache
 import Synchronization
 import LookoutModel
 import LookoutUpstream
+import LookoutSync
 
 /// The session's RFC 9111 shared cache: the store, the per-host policy, and the figures for
 /// `lookout cache stats` and the status page. Exchanges use it through `ExchangeCache`.
@@ -37,7 +38,7 @@ final class SharedCache: Sendable {
     }
 
     /// URLs with a background revalidation running (stale-while-revalidate), at most one each.
-    private let revalidating = Mutex<Set<String>>([])
+    private let revalidating = Guarded<Set<String>>([])
 
     func beginRevalidating(_ url: String) -> Bool {
         revalidating.withLock { $0.insert(url).inserted }

@@ -2,6 +2,7 @@ import LookoutIO
 import LookoutLogQuery
 import LookoutModel
 import Synchronization
+import LookoutSync
 
 /// A held exchange's side of an operator's action: applied on the exchange's loop.
 protocol HeldHandle: AnyObject, Sendable {
@@ -35,7 +36,7 @@ final class Breakpoints: Sendable {
     /// until this moves.
     private let version = Atomic<Int>(0)
     private let copies: [LoopCopy]
-    private let state: Mutex<State>
+    private let state: Guarded<State>
 
     /// One loop's copy of the rules (confined to that loop's queue).
     private final class LoopCopy: @unchecked Sendable {
@@ -62,7 +63,7 @@ final class Breakpoints: Sendable {
         maxHeld = settings.maxHeld
         maxBodyBytes = settings.maxBodyBytes
         copies = (0..<max(loops, 1)).map { _ in LoopCopy() }
-        state = Mutex(State())
+        state = Guarded(State())
         for spec in settings.rules { _ = try add(spec) }
     }
 

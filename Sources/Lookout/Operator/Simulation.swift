@@ -1,18 +1,18 @@
 import LookoutModel
 import LookoutRecordings
-import Synchronization
+import LookoutSync
 
 /// The recordings a session answers from (`simulate`), read at start and again on SIGHUP.
 public final class Simulation: Sendable {
     let mode: SimulateSettings.Mode
     let settings: SimulateSettings
-    private let matcher: Mutex<RecordingMatcher>
+    private let matcher: Guarded<RecordingMatcher>
 
     init?(settings: SimulateSettings) throws(RecordingError) {
         guard settings.mode != .off else { return nil }
         self.settings = settings
         mode = settings.mode
-        matcher = Mutex(try RecordingMatcher(settings: settings))
+        matcher = Guarded(try RecordingMatcher(settings: settings))
     }
 
     var current: RecordingMatcher { matcher.withLock { $0 } }

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import CLookoutSocket
 import HTTPTypes
-import Synchronization
+import LookoutSync
 
 /// The bounds of a store (config `cache.max_size_bytes`, `max_object_bytes`, `memory_bytes`).
 public struct CacheLimits: Sendable, Equatable {
@@ -72,7 +72,7 @@ public final class CacheStore: @unchecked Sendable {  // index state guarded by 
         var lastUsed: UInt64
     }
 
-    private let lock = Mutex(())
+    private let lock = Guarded(())
     // Guarded by `lock`.
     private var entries: [StoredObjectKey: Entry] = [:]
     private var variants: [ObjectID: Set<ObjectID>] = [:]

@@ -163,6 +163,34 @@ public struct RequestIsRetrying: EventKind {
     }
 }
 
+/// `request.didResume`: a GET response broke off mid-body and is asked for again from `offset`
+/// (`Range: bytes=offset-` with `If-Range: validator`), to be spliced onto what the client has.
+public struct RequestDidResume: EventKind {
+    public static let name = "request.didResume"
+    /// Body bytes the client already has.
+    public var offset: UInt64
+    /// The strong `ETag` or `Last-Modified` sent as `If-Range`.
+    public var validator: String
+    /// The number of the attempt about to start.
+    public var attempt: Int
+    /// The error code of the failure resumed from.
+    public var reason: String
+
+    public init(offset: UInt64, validator: String, attempt: Int, reason: String) {
+        self.offset = offset
+        self.validator = validator
+        self.attempt = attempt
+        self.reason = reason
+    }
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("offset", offset)
+        writer.field("validator", validator)
+        writer.field("attempt", attempt)
+        writer.field("reason", reason)
+    }
+}
+
 /// `request.didFinish`: the exchange is over; carries the summary the default log writes as `exchange`.
 public struct RequestDidFinish: EventKind {
     public static let name = "request.didFinish"
@@ -193,13 +221,12 @@ public final class FinishedExchange: Sendable {
     /// The summary's record as the first monitor that wrote it encoded it, tagged with the
     /// encoder's format, for another monitor that writes the same record (the JSON-lines log and
     /// the live view both write the log's summary line): one encoding per exchange instead of one
-    /// per monitor. Monitors may run on different threads, hence the lock.
-    private let sharedRecord = Mutex<SharedRecord?>(nil)
-
-    private struct SharedRecord: Sendable {
-        let format: UInt8
-        let bytes: [UInt8]
-    }
+    /// per monitor. Monitors may run on different threads: the first to claim `recordState`
+    /// (empty → writing) stores the record, then publishes it (→ ready, release); a reader uses
+    /// it only after seeing ready (acquire). Set once, so no lock is needed, nor allocated.
+    private let recordState = Atomic<UInt8>(0)
+    nonisolated(unsafe) private var sharedFormat: UInt8 = 0
+    nonisolated(unsafe) private var sharedBytes: [UInt8] = []
 
     public init(_ summary: consuming ExchangeSummary) {
         self.summary = summary
@@ -207,14 +234,16 @@ public final class FinishedExchange: Sendable {
 
     /// The record another monitor kept in `format`, if any.
     public func sharedRecord(format: UInt8) -> [UInt8]? {
-        sharedRecord.withLock { record in record?.format == format ? record?.bytes : nil }
+        guard recordState.load(ordering: .acquiring) == 2, sharedFormat == format else { return nil }
+        return sharedBytes
     }
 
     /// Offers `bytes`, this summary's record in `format`, to the monitors that come later; the
     /// first record kept stays.
     public func share(record bytes: [UInt8], format: UInt8) {
-        sharedRecord.withLock { record in
-            if record == nil { record = SharedRecord(format: format, bytes: bytes) }
-        }
+        guard recordState.compareExchange(expected: 0, desired: 1, ordering: .relaxed).exchanged else { return }
+        sharedFormat = format
+        sharedBytes = bytes
+        recordState.store(2, ordering: .releasing)
     }
 }

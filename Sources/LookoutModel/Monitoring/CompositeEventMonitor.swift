@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import LookoutSync
 
 /// Fans events out to several monitors, each on its own queue, without ever blocking the caller.
 ///
@@ -26,7 +27,7 @@ public final class CompositeEventMonitor: Sendable {
         /// The monitor's interest, read on every post; a monitor may change it (`updateInterest`).
         let interest: Atomic<UInt8>
         let limit: Int
-        let state = Mutex<State>(State())
+        let state = Guarded<State>(State())
         let dropped = Atomic<UInt64>(0)
 
         /// How long events gather before a drain; bounds how late a record is written.

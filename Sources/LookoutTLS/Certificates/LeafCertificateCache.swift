@@ -1,4 +1,4 @@
-import Synchronization
+import LookoutSync
 
 /// A bounded, thread-safe LRU cache of minted leaf certificates keyed by normalised host.
 ///
@@ -23,7 +23,7 @@ public final class LeafCertificateCache: Sendable {
     public let capacity: Int
     /// Entries whose leaf expires within this many seconds are not returned.
     public let renewalMargin: Int64
-    private let storage: Mutex<LRUDictionary<String, Entry>>
+    private let storage: Guarded<LRUDictionary<String, Entry>>
 
     /// An empty cache holding at most `capacity` (≥ 1) leaves; entries within
     /// `renewalMargin` seconds (default one day) of their leaf's expiry count as absent.
@@ -31,7 +31,7 @@ public final class LeafCertificateCache: Sendable {
         precondition(capacity >= 1, "LeafCertificateCache capacity must be at least 1")
         self.capacity = capacity
         self.renewalMargin = renewalMargin
-        self.storage = Mutex(LRUDictionary(capacity: capacity))
+        self.storage = Guarded(LRUDictionary(capacity: capacity))
     }
 
     /// The cached entry for `host` if its leaf is still valid for `renewalMargin` seconds

@@ -1,5 +1,5 @@
 import CLookoutSSL
-import Synchronization
+import LookoutSync
 
 /// A configured OpenSSL `SSL_CTX` that makes memory-BIO `TLSConnection`s.
 ///
@@ -12,7 +12,7 @@ public final class TLSEngine: @unchecked Sendable {
     /// The `SSL_CTX*`; owned by this object.
     let context: OpaquePointer
     /// Client only: the last resumable session per host.
-    private let sessions: Mutex<LRUDictionary<String, SSLSession>>?
+    private let sessions: Guarded<LRUDictionary<String, SSLSession>>?
 
     /// Builds the `SSL_CTX`: protocol version bounds, ALPN, compression and renegotiation
     /// off, `SSL_MODE_RELEASE_BUFFERS`; for clients `SSL_VERIFY_NONE` (trust is evaluated by
@@ -64,7 +64,7 @@ public final class TLSEngine: @unchecked Sendable {
                 throw invalid("cannot set ALPN protocols")
             }
             sessions = configuration.sessionCacheCapacity > 0
-                ? Mutex(LRUDictionary(capacity: configuration.sessionCacheCapacity)) : nil
+                ? Guarded(LRUDictionary(capacity: configuration.sessionCacheCapacity)) : nil
         case .server:
             sessions = nil
             let sessionContext = Array("lookout".utf8)

@@ -2,7 +2,7 @@ import LookoutAdmin
 import LookoutIO
 import LookoutModel
 import LookoutUpstream
-import Synchronization
+import LookoutSync
 
 extension Session: ExchangeOperator {
     /// Every exchange and tunnel running now, in no particular order. Each loop lists its own on its queue,
@@ -41,11 +41,11 @@ extension Session: ExchangeOperator {
 
 /// Collects one answer from each loop, then calls the completion once (from the last loop).
 final class InFlightGathering<Element: Sendable>: Sendable {
-    private let state: Mutex<(elements: [Element], remaining: Int)>
+    private let state: Guarded<(elements: [Element], remaining: Int)>
     private let completion: @Sendable ([Element]) -> Void
 
     init(expected: Int, completion: @escaping @Sendable ([Element]) -> Void) {
-        state = Mutex(([], expected))
+        state = Guarded(([], expected))
         self.completion = completion
     }
 
