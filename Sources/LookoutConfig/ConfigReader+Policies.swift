@@ -96,6 +96,11 @@ extension ConfigReader {
                 rule.replayBodyBytes = integer(node, "\(elementPath).replay_body_bytes", in: 0...(1 << 40),
                                                rangeMessage: "must be between 0 and 1 TiB") ?? rule.replayBodyBytes
             }
+            if let node = section["resume"] { rule.resume = boolean(node, "\(elementPath).resume") ?? rule.resume }
+            if let node = section["max_resumes"] {
+                rule.maxResumes = integer(node, "\(elementPath).max_resumes", in: 1...100, rangeMessage: "must be between 1 and 100")
+                    ?? rule.maxResumes
+            }
             return rule
         } hosts: { $0.hosts = $1 }
     }

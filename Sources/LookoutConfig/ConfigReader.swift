@@ -58,6 +58,7 @@ enum Schema {
     /// The keys of one `retry.rules[i]`, and of its `backoff`.
     static let retryRule = [
         "hosts", "limit", "methods", "statuses", "errors", "backoff", "retry_after", "max_retry_after", "replay_body_bytes",
+        "resume", "max_resumes",
     ]
     static let backoff = ["base", "multiplier", "max", "jitter"]
     /// The keys of one `headers.rules[i]`, and of its `request` / `response` edits.

@@ -72,6 +72,11 @@ public struct RetryRuleSettings: Sendable, Equatable {
     public var maxRetryAfter = 30.0
     /// `replay_body_bytes` (default 10 MiB): request bodies up to this size are kept to be sent again.
     public var replayBodyBytes = 10_485_760
+    /// `resume` (default false): a GET response that breaks off mid-body is asked for again from
+    /// where it broke (`Range`, `If-Range`) and spliced, when it had a strong validator.
+    public var resume = false
+    /// `max_resumes` (default 3): resumptions of one response.
+    public var maxResumes = 3
 
     public init() {}
 }

@@ -104,6 +104,7 @@ extension SessionConfiguration {
             rule.honorRetryAfter = settings.retryAfter
             rule.maxRetryAfter = settings.maxRetryAfter
             rule.replayBodyBytes = UInt64(settings.replayBodyBytes)
+            rule.maxResumes = settings.resume ? settings.maxResumes : 0
             return (settings.hosts, rule)
         })
         mapRules = MapRules(

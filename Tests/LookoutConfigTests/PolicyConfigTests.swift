@@ -26,6 +26,8 @@ import Testing
               retry_after: true
               max_retry_after: 30
               replay_body_bytes: 10485760
+              resume: true
+              max_resumes: 5
         """)
         let redirect = try #require(config.redirects.rules.first)
         #expect(redirect.hosts.map(\.text) == ["**.example.com"])
@@ -38,6 +40,7 @@ import Testing
         #expect(retry.errors == ["upstream_connect_failed", "upstream_connect_timeout", "upstream_closed"])
         #expect(retry.backoffBase == 0.2 && retry.backoffMultiplier == 2 && retry.backoffMax == 5 && retry.jitter)
         #expect(retry.retryAfter && retry.maxRetryAfter == 30 && retry.replayBodyBytes == 10_485_760)
+        #expect(retry.resume && retry.maxResumes == 5)
     }
 
     @Test func defaultsOfARuleAndOfTheSections() throws {
@@ -53,9 +56,14 @@ import Testing
         let retry = try #require(config.retry.rules.first)
         #expect(retry.limit == 0 && retry.statuses == [502, 503, 504] && retry.methods.contains("DELETE"))
         #expect(!retry.methods.contains("POST") && retry.replayBodyBytes == 10_485_760)
+        #expect(!retry.resume && retry.maxResumes == 3)
     }
 
     @Test func mistakesNameTheirPlace() {
+        #expect(error("retry:\n  rules:\n    - hosts: [\"a\"]\n      max_resumes: 0\n")?
+            .contains("retry.rules[0].max_resumes: must be between 1 and 100") == true)
+        #expect(error("retry:\n  rules:\n    - hosts: [\"a\"]\n      resume: often\n")?
+            .contains("retry.rules[0].resume: expected true or false") == true)
         #expect(error("redirects:\n  rules:\n    - follow: true\n") == "3:7 redirects.rules[0].hosts: a rule needs hosts (\"**\" for every host)")
         #expect(error("redirects:\n  rules:\n    - hosts: [\"a.example\"]\n      follow: maybe\n")
                 == "4:15 redirects.rules[0].follow: expected true or false, got \"maybe\"")

@@ -139,6 +139,8 @@ import Testing
              ["client_to_upstream", "upstream_to_client", "ms"]),
             (LookoutEvent(c, TunnelDidClose(clientToUpstream: 1, upstreamToClient: 2, milliseconds: .nan, error: error)),
              ["client_to_upstream", "upstream_to_client", "ms", "error"]),
+            (LookoutEvent(c, RequestDidResume(offset: 65536, validator: "\"v1\"", attempt: 2, reason: "upstream_closed")),
+             ["offset", "validator", "attempt", "reason"]),
             (LookoutEvent(c, WebSocketDidPassMessage(from: "client", opcode: "text", wireBytes: 11, bytes: 5, frames: 1,
                                                      compressed: false, milliseconds: 2,
                                                      preview: MessagePreview(text: "hello", truncated: false))),

@@ -25,6 +25,9 @@ public struct RetryRule: Sendable {
     public var maxRetryAfter = 30.0
     /// Request bodies up to this size are kept so they can be sent again.
     public var replayBodyBytes: UInt64 = 10_485_760
+    /// How many times one GET response that broke off mid-body is resumed (`resume`,
+    /// `max_resumes`); 0 = never.
+    public var maxResumes = 0
 
     public init() {}
 }
@@ -72,6 +75,17 @@ public protocol RequestRetrier: Sendable {
     /// Whether a response with `status` from `host` could be retried at all; false lets the
     /// exchange skip building a `RetryContext` for every response.
     func mayRetry(status: Int, host: String) -> Bool
+    /// How many times a response from `host` that broke off mid-body may be resumed.
+    func resumeLimit(forHost host: String) -> Int
+    /// Whether any host's responses may be resumed.
+    var resumesResponses: Bool { get }
+}
+
+extension RequestRetrier {
+    /// Embedders' retriers resume nothing unless they say so.
+    public func resumeLimit(forHost host: String) -> Int { 0 }
+    /// Whether any host's responses may be resumed; false spares every response the question.
+    public var resumesResponses: Bool { false }
 }
 
 /// Retries by per-host rules, plus the automatic retries allowed with no rule: an idempotent request
@@ -97,6 +111,12 @@ public struct RetryPolicy: RequestRetrier {
     public func mayRetry(status: Int, host: String) -> Bool {
         guard !rules.isEmpty, let rule = rules.rule(for: host) else { return false }
         return rule.limit > 0 && rule.statuses.contains(status)
+    }
+
+    public var resumesResponses: Bool { rules.contains { $0.maxResumes > 0 } }
+
+    public func resumeLimit(forHost host: String) -> Int {
+        rules.isEmpty ? 0 : rules.rule(for: host)?.maxResumes ?? 0
     }
 
     public func keepsBodies(forHost host: String) -> Bool {

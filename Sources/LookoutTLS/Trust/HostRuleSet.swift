@@ -38,6 +38,11 @@ public struct HostRuleSet<Rule: Sendable>: Sendable {
 
     public static var empty: HostRuleSet { HostRuleSet([]) }
 
+    /// Whether any rule satisfies `predicate`.
+    public func contains(where predicate: (Rule) -> Bool) -> Bool {
+        entries.contains { predicate($0.rule) }
+    }
+
     public var isEmpty: Bool { entries.isEmpty }
 
     /// The most specific rule whose pattern matches `host`, with that pattern.

@@ -20,6 +20,8 @@ Routes (by ``:path``):
 * ``/bigheaders``    a response head with a 2,000-byte field
 * ``/slow/S``        the response head after S seconds
 * ``/drip/N``        N bytes of body, 1 KiB every 20 ms
+* ``/resumable/N``   N pattern bytes with ``etag: "r1"``; without ``range``, a third of them and
+                     then RST_STREAM INTERNAL_ERROR; ``range: bytes=K-`` is answered 206 from K
 """
 
 from __future__ import annotations
@@ -305,6 +307,20 @@ class H2Origin:
                 conn.send_headers(sid, [(":status", "200"), ("content-length", "6")])
                 stream.pending += b"served"
                 stream.finish = True
+        elif path.startswith("/resumable/"):
+            n = int(parts[2])
+            asked = stream.header("range")
+            if asked:
+                start = int(asked.removeprefix("bytes=").rstrip("-"))
+                conn.send_headers(sid, [(":status", "206"), ("etag", '"r1"'), ("content-length", str(n - start)),
+                                        ("content-range", f"bytes {start}-{n - 1}/{n}")])
+                stream.source = iter_pattern(n - start, start)
+                stream.finish = True
+            else:
+                conn.send_headers(sid, [(":status", "200"), ("etag", '"r1"'), ("content-length", str(n))])
+                conn.send_data(sid, b"".join(iter_pattern(min(n // 3, 16000))))
+                conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR)
+                streams.pop(sid, None)
         elif path == "/reset":
             conn.send_headers(sid, [(":status", "200"), ("content-length", "100")])
             conn.send_data(sid, b"0123456789")

@@ -128,6 +128,7 @@ extension Exchange {
     /// A final response head: the stages decide what becomes of it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
     func taskDidReceiveResponse(_ response: consuming ResponseHead, task: UpstreamTask) -> Bool {
+        if let failure = resume?.awaiting { return resumedResponse(response, standingFor: failure) }
         let plan = attemptPlan(for: response, task: task)
         guard case .forward(let location) = plan else {
             pendingPlan = plan
@@ -174,6 +175,7 @@ extension Exchange {
             holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
             return true
         }
+        if environment.resumesResponses { noteResumable(status: response.status, fields: fields, framing: response.framing) }
         sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
                          framing: clientFraming)
         return true
@@ -191,6 +193,7 @@ extension Exchange {
             return false
         }
         responseBodyPassed(bytes)
+        if resume != nil { resume?.offset += UInt64(bytes.count) }
         if clientFraming == .none { return true }
         return client.writeBody(bytes)
     }
@@ -247,6 +250,7 @@ extension Exchange {
             proceed(with: retry)
             return
         }
+        if responseHeadSent, resume != nil, resumeAfter(error) { return }
         fail(error)
     }
 

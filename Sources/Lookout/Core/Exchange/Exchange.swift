@@ -75,6 +75,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     var transactions: [TransactionMetrics] = []
     /// Set when the current response is held back: what to do once its task has ended.
     var pendingPlan: ResponsePlan?
+    /// The relayed GET response a broken body may be resumed for (`retry.rules[i].resume`).
+    var resume: ResumeState?
     /// A retry's backoff is running.
     var waitingForNextAttempt = false
 

@@ -15,6 +15,8 @@ final class ExchangeEnvironment: Sendable {
     /// The shared cache (`cache.enabled`); nil when off.
     let cache: SharedCache?
     let retrier: RequestRetrier
+    /// Some retry rule resumes broken GET responses (`resume: true`).
+    let resumesResponses: Bool
     let redirectHandler: RedirectHandler
     /// Lookout asks clients for credentials (`auth.users`): a client's own `Proxy-Authorization`
     /// is then Lookout's, never passed to a parent.
@@ -41,6 +43,7 @@ final class ExchangeEnvironment: Sendable {
         self.stagePlan = stagePlan
         self.cache = cache
         self.retrier = retrier
+        self.resumesResponses = retrier.resumesResponses
         self.redirectHandler = redirectHandler
         self.asksForCredentials = asksForCredentials
         self.maxRequestBodyBytes = configuration.maxRequestBodyBytes
