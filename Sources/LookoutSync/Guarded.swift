@@ -33,15 +33,17 @@ public struct Guarded<Value: ~Copyable>: @unchecked Sendable {
 
 @usableFromInline
 final class GuardedStorage<Value: ~Copyable> {
-    @usableFromInline var value: Value
+    // The mutex first: an empty value (`Guarded(())`) laid out before it would share its
+    // address, and ThreadSanitizer would take reading the one for racing with the other.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     @inlinable
     init(_ value: consuming Value) {
-        self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         _ = pthread_mutex_init(mutex, nil)
+        self.value = value
     }
 
     deinit {
