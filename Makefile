@@ -8,7 +8,7 @@ PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
 APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
 
-.PHONY: run test deps build release unit integration bench clean sanitize tsan-unit
+.PHONY: run test deps build release unit integration bench clean sanitize tsan-unit fuzz
 
 # Sanitizer runs write their reports here (one file per process); any file is a failure.
 SANITIZER_REPORTS := $(CURDIR)/.build/sanitizer-reports
@@ -102,6 +102,11 @@ sanitize: deps
 	$(ASAN_ENV) LOOKOUT_BIN=$(CURDIR)/.build/asan/debug/lookout \
 	  $(PYTHON) -m pytest Tests/integration -q --junitxml=.build/test-results/integration-asan.xml
 	@bash Tests/sanitizers/check-reports.sh $(SANITIZER_REPORTS)
+
+# libFuzzer over every parser, FUZZ_SECONDS (default 60) per target (Tests/fuzz/README.md).
+fuzz: deps
+	bash Tests/fuzz/build.sh
+	bash Tests/fuzz/run.sh
 
 bench: deps
 	bash Tests/bench/run.sh

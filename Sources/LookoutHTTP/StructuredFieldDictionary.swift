@@ -131,6 +131,7 @@ public enum StructuredFieldDictionary {
 
         /// §4.2.4: at most 15 integer digits, or 12 before and 3 after a decimal point.
         mutating func number() -> Item? {
+            guard !atEnd else { return nil }
             var negative = false
             if current == 0x2D { negative = true; i += 1 }
             guard !atEnd, Self.isDigit(current) else { return nil }

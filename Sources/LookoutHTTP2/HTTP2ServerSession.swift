@@ -231,8 +231,10 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     private func checkStreamOrder(_ stream: Int32) {
         guard stream & 1 == 1 else { return }
         if stream > highestStream {
-            if stream > highestStream + 2 {
-                skippedStreams.append((highestStream + 2)...(stream - 2))
+            // The first client stream is 1 (§5.1.1): a first request on 5 skipped 1 and 3.
+            let next = highestStream == 0 ? 1 : highestStream + 2
+            if stream > next {
+                skippedStreams.append(next...(stream - 2))
                 if skippedStreams.count > 64 { skippedStreams.removeFirst() }
             }
             highestStream = stream

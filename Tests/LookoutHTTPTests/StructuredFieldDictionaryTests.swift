@@ -51,3 +51,11 @@ import Testing
         #expect(Self.members("  a=1 ,\tb=2  ") == ["a=integer(1)", "b=integer(2)"])
     }
 }
+
+/// Inputs the cache_fields fuzz target found stopping the parser (reading past the end).
+@Suite struct StructuredFieldFuzzRegressions {
+    @Test(arguments: ["e=@", "a=1, e=@", "a=-", "a=%", "a=%\"", "a=?", "a=:", "a=\"\\"])
+    func truncatedItemsAreInvalid(_ text: String) {
+        #expect(StructuredFieldDictionary.parse([text]) == nil)
+    }
+}

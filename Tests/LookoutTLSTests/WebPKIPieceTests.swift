@@ -52,3 +52,32 @@ import Testing
         #expect(!WebPKIProfile.looksLikeHostOrAddress("Build server") && !WebPKIProfile.looksLikeHostOrAddress("Lookout Test Root"))
     }
 }
+
+/// A certificate whose key OpenSSL cannot load (found by the tls_pem_der fuzz target: its pin
+/// stopped the process) still has a pin, read from the SubjectPublicKeyInfo as written.
+@Suite struct UnloadableKeyTests {
+    /// The fuzzer's input: a P-256 certificate whose EC point does not decode.
+    static let der: [UInt8] = {
+        let hex = [
+            "3082019b30820142a00302010202145a4956d0cbbb36e2b84b6d83ddfd27f3a5de41ce300a06082a8648ce3d04030230",
+            "173115301306035504030c0c66757a7a2e6578616d706c65301e170d3236313132363233333233355a170d3236313132",
+            "373233333233355a30173115301306035504030c0c66757a7a2e6578616d706c653059301306072a8648ce3d02010608",
+            "2a8648ce3d030107034200042cd865ec218d24e927d0aab8df9db0b8765ec45e1dd1d58996d5cd64462e1f42d9f3e40d",
+            "9b7c37d9b73caeb61630991160c5e5d358fd137db2f4886f15dda326a36c306a301d0603551d0e04160414d70ab48343",
+            "d75241893f4673c781ebc3f7f58b94301f0603551d23041830168014d70ab48343d75241893f4673c789ebc3f7f58b94",
+            "300f0603551d130101ff040530030101ff30170603551d110410300e820c66757a7a2e6578616d706c65300a06082a86",
+            "48ce3d040302034700300a06082a8648ce3d0403020347003044022062b462f79d767a35e91fad6f9e1abdd4e6c2686f",
+            "e84ae8ab1b8261d222db04e1f8809eddb699811033b5e39d138b0198820513",
+        ].joined()
+        return stride(from: 0, to: hex.count, by: 2).map { i in
+            let start = hex.index(hex.startIndex, offsetBy: i)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }()
+
+    @Test func aCertificateWithAnUnloadableKeyHasAPin() throws {
+        let certificate = try Certificate(der: Self.der)
+        #expect(certificate.spkiSHA256Pin.hasPrefix("sha256/") && certificate.spkiSHA256Pin.count == 51)
+        #expect(certificate.publicKeyShape.type == 0)
+    }
+}

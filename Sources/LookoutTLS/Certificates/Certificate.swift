@@ -173,8 +173,10 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
     }
 
     /// The SHA-256 pin of the certificate's SubjectPublicKeyInfo.
+    /// Read from the certificate's own SubjectPublicKeyInfo, so a key OpenSSL cannot load (an
+    /// unknown algorithm, a malformed point) still has its pin instead of stopping the process.
     public var publicKeyPin: PublicKeyPin {
-        SubjectPublicKeyInfo.pin(of: X509_get0_pubkey(x509))
+        PublicKeyPin(subjectPublicKeyInfoDER: SubjectPublicKeyInfo.der(of: self))
     }
 
     /// The pin as text: "sha256/BASE64" of SHA-256 over the DER SubjectPublicKeyInfo, equal

@@ -15,6 +15,19 @@ enum SubjectPublicKeyInfo {
         return bytes
     }
 
+    /// The DER SubjectPublicKeyInfo exactly as `certificate` carries it (`i2d_X509_PUBKEY`).
+    static func der(of certificate: Certificate) -> [UInt8] {
+        guard let key = X509_get_X509_PUBKEY(certificate.x509) else { return [] }
+        let length = i2d_X509_PUBKEY(key, nil)
+        guard length > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(length))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            _ = i2d_X509_PUBKEY(key, &cursor)
+        }
+        return bytes
+    }
+
     /// The pin of `pkey`'s public key.
     static func pin(of pkey: OpaquePointer) -> PublicKeyPin {
         PublicKeyPin(subjectPublicKeyInfoDER: der(of: pkey))
