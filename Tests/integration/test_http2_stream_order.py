@@ -4,21 +4,12 @@ stream 1 ends the connection with PROTOCOL_ERROR while the proxy serves on."""
 
 from __future__ import annotations
 
-import pytest
-
-import origins
 from conftest import curl
 from h2_client import H2Client, Response
+from test_http2 import good_origin  # noqa: F401 (the fixture)
 from test_tls_intercept import ca_file, intercepting
 
 PROTOCOL_ERROR = 0x1
-
-
-@pytest.fixture(scope="module")
-def good_origin(pki):
-    origin = origins.HTTPOrigin(tls=pki.good.tls).start()
-    yield origin
-    origin.stop()
 
 
 def test_a_first_request_on_stream_3_then_one_on_stream_1(make_proxy, pki, good_origin):

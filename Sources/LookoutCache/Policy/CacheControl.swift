@@ -71,7 +71,7 @@ public struct CacheControl: Sendable, Equatable {
         }
     }
 
-    private mutating func apply(_ name: String, _ argument: String?) {
+    mutating func apply(_ name: String, _ argument: String?) {
         switch name {
         case "max-age": maxAge = seconds(name, argument, current: maxAge)
         case "s-maxage": sMaxAge = seconds(name, argument, current: sMaxAge)

@@ -34,30 +34,14 @@ extension CacheControl {
         case "no-cache", "private":
             // Boolean true is the unqualified form; a String names fields, as the quoted
             // argument does in Cache-Control (RFC 9111 §5.2.2.4, §5.2.2.7).
-            let names: [String]
             switch value {
-            case .boolean(true): names = []
-            case .string(let list): names = CacheControl.fieldNames(list)
-            default: return
-            }
-            if key == "no-cache" {
-                noCache = true
-                noCacheFields = names
-            } else {
-                isPrivate = true
-                privateFields = names
-            }
-        default:
-            guard value == .boolean(true) else { return }
-            switch key {
-            case "no-store": noStore = true
-            case "no-transform": noTransform = true
-            case "must-revalidate": mustRevalidate = true
-            case "proxy-revalidate": proxyRevalidate = true
-            case "must-understand": mustUnderstand = true
-            case "public": isPublic = true
+            case .boolean(true): apply(key, nil)
+            case .string(let list): apply(key, list)
             default: break
             }
+        default:
+            // The other directives take no argument: Boolean true is the bare name.
+            if value == .boolean(true) { apply(key, nil) }
         }
     }
 
