@@ -34,6 +34,7 @@ BREAKING = os.urandom(2_000_000)
 counts: collections.Counter = collections.Counter()
 lock = threading.Lock()
 stop = threading.Event()
+closers: list = []
 
 
 def tally(kind: str, ok: bool):
@@ -111,19 +112,22 @@ def start_load(port: int, plain, cached, tls_origin, h2, breaking, ca: str, prox
         return status == 200
 
     def http2():
-        result = subprocess.run(["curl", "-sS", "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-x",
+        result = subprocess.run(["curl", "-sS", "--http2", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_code}", "-x",
                                  f"http://127.0.0.1:{port}", "--cacert", proxy_ca,
                                  f"https://localhost:{h2.port}/fixed/{1024 * 64}", f"https://localhost:{h2.port}/fixed/100"],
                                 capture_output=True, text=True, timeout=60)
         return result.returncode == 0 and result.stdout == "200200"
 
     def subscriber():
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
         conn.request("GET", "/events?filter=status:2xx")
         response = conn.getresponse()
         while not stop.is_set():
-            if not response.fp.readline():
-                break
+            try:
+                if not response.fp.readline():
+                    break
+            except TimeoutError:
+                continue
         conn.close()
         return response.status == 200
 
@@ -133,6 +137,7 @@ def start_load(port: int, plain, cached, tls_origin, h2, breaking, ca: str, prox
         conn.close()
         return status == 200 and body == BREAKING
 
+    closers.append(lambda: keep["conn"] and keep["conn"].close())
     threads = [threading.Thread(target=loop, args=(kind, body), daemon=True)
                for kind, body in [("keepalive", keepalive), ("new_connection", fresh), ("tunnel", tunnel),
                                   ("cache", cache), ("http2", http2), ("resumed", resumed)]]
@@ -177,6 +182,7 @@ def main():
         "trust": {"system_roots": False, "ca_files": [str(pki.root.cert)]},
         "cache": {"enabled": True, "path": str(work / "cache")},
         "retry": {"rules": [{"hosts": ["**"], "resume": True}]},
+        "pool": {"idle_timeout": 5},
     }
     (work / "lookout.yaml").write_text(json.dumps(config))
     subprocess.run([args.lookout, "ca", "init", "--state-dir", str(work / "state")], capture_output=True)
@@ -193,6 +199,10 @@ def main():
         samples[label] = rss_kib(proxy.pid)
     stop.set()
     time.sleep(5)
+    for close in closers:
+        close()
+    # Idle pooled upstream connections last pool.idle_timeout (set to 5 s here), client ones close with the clients.
+    time.sleep(10)
     fds_end = len(os.listdir(f"/proc/{proxy.pid}/fd"))
     proxy.terminate()
     proxy.wait(30)
