@@ -3,7 +3,7 @@ import LookoutHTTP2
 import Testing
 
 /// RFC 9113 §5.1.1 stream order from raw frames, as a client that does not start at stream 1
-/// sends them (found by the h2_server fuzz target: the first request on stream 3 stopped the process).
+/// sends them (an input of the h2_server fuzz target).
 @Suite struct HTTP2StreamOrderTests {
     final class Recorder: HTTP2ServerSessionDelegate {
         var events: [String] = []

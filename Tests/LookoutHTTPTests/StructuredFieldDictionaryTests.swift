@@ -52,7 +52,8 @@ import Testing
     }
 }
 
-/// Inputs the cache_fields fuzz target found stopping the parser (reading past the end).
+/// Items cut off by the end of the field (inputs of the cache_fields fuzz target): invalid, and
+/// never read past the end.
 @Suite struct StructuredFieldFuzzRegressions {
     @Test(arguments: ["e=@", "a=1, e=@", "a=-", "a=%", "a=%\"", "a=?", "a=:", "a=\"\\"])
     func truncatedItemsAreInvalid(_ text: String) {

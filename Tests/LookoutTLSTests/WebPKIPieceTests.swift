@@ -53,8 +53,8 @@ import Testing
     }
 }
 
-/// A certificate whose key OpenSSL cannot load (found by the tls_pem_der fuzz target: its pin
-/// stopped the process) still has a pin, read from the SubjectPublicKeyInfo as written.
+/// A certificate whose key OpenSSL cannot load (an input of the tls_pem_der fuzz target) still
+/// has a pin, read from the SubjectPublicKeyInfo as written.
 @Suite struct UnloadableKeyTests {
     /// The fuzzer's input: a P-256 certificate whose EC point does not decode.
     static let der: [UInt8] = {

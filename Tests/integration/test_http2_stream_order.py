@@ -1,6 +1,6 @@
-"""RFC 9113 §5.1.1 with a client that does not start at stream 1 (what the h2_server fuzz target
-found stopping the process): the request on stream 3 is answered, and a later one on the skipped
-stream 1 ends the connection with PROTOCOL_ERROR while the proxy serves on."""
+"""RFC 9113 §5.1.1 with a client that does not start at stream 1 (an input of the h2_server fuzz
+target): the request on stream 3 is answered, and a later one on the skipped stream 1 ends the
+connection with PROTOCOL_ERROR while the proxy serves on."""
 
 from __future__ import annotations
 
