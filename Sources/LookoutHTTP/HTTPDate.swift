@@ -40,7 +40,8 @@ public enum HTTPDate {
 
     private static let longDayNames: Set<String> = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
-    private static func digits(_ b: [UInt8], _ at: Int, _ count: Int) -> Int? {
+    private static func digits<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ at: Int, _ count: Int) -> Int?
+        where Bytes.Index == Int {
         var value = 0
         for index in at..<(at + count) {
             let digit = Int(b[index]) - 0x30
@@ -51,16 +52,17 @@ public enum HTTPDate {
     }
 
     /// `hh:mm:ss` at `at`, two digits each.
-    private static func clock(_ b: [UInt8], _ at: Int) -> [Int]? {
+    private static func clock<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ at: Int) -> (Int, Int, Int)?
+        where Bytes.Index == Int {
         guard b[at + 2] == 0x3A, b[at + 5] == 0x3A, let h = digits(b, at, 2), let m = digits(b, at + 3, 2),
               let sec = digits(b, at + 6, 2) else { return nil }
-        return [h, m, sec]
+        return (h, m, sec)
     }
 
-    private static func seconds(year: Int, month: Int, day: Int, time: [Int]) -> Double? {
-        guard (1...31).contains(day), time[0] < 24, time[1] < 60, time[2] < 61 else { return nil }
+    private static func seconds(year: Int, month: Int, day: Int, time: (Int, Int, Int)) -> Double? {
+        guard (1...31).contains(day), time.0 < 24, time.1 < 60, time.2 < 61 else { return nil }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
-        return Double(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2])
+        return Double(days * 86_400 + time.0 * 3600 + time.1 * 60 + time.2)
     }
 
     /// The form every sender generates (RFC 9110 §5.6.7), read from its 29 bytes without
@@ -71,22 +73,11 @@ public enum HTTPDate {
         return text.withUTF8 { b -> Double? in
             guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
                   b[19] == 0x3A, b[22] == 0x3A, b[25] == 0x20, b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54 else { return nil }
-            func digits(_ at: Int, _ count: Int) -> Int? {
-                var value = 0
-                for i in at..<(at + count) {
-                    let d = Int(b[i]) - 0x30
-                    guard d >= 0 && d <= 9 else { return nil }
-                    value = value * 10 + d
-                }
-                return value
-            }
             // Month by its three letters, case-insensitively.
             let key = (Int(b[8] | 0x20) << 16) | (Int(b[9] | 0x20) << 8) | Int(b[10] | 0x20)
-            guard let month = monthKeys.firstIndex(of: key), let day = digits(5, 2), let year = digits(12, 4),
-                  let hour = digits(17, 2), let minute = digits(20, 2), let second = digits(23, 2),
-                  (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-            let days = daysFromCivil(year: year, month: month + 1, day: day)
-            return Double(days * 86_400 + hour * 3600 + minute * 60 + second)
+            guard let month = monthKeys.firstIndex(of: key), let day = digits(b, 5, 2), let year = digits(b, 12, 4),
+                  let time = clock(b, 17) else { return nil }
+            return seconds(year: year, month: month, day: day, time: time)
         }
     }
 

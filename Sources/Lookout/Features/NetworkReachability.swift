@@ -2,10 +2,10 @@ import CLookoutSocket
 import LookoutIO
 import Synchronization
 import LookoutModel
+import LookoutSync
 import LookoutUpstream
 #if canImport(Glibc)
 import Glibc
-import LookoutSync
 #endif
 
 /// Keeps the reachability status from the kernel's route table: an rtnetlink socket on one event

@@ -7,6 +7,11 @@ struct DERReader {
         let content: ArraySlice<UInt8>
         /// The content read as a sequence of elements.
         var children: DERReader { DERReader(content) }
+        /// Every element of the content, or nil when any is malformed.
+        var elements: [Element]? {
+            var reader = children
+            return reader.all()
+        }
     }
 
     private let bytes: ArraySlice<UInt8>

@@ -16,7 +16,7 @@ extension WebPKIProfile {
         }
         if eku.isCritical { throw Violation("the leaf's extendedKeyUsage is critical (BR §7.1.2.7.10)") }
         var reader = DERReader(eku.value)
-        guard let list = reader.next(), list.tag == DERTag.sequence, var oids = Optional(list.children), let purposes = oids.all()
+        guard let list = reader.next(), list.tag == DERTag.sequence, let purposes = list.elements
         else { throw Violation("a malformed extendedKeyUsage") }
         let values = purposes.map { Array($0.content) }
         if values.contains(anyExtendedKeyUsage) { throw Violation("the leaf's extendedKeyUsage has anyExtendedKeyUsage (BR §7.1.2.7.10)") }
@@ -84,13 +84,11 @@ extension WebPKIProfile {
         let at = "certificate \(depth)'s nameConstraints"
         if !constraints.isCritical { throw Violation("\(at) are not critical (RFC 5280 §4.2.1.10)") }
         var reader = DERReader(constraints.value)
-        guard let sequence = reader.next(), sequence.tag == DERTag.sequence, var lists = Optional(sequence.children),
-              let subtrees = lists.all() else { throw Violation("\(at) are malformed") }
+        guard let sequence = reader.next(), sequence.tag == DERTag.sequence, let subtrees = sequence.elements else { throw Violation("\(at) are malformed") }
         if subtrees.isEmpty { throw Violation("\(at) have neither permitted nor excluded subtrees (RFC 5280 §4.2.1.10)") }
         var excluded: [String] = []
         for list in subtrees {
-            var entries = list.children
-            guard let all = entries.all(), !all.isEmpty else { throw Violation("\(at) have an empty subtree list (RFC 5280 §4.2.1.10)") }
+            guard let all = list.elements, !all.isEmpty else { throw Violation("\(at) have an empty subtree list (RFC 5280 §4.2.1.10)") }
             for entry in all {
                 var parts = entry.children
                 guard let base = parts.next() else { throw Violation("\(at) are malformed") }

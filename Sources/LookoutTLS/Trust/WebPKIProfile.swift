@@ -73,8 +73,7 @@ enum WebPKIProfile {
         let aki = extensions.first { $0.nid == NID_authority_key_identifier }
         if let aki {
             var outer = DERReader(aki.value)
-            guard let sequence = outer.next(), sequence.tag == DERTag.sequence, var fields = Optional(sequence.children),
-                  let parts = fields.all()
+            guard let sequence = outer.next(), sequence.tag == DERTag.sequence, let parts = sequence.elements
             else { throw Violation("\(at): a malformed authorityKeyIdentifier") }
             guard let keyID = parts.first(where: { $0.tag == DERTag.context(0, constructed: false) }) else {
                 throw Violation("\(at): an authorityKeyIdentifier without keyIdentifier (RFC 5280 §4.2.1.1, BR §7.1.2)")
@@ -109,8 +108,7 @@ enum WebPKIProfile {
     static func isWellFormedAccess(_ value: [UInt8]) -> Bool {
         var reader = DERReader(value)
         guard let sequence = reader.next(), sequence.tag == DERTag.sequence, reader.isAtEnd else { return false }
-        var descriptions = sequence.children
-        guard let all = descriptions.all(), !all.isEmpty else { return false }
+        guard let all = sequence.elements, !all.isEmpty else { return false }
         return all.allSatisfy { description in
             var parts = description.children
             guard description.tag == DERTag.sequence, let method = parts.next(), method.tag == DERTag.objectIdentifier,

@@ -63,8 +63,8 @@ extension Exchange {
         guard case .upstreamFailed = error, var state = resume, state.resumes < state.limit, heldResponse == nil, !finished
         else { return false }
         state.resumes += 1
-        let original = state.awaiting ?? error
-        state.awaiting = original
+        // A resumption that failed before its head stands for the first failure still.
+        state.awaiting = state.awaiting ?? error
         resume = state
         request = request.setting(.range, to: "bytes=\(state.offset)-").setting(.ifRange, to: state.validator)
         emit(RequestDidResume(offset: state.offset, validator: state.validator, attempt: summary.attempts + 1,
@@ -75,8 +75,7 @@ extension Exchange {
 
     /// The resumed attempt's head: spliced on when it continues the representation, else the
     /// response ends broken as it would have (nothing that does not belong is relayed).
-    func resumedResponse(_ response: consuming ResponseHead, standingFor failure: ProxyError) -> Bool {
-        guard let state = resume else { return false }
+    func resumedResponse(_ response: consuming ResponseHead, _ state: ResumeState, standingFor failure: ProxyError) -> Bool {
         resume?.awaiting = nil
         guard state.continues(response) else {
             resume = nil

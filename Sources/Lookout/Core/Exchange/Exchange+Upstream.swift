@@ -128,7 +128,7 @@ extension Exchange {
     /// A final response head: the stages decide what becomes of it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
     func taskDidReceiveResponse(_ response: consuming ResponseHead, task: UpstreamTask) -> Bool {
-        if let failure = resume?.awaiting { return resumedResponse(response, standingFor: failure) }
+        if let state = resume, let failure = state.awaiting { return resumedResponse(response, state, standingFor: failure) }
         let plan = attemptPlan(for: response, task: task)
         guard case .forward(let location) = plan else {
             pendingPlan = plan
@@ -193,7 +193,7 @@ extension Exchange {
             return false
         }
         responseBodyPassed(bytes)
-        if resume != nil { resume?.offset += UInt64(bytes.count) }
+        resume?.offset += UInt64(bytes.count)
         if clientFraming == .none { return true }
         return client.writeBody(bytes)
     }
