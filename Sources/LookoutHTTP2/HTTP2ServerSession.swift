@@ -24,6 +24,10 @@ public struct HTTP2ServerSettings: Sendable {
     public var controlFramesPerSecond = 50
     /// CONTINUATION frames allowed after one HEADERS (CVE-2024-27316 and its kin).
     public var maxContinuations = 8
+    /// Requests may carry an absolute-form `:path`, as a forward proxy's clients send after an
+    /// `Upgrade: h2c` (curl does). nghttp2's message checks refuse those with `:scheme` http, so
+    /// they are turned off and the session makes the rest of them itself (`HTTP2RequestValidation`).
+    public var acceptsAbsolutePaths = false
 
     public init() {}
 }
@@ -88,6 +92,9 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// The connection window grows once the client's preface arrived: a client that sends no
     /// preface hears nothing but SETTINGS and the GOAWAY (h2spec 3.5).
     private var connectionWindowOpened = false
+    /// With `acceptsAbsolutePaths`: per stream with a `content-length`, the length and the DATA
+    /// bytes so far, which must agree at END_STREAM (RFC 9113 §8.1.1).
+    private var declaredLengths: [Int32: (declared: UInt64, received: UInt64)] = [:]
 
     public init(settings: HTTP2ServerSettings) throws {
         self.settings = settings
@@ -98,6 +105,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             // nghttp2's own rapid-reset limit stays above Lookout's, which answers ENHANCE_YOUR_CALM.
             nghttp2_option_set_stream_reset_rate_limit(option, UInt64(settings.resetBurst) * 4,
                                                        UInt64(settings.resetsPerSecond) * 4)
+            if settings.acceptsAbsolutePaths { nghttp2_option_set_no_http_messaging(option, 1) }
         }
         core.setUserData(self)
         try core.submitSettings([
@@ -106,6 +114,17 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(settings.initialStreamWindow)),
             (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
         ])
+    }
+
+    /// Takes over a connection that asked for `Upgrade: h2c` (RFC 7540 §3.2): `settingsPayload`
+    /// is its `HTTP2-Settings`, decoded; stream 1 is the upgraded request, already complete.
+    /// Throws when the payload is not a SETTINGS frame's; the connection then stays HTTP/1.1.
+    public func upgrade(settingsPayload: [UInt8], headRequest: Bool) throws {
+        let result = settingsPayload.withUnsafeBufferPointer { payload in
+            nghttp2_session_upgrade2(session, payload.baseAddress, payload.count, headRequest ? 1 : 0, nil)
+        }
+        guard result == 0 else { throw HTTP2SessionError(code: result) }
+        highestStream = 1
     }
 
     // MARK: - Bytes in and out
@@ -294,6 +313,10 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             // The connection window reopens at once; the stream's only when the bytes moved on.
             nghttp2_session_consume_connection(session, length)
             return HTTP2ServerSession.with(userData) { this in
+                if this.settings.acceptsAbsolutePaths && !this.countData(length, stream: stream) {
+                    nghttp2_session_consume_stream(session, stream, length)
+                    return 0
+                }
                 this.delegate?.http2Session(this, didReceiveData: UnsafeRawBufferPointer(start: data, count: length), stream: stream)
                 return 0
             }
@@ -330,6 +353,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             return HTTP2ServerSession.with(userData) { this in
                 this.incoming.forget(stream)
                 this.core.forgetBody(of: stream)
+                this.declaredLengths[stream] = nil
                 let byPeer = this.resetByPeer.remove(stream) != nil
                 this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
                 return 0
@@ -353,20 +377,28 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
                 if fields.oversized {
                     delegate?.http2Session(self, didReceiveOversizedRequest: stream, fieldBytes: fields.bytes)
                 } else {
+                    if settings.acceptsAbsolutePaths, let problem = checkRequest(fields.headers, stream: stream) {
+                        rejectMalformed(stream, problem)
+                        return
+                    }
                     delegate?.http2Session(self, didReceiveRequest: fields.headers, stream: stream, endStream: endStream,
                                            fieldBytes: fields.bytes)
                 }
-                if endStream { delegate?.http2Session(self, didFinishRequest: stream, trailers: nil) }
+                if endStream { finishRequest(stream, trailers: nil) }
+            } else if settings.acceptsAbsolutePaths,
+                      let problem = endStream ? (fields.oversized ? nil : HTTP2RequestValidation.problem(inTrailers: fields.headers))
+                                              : "a header section that does not end the stream (RFC 9113 §8.1)" {
+                rejectMalformed(stream, problem)
             } else if endStream {
                 // A trailer section (§8.1): nghttp2 has checked that it ends the stream.
-                delegate?.http2Session(self, didFinishRequest: stream, trailers: fields.oversized ? nil : fields.headers)
+                finishRequest(stream, trailers: fields.oversized ? nil : fields.headers)
             }
         case NGHTTP2_DATA.rawValue:
             if frame.hd.length == 0 && !endStream && !controlFrames.take() {
                 cutOff("a flood of empty DATA frames")
                 return
             }
-            if endStream { delegate?.http2Session(self, didFinishRequest: stream, trailers: nil) }
+            if endStream { finishRequest(stream, trailers: nil) }
         case NGHTTP2_RST_STREAM.rawValue:
             resetByPeer.insert(stream)
             if !resets.take() { cutOff("rapid reset: streams opened and reset faster than \(settings.resetsPerSecond) a second") }
@@ -386,6 +418,46 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         default:
             break
         }
+    }
+
+    // MARK: - Checks nghttp2 leaves to the session (`acceptsAbsolutePaths`)
+
+    /// Why the request's header section is malformed, or nil; notes its `content-length`.
+    private func checkRequest(_ headers: [HTTP2Header], stream: Int32) -> String? {
+        if let problem = HTTP2RequestValidation.problem(inRequest: headers) { return problem }
+        switch HTTP2RequestValidation.contentLength(in: headers) {
+        case .failure(let error): return error.reason
+        case .success(let length): if let length { declaredLengths[stream] = (length, 0) }
+        }
+        return nil
+    }
+
+    /// DATA arrived: false when it runs past the declared `content-length` (the stream is reset).
+    private func countData(_ count: Int, stream: Int32) -> Bool {
+        guard var lengths = declaredLengths[stream] else { return true }
+        lengths.received += UInt64(count)
+        guard lengths.received <= lengths.declared else {
+            rejectMalformed(stream, "more DATA than its content-length of \(lengths.declared) (RFC 9113 §8.1.1)")
+            return false
+        }
+        declaredLengths[stream] = lengths
+        return true
+    }
+
+    /// END_STREAM: the request is complete, unless its DATA fell short of its `content-length`.
+    private func finishRequest(_ stream: Int32, trailers: [HTTP2Header]?) {
+        if let lengths = declaredLengths.removeValue(forKey: stream), lengths.received != lengths.declared {
+            rejectMalformed(stream, "\(lengths.received) bytes of DATA for a content-length of \(lengths.declared) (RFC 9113 §8.1.1)")
+            return
+        }
+        delegate?.http2Session(self, didFinishRequest: stream, trailers: trailers)
+    }
+
+    /// RFC 9113 §8.1.1: a malformed request is a stream error of type PROTOCOL_ERROR.
+    private func rejectMalformed(_ stream: Int32, _ reason: String) {
+        declaredLengths[stream] = nil
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, HTTP2ErrorCode.protocolError.rawValue)
+        delegate?.http2Session(self, didRejectMalformed: stream, reason: reason)
     }
 
     /// nghttp2 asks for up to `length` bytes of the stream's body.

@@ -47,6 +47,8 @@ class Response:
 
 
 class H2Client:
+    scheme = "https"
+
     def __init__(self, proxy_port: int, cafile: str, host: str = "localhost", port: int = 443,
                  authority: str | None = None, window: int | None = None, timeout: float = 15.0,
                  alpn=("h2",)):
@@ -79,7 +81,7 @@ class H2Client:
     def request(self, path: str, method: str = "GET", headers=(), body: bytes | None = None,
                 end: bool = True) -> int:
         stream = self.conn.get_next_available_stream_id()
-        fields = [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)]
+        fields = [(":method", method), (":scheme", self.scheme), (":authority", self.authority), (":path", path)]
         fields += list(headers)
         self.conn.send_headers(stream, fields, end_stream=end and body is None)
         self.responses[stream] = Response()
@@ -174,3 +176,37 @@ class H2Client:
             self.sock.close()
         except OSError:
             pass
+
+
+class H2CClient(H2Client):
+    """A cleartext client that asks the proxy for `Upgrade: h2c` on its first request (RFC 7540
+    §3.2): `upgraded` says whether the proxy answered 101; stream 1 is then that request's answer."""
+    scheme = "http"
+
+    def __init__(self, proxy_port: int, url: str, headers=(), timeout: float = 15.0):
+        from urllib.parse import urlsplit
+        self.authority = urlsplit(url).netloc
+        config = h2.config.H2Configuration(client_side=True, header_encoding="utf-8", validate_inbound_headers=False,
+                                           validate_outbound_headers=False, normalize_outbound_headers=False)
+        self.conn = h2.connection.H2Connection(config=config)
+        settings = self.conn.initiate_upgrade_connection().decode()
+        self.sock = connect(proxy_port, timeout=timeout)
+        self.sock.settimeout(timeout)
+        extra = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        self.sock.sendall((f"GET {url} HTTP/1.1\r\nHost: {self.authority}\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                           f"Upgrade: h2c\r\nHTTP2-Settings: {settings}\r\n{extra}\r\n").encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            byte = self.sock.recv(1)
+            if not byte:
+                raise ConnectionError(f"proxy closed during the upgrade: {head!r}")
+            head += byte
+        self.upgrade_head = head
+        self.upgraded = head.startswith(b"HTTP/1.1 101")
+        self.responses = {1: Response()}
+        self.goaway = None
+        self.closed = False
+        self.remote_settings = {}
+        self.auto_ack = True
+        if self.upgraded:
+            self.flush()

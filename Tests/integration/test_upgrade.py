@@ -8,7 +8,7 @@ import socket
 import time
 
 import origins
-from conftest import (Reader, assert_envelope, connect, curl,
+from conftest import (Reader, assert_envelope, connect,
                       is_number, read_response, rss_kib)
 
 WS_HEADERS = [("Upgrade", "websocket"), ("Connection", "Upgrade"),
@@ -122,14 +122,6 @@ def test_refused_upgrade_stays_http(make_proxy, raw_origin):
     s.close()
     rec = p.only_summary()
     assert rec["status"] == 426 and "upgrade" not in rec and "error" not in rec, rec
-
-
-def test_h2c_upgrade_is_not_relayed(proxy, origin):
-    """h2c would hide the rest of the exchange inside an opaque tunnel: the request goes on as HTTP/1.1."""
-    r = curl(proxy, origin.url("/echo"), "-H", "Upgrade: h2c", "-H", "Connection: Upgrade, HTTP2-Settings",
-             "-H", "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA")
-    assert r.rc == 0 and r.status == 200, r.stderr
-    assert b"h2c" not in r.body.lower() and b"http2-settings" not in r.body.lower(), r.body
 
 
 def test_upgrade_through_an_upgrade_unaware_client_path_closes_cleanly(make_proxy, raw_origin):

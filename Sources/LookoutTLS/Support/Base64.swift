@@ -44,4 +44,20 @@ public enum Base64 {
         guard decoded >= 0, Int(decoded) - padding >= 0 else { return nil }
         return Array(output[0..<(Int(decoded) - padding)])
     }
+
+    /// Decodes base64url (RFC 4648 §5: `-` and `_` for `+` and `/`), unpadded as `HTTP2-Settings`
+    /// carries it (RFC 7540 §3.2.1); nil for anything else.
+    public static func decodeURLSafe(_ text: String) -> [UInt8]? {
+        var standard = [UInt8]()
+        standard.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="): return nil
+            default: standard.append(byte)
+            }
+        }
+        return decode(String(decoding: standard, as: UTF8.self))
+    }
 }

@@ -45,6 +45,10 @@ extension ClientConnection {
             let isSecure = scheme == "https"
             let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure,
                                 parent: parent, ruleKey: destination)
+            if let settings = h2cSettings(head),
+               beginH2C(head, settings: settings, requestID: requestID, origin: origin, path: path, url: head.rawTarget) {
+                return
+            }
             startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
         case .origin(let path):
             if let interceptedOrigin {

@@ -164,7 +164,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     /// Whether the parser may produce the next event now.
     var canParse: Bool {
-        if isClosed || tunnel != nil || adminStream != nil || awaitingAdminAnswer || isAwaitingClientHandshake {
+        if isClosed || tunnel != nil || http2 != nil || adminStream != nil || awaitingAdminAnswer || isAwaitingClientHandshake {
             return false
         }
         if let exchange { return exchange.acceptsRequestBody }

@@ -12,9 +12,11 @@ protocol HTTP2ClientSideDelegate: AnyObject {
     func http2ClientSideDidEnd(reason: String)
 }
 
-/// An intercepted client connection that negotiated `h2` (RFC 9113 §3.2): nghttp2 speaks the
-/// protocol, and every stream becomes an exchange through the same pipeline as HTTP/1.1 — policies,
-/// cache, capture, events — toward the CONNECT's origin.
+/// A client connection that speaks HTTP/2 to Lookout: an intercepted one that negotiated `h2`
+/// (RFC 9113 §3.2), toward the CONNECT's origin, or a cleartext one that asked for `Upgrade: h2c`
+/// (RFC 7540 §3.2), whose streams name their origins as proxy requests do (`HTTP2StreamRouting`).
+/// nghttp2 speaks the protocol, and every stream becomes an exchange through the same pipeline as
+/// HTTP/1.1 — policies, cache, capture, events.
 ///
 /// Bytes flow one way through here: the socket's reads go into nghttp2, the frames it queues go out
 /// once the loop's batch of events is handled (`scheduleFlush`), never from inside one of its
@@ -31,7 +33,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private let access: AccessPolicy
     private let context: LoopContext
     private let records: ExchangeRecords
-    private let origin: Origin
+    private let routing: HTTP2StreamRouting
     private unowned let delegate: HTTP2ClientSideDelegate
     private var streams: [Int32: HTTP2ClientStream] = [:]
     private var flushScheduled = false
@@ -44,15 +46,16 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private var stalledSince: [Int32: (sent: UInt64, since: Instant)] = [:]
     /// The last `:authority` found to name the intercepted origin (`namesOrigin`).
     private var lastMatchedAuthority: String?
-    /// "https://host[:port]": every stream's URL starts with it.
+    /// Intercepted: "https://host[:port]", which every stream's URL starts with.
     private let originURLPrefix: String
 
     init(stream: ByteStream, environment: ExchangeEnvironment, http2: HTTP2Settings, access: AccessPolicy,
-         context: LoopContext, records: ExchangeRecords, origin: Origin,
+         context: LoopContext, records: ExchangeRecords, routing: HTTP2StreamRouting,
          delegate: HTTP2ClientSideDelegate) throws {
         var settings = HTTP2ServerSettings()
         settings.maxConcurrentStreams = UInt32(http2.maxConcurrentStreams)
         settings.maxHeaderListBytes = http2.maxHeaderListBytes
+        if case .forwardProxy = routing { settings.acceptsAbsolutePaths = true }
         self.protocolSession = try HTTP2ServerSession(settings: settings)
         self.stream = stream
         self.environment = environment
@@ -60,8 +63,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         self.access = access
         self.context = context
         self.records = records
-        self.origin = origin
-        self.originURLPrefix = origin.url(path: "")
+        self.routing = routing
+        if case .intercepted(let origin) = routing { originURLPrefix = origin.url(path: "") } else { originURLPrefix = "" }
         self.delegate = delegate
         self.timer = LoopTimer(loop: stream.loop)
         protocolSession.delegate = self
@@ -73,6 +76,30 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         flush()
         stream.resumeReading()
         armTimer()
+    }
+
+    /// After `Upgrade: h2c` (RFC 7540 §3.2), before the 101 goes out: `settingsPayload` is the
+    /// request's `HTTP2-Settings`, decoded. Throws when nghttp2 finds it is not a SETTINGS payload.
+    func acceptUpgrade(settingsPayload: [UInt8], headRequest: Bool) throws {
+        try protocolSession.upgrade(settingsPayload: settingsPayload, headRequest: headRequest)
+    }
+
+    /// After the 101: the HTTP/1.1 request that asked for the upgrade is stream 1, complete
+    /// (half-closed toward Lookout), and its response goes out on HTTP/2 after the server
+    /// preface. `early` is what the client sent behind the request: the start of its preface.
+    func startUpgraded(head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String, early: [UInt8]) {
+        requestsServed += 1
+        let clientStream = HTTP2ClientStream(id: 1, side: self)
+        streams[1] = clientStream
+        clientStream.requestComplete = true
+        let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
+                                delegate: clientStream, records: records, head: head, origin: origin,
+                                path: path, url: url, kind: routing.kind, clientStreamID: 1)
+        exchange.summary.upgrade = "h2c"
+        clientStream.run(exchange)
+        clientStream.exchange?.clientFinishedBody(trailers: nil)
+        start()
+        if !early.isEmpty { early.withUnsafeBytes { didRead($0) } }
     }
 
     // MARK: - Socket (called by the connection)
@@ -243,23 +270,34 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             case .invalidField(let name): error = .requestRejected(reason: .malformedRequest("HTTP/2 field \(name)"))
             }
             let method = headers.first { $0.name == ":method" }?.value ?? ""
-            refuse(clientStream, requestID: requestID, method: method, url: origin.authority, error: error)
+            refuse(clientStream, requestID: requestID, method: method, url: routing.fallbackURL, error: error)
         case .success(let (head, authority)):
-            let url = originURLPrefix + head.rawTarget
-            if let authority, !namesOrigin(authority) {
-                refuse(clientStream, requestID: requestID, head: head, url: url,
-                       error: .requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
-                return
+            switch route(head, authority: authority, headers: headers) {
+            case .failure(let error):
+                let url = head.rawTarget.hasPrefix("/") ? originURLPrefix + head.rawTarget : head.rawTarget
+                refuse(clientStream, requestID: requestID, head: head, url: url, error: error)
+            case .success(let route):
+                let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
+                                        delegate: clientStream, records: records, head: route.head, origin: route.origin,
+                                        path: route.path, url: route.url, kind: routing.kind, clientStreamID: id)
+                clientStream.run(exchange)
             }
-            if let refusal = access.refusal(method: head.method.rawValue, host: origin.ruleKey) {
-                refuse(clientStream, requestID: requestID, head: head, url: url, error: refusal)
-                return
+        }
+    }
+
+    /// Where the stream's request goes, or why it is refused.
+    private func route(_ head: RequestHead, authority: String?, headers: [HTTP2Header]) -> Result<HTTP2StreamRoute, ProxyError> {
+        switch routing {
+        case .forwardProxy(let client):
+            let scheme = headers.first { $0.name == ":scheme" }?.value
+            return HTTP2StreamRouting.forwardRoute(head, authority: authority, scheme: scheme, environment: client)
+        case .intercepted(let origin):
+            if let authority, !namesOrigin(authority, origin: origin) {
+                return .failure(.requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))
             }
-            let path = head.rawTarget
-            let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
-                                    delegate: clientStream, records: records, head: head, origin: origin,
-                                    path: path, url: url, kind: .intercepted, clientStreamID: id)
-            clientStream.run(exchange)
+            if let refusal = access.refusal(method: head.method.rawValue, host: origin.ruleKey) { return .failure(refusal) }
+            return .success(HTTP2StreamRoute(head: head, origin: origin, path: head.rawTarget,
+                                             url: originURLPrefix + head.rawTarget))
         }
     }
 
@@ -267,7 +305,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         requestsServed += 1
         let clientStream = HTTP2ClientStream(id: id, side: self)
         streams[id] = clientStream
-        refuse(clientStream, requestID: environment.makeRequestID(), method: "", url: origin.authority,
+        refuse(clientStream, requestID: environment.makeRequestID(), method: "", url: routing.fallbackURL,
                error: .requestRejected(reason: .headerListTooLarge(limit: protocolSession.settings.maxHeaderListBytes)))
     }
 
@@ -298,8 +336,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
             return
         }
         // RFC 9113 §8.1.1: the stream was reset with PROTOCOL_ERROR before it became a request.
-        records.refused(requestID: environment.makeRequestID(), method: "", url: origin.authority, httpVersion: "HTTP/2",
-                        kind: .intercepted, error: error, status: nil, start: .now(), headWasRead: false,
+        records.refused(requestID: environment.makeRequestID(), method: "", url: routing.fallbackURL, httpVersion: "HTTP/2",
+                        kind: routing.kind, error: error, status: nil, start: .now(), headWasRead: false,
                         clientStreamID: id)
     }
 
@@ -349,7 +387,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, method: String, url: String,
                         error: ProxyError) {
         clientStream.writeError(error, requestID: requestID)
-        records.refused(requestID: requestID, method: method, url: url, httpVersion: "HTTP/2", kind: .intercepted,
+        records.refused(requestID: requestID, method: method, url: url, httpVersion: "HTTP/2", kind: routing.kind,
                         error: error, status: error.status, start: .now(), headWasRead: true, clientStreamID: clientStream.id)
     }
 
@@ -359,7 +397,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     ///
     /// A client sends the same `:authority` on every stream of a connection, so the last one that
     /// matched is kept and a request naming it again is not parsed again.
-    private func namesOrigin(_ authority: String) -> Bool {
+    private func namesOrigin(_ authority: String, origin: Origin) -> Bool {
         if authority == lastMatchedAuthority { return true }
         var host = URLAuthority.host(in: authority)
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }

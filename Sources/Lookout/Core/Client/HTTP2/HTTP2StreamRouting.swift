@@ -1,0 +1,64 @@
+import LookoutHTTP
+import LookoutModel
+import LookoutTLS
+import LookoutUpstream
+
+/// Where the streams of a client's HTTP/2 connection go, and what is refused before they go.
+enum HTTP2StreamRouting {
+    /// An intercepted CONNECT's: every stream to its origin, whose host `:authority` must name.
+    case intercepted(Origin)
+    /// A cleartext connection upgraded with `h2c`: each stream names its own origin, and is
+    /// authenticated and checked as the forward proxy's HTTP/1.1 requests are.
+    case forwardProxy(ClientEnvironment)
+
+    var kind: ExchangeSummary.Kind {
+        if case .intercepted = self { return .intercepted }
+        return .http
+    }
+
+    /// What a refused request's record names when there is no URL to name.
+    var fallbackURL: String {
+        if case .intercepted(let origin) = self { return origin.authority }
+        return ""
+    }
+}
+
+/// A stream's request, on its way: its head as the exchange sees it, toward `origin`.
+struct HTTP2StreamRoute {
+    var head: RequestHead
+    let origin: Origin
+    let path: String
+    let url: String
+}
+
+extension HTTP2StreamRouting {
+    /// A forward proxy's request over HTTP/2. RFC 9113 §8.3.1 has `:scheme`, `:authority` and an
+    /// origin-form `:path`; a client that spoke HTTP/1.1 to the proxy before upgrading may keep
+    /// the absolute-form target in `:path` (curl does), which names the same things.
+    static func forwardRoute(_ head: RequestHead, authority: String?, scheme: String?,
+                             environment: ClientEnvironment) -> Result<HTTP2StreamRoute, ProxyError> {
+        let rawPath = head.rawTarget
+        let url = rawPath.hasPrefix("/") ? "\(scheme ?? "http")://\(authority ?? "")\(rawPath)" : rawPath
+        guard let target = RequestTarget.parseAbsolute(url),
+              case .absolute(let targetScheme, let host, let port, let path) = target else {
+            return .failure(.requestRejected(reason: .malformedRequest("HTTP/2 request for \"\(url)\"")))
+        }
+        guard targetScheme == "http" || targetScheme == "https" else {
+            return .failure(.requestRejected(reason: .unsupportedScheme(targetScheme)))
+        }
+        if let authenticator = environment.authenticator, !authenticator.accepts(head.headerFields) {
+            return .failure(.requestRejected(reason: .proxyAuthenticationRequired))
+        }
+        let key = HostRuleKey(host)
+        if let refusal = environment.accessRefusal(method: head.method.rawValue, host: key) {
+            return .failure(refusal)
+        }
+        let isSecure = targetScheme == "https"
+        let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure,
+                            parent: environment.exchanges.parentProxy(for: key), ruleKey: key)
+        var routed = head
+        routed.target = target
+        routed.rawTarget = url
+        return .success(HTTP2StreamRoute(head: routed, origin: origin, path: path, url: url))
+    }
+}
