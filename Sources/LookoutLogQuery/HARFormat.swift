@@ -21,7 +21,7 @@ public enum HARFormat {
         j.open()
         let total = r.number("timings_ms", "total") ?? 0
         if let ts = r.string("ts").flatMap(LogTime.timestamp) {
-            j.key("startedDateTime"); j.string(isoTime(ts - Int64(total * 1000)))
+            j.key("startedDateTime"); j.string(isoTime(ts &- Int64(LogRecord.wholeNumber(total * 1000) ?? 0)))
         }
         // HAR timings: connect includes ssl; -1 where the phase did not happen — except send, wait
         // and receive, which HAR 1.2 requires to be non-negative (0 for an admin page's, say).
@@ -84,7 +84,7 @@ public enum HARFormat {
             j.key("serverIPAddress"); j.string(address.hasPrefix("[") ? String(address.dropFirst().prefix { $0 != "]" })
                                                                     : String(address.prefix { $0 != ":" }))
         }
-        if let conn = r.number("conn") { j.key("connection"); j.string(String(Int(conn))) }
+        if let conn = r.number("conn") { j.key("connection"); j.string(LogRecord.integerText(conn)) }
 
         j.key("_lookout"); j.open()
         for key in ["id", "kind", "client", "attempts", "redirects", "final_url", "upstream", "transactions", "cache",
@@ -175,6 +175,9 @@ public enum HARFormat {
 
     /// `2026-11-24T09:30:00.123Z` for microseconds since 1970.
     static func isoTime(_ micros: Int64) -> String {
+        // Years 1 to 9999 (what the format can say): a record's times are input, and arithmetic
+        // on one far outside them must not overflow.
+        let micros = min(max(micros, -62_135_596_800_000_000), 253_402_300_799_999_999)
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let ofDay = Int(seconds - days * 86_400)

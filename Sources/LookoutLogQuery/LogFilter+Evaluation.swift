@@ -93,7 +93,7 @@ extension LogFilter.Term {
         case .status:
             guard let status = subject.filterNumber(.status) else { return false }
             if number == nil, let digit = value.first?.wholeNumberValue {
-                return Int(status) / 100 == digit
+                return LogRecord.wholeNumber(status).map { $0 / 100 == digit } ?? false
             }
             return compare(status)
         case .id, .conn, .phase, .messages, .firstEvent, .wsClose, .grpcStatus:

@@ -37,19 +37,19 @@ public enum LogFormat: String, CaseIterable, Sendable {
         case .json:
             return (index == 0 ? "\n" : ",\n") + record.text
         case .table:
-            let status = record.number("status").map { String(Int($0)) } ?? (record.string("error", "code") ?? "-")
+            let status = record.number("status").map(LogRecord.integerText) ?? (record.string("error", "code") ?? "-")
             let total = record.number("timings_ms", "total").map { String(format3($0)) } ?? "-"
-            return Self.pad(record.string("ts") ?? "-", 27) + Self.pad(record.number("id").map { String(Int($0)) } ?? "-", 8)
+            return Self.pad(record.string("ts") ?? "-", 27) + Self.pad(record.number("id").map(LogRecord.integerText) ?? "-", 8)
                 + Self.pad(record.string("method") ?? "-", 8) + Self.pad(status, 7) + Self.pad(total, 10)
                 + Self.pad(record.string("cache", "status") ?? "-", 12) + (record.string("url") ?? "-") + "\n"
         case .csv:
             let fields: [String?] = [
-                record.string("ts"), record.number("id").map { String(Int($0)) }, record.number("conn").map { String(Int($0)) },
+                record.string("ts"), record.number("id").map(LogRecord.integerText), record.number("conn").map(LogRecord.integerText),
                 record.string("client"), record.string("kind"), record.string("method"), record.string("url"),
-                record.number("status").map { String(Int($0)) }, record.number("timings_ms", "total").map(format3),
+                record.number("status").map(LogRecord.integerText), record.number("timings_ms", "total").map(format3),
                 record.string("error", "code"), record.string("cache", "status"),
-                record.number("bytes", "request_body").map { String(Int($0)) },
-                record.number("bytes", "response_body").map { String(Int($0)) },
+                record.number("bytes", "request_body").map(LogRecord.integerText),
+                record.number("bytes", "response_body").map(LogRecord.integerText),
             ]
             return fields.map { Self.csvField($0 ?? "") }.joined(separator: ",") + "\n"
         case .curl:
@@ -95,7 +95,7 @@ public enum LogFormat: String, CaseIterable, Sendable {
 /// Milliseconds with at most three decimals, trailing zeros dropped.
 func format3(_ value: Double) -> String {
     let scaled = (value * 1000).rounded() / 1000
-    if scaled == scaled.rounded() { return String(Int(scaled)) }
+    if scaled == scaled.rounded() { return LogRecord.integerText(scaled) }
     var text = String(scaled)
     if let dot = text.firstIndex(of: "."), text.distance(from: dot, to: text.endIndex) > 4 {
         text = String(text[...text.index(dot, offsetBy: 3)])

@@ -30,6 +30,13 @@ public struct LogRecord {
         return JSONScan.decodeString(bytes, span.start, span.end)
     }
 
+    /// A number as a whole one, or nil when it is not one Int can hold (a record is input: a
+    /// damaged or hand-written line must not stop `lookout log`).
+    public static func wholeNumber(_ value: Double) -> Int? { Int(exactly: value.rounded(.towardZero)) }
+
+    /// A whole number's text, or the number's own beyond Int's range.
+    public static func integerText(_ value: Double) -> String { wholeNumber(value).map(String.init) ?? String(value) }
+
     public func number(_ path: String...) -> Double? {
         guard let span = span(path) else { return nil }
         return Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[span.start..<span.end]), as: UTF8.self))

@@ -31,7 +31,7 @@ public struct LogSummary {
         let key: String
         switch grouping {
         case .host: key = record.host ?? "-"
-        case .status: key = record.number("status").map { String(Int($0)) } ?? "-"
+        case .status: key = record.number("status").map(LogRecord.integerText) ?? "-"
         case .code: key = record.string("error", "code") ?? "-"
         case .kind: key = record.string("kind") ?? "-"
         case .method: key = record.string("method") ?? "-"
@@ -63,7 +63,7 @@ public struct LogSummary {
         group.count += 1
         if record.span(["error"]) != nil { group.errors += 1 }
         for field in ["request_body", "response_body", "client_to_upstream", "upstream_to_client"] {
-            group.bytes += Int64(record.number("bytes", field) ?? 0)
+            group.bytes &+= Int64(LogRecord.wholeNumber(record.number("bytes", field) ?? 0) ?? 0)
         }
         for phase in Self.phases {
             if let ms = record.number("timings_ms", phase), ms >= 0 { group.phases[phase, default: PhaseHistogram()].add(milliseconds: ms) }
@@ -99,7 +99,7 @@ public struct LogSummary {
 
 func format1(_ value: Double) -> String {
     let scaled = (value * 10).rounded() / 10
-    return scaled == scaled.rounded() ? String(Int(scaled)) : String(scaled)
+    return scaled == scaled.rounded() ? LogRecord.integerText(scaled) : String(scaled)
 }
 
 /// Times for `--since` / `--until`: RFC 3339 (`2026-11-24T09:30:00Z`, a fraction and an offset
@@ -108,7 +108,9 @@ public enum LogTime {
     public static func parse(_ text: String, now: Int64) -> Int64? {
         if let last = text.last, "smhd".contains(last), let amount = Double(text.dropLast()) {
             let unit: Double = ["s": 1, "m": 60, "h": 3600, "d": 86_400][String(last)]!
-            return now - Int64(amount * unit * 1_000_000)
+            guard let back = Int64(exactly: (amount * unit * 1_000_000).rounded(.towardZero)) else { return nil }
+            let (since, overflow) = now.subtractingReportingOverflow(back)
+            return overflow ? nil : since
         }
         return timestamp(text)
     }

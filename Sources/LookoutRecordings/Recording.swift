@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LookoutLogQuery
 
 /// One exchange of a recording, as the tools that compare, replay or simulate recordings see it:
@@ -130,8 +131,8 @@ public enum RecordingReader {
         guard size <= maximumHARBytes else {
             throw RecordingError(file: path, entry: nil, message: "a HAR file over \(maximumHARBytes >> 20) MiB is not read")
         }
-        guard let data = FileManager.default.contents(atPath: path),
-              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let bytes = readWhole(path, limit: maximumHARBytes),
+              let root = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             throw RecordingError(file: path, entry: nil, message: "is neither a Lookout log nor a HAR file (JSON with log.entries)")
         }
         guard let log = root["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
@@ -161,6 +162,23 @@ public enum RecordingReader {
             exchanges.append(exchange)
         }
         return exchanges
+    }
+
+    /// The file's bytes, up to `limit`. Read here rather than with `FileManager.contents(atPath:)`,
+    /// which leaks its buffer for an empty file (found by fuzzing).
+    private static func readWhole(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count <= limit {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return n == 0 ? bytes : nil }
+            bytes += chunk[..<n]
+        }
+        return nil
     }
 
     private static func headers(_ value: Any?) -> [(name: String, value: String)] {

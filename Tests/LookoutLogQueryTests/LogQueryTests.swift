@@ -119,6 +119,20 @@ let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id"
 }
 
 @Suite struct LogFormatTests {
+    /// Found by fuzzing: numbers beyond Int's range (or JSON's `1e400`, infinite as a Double)
+    /// stopped `lookout log` with a trap in the table, CSV and HAR formats and the filter.
+    @Test func numbersOutOfRangeRenderInEveryFormat() throws {
+        let line = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id":1e400,"conn":133333333333333333333333333333333,"status":-1e300,"method":"GET","url":"http://h/","timings_ms":{"total":1e308},"bytes":{"request_body":1e30,"response_body":-5}}"#
+        for format in LogFormat.allCases {
+            let text = withRecord(line) { format.render($0, index: 0) }
+            #expect(!text.isEmpty || format == .curl)
+        }
+        #expect(withRecord(line) { LogFormat.csv.render($0, index: 0) }.contains("1.3333333333333333e+32"))
+        let filter = try LogFilter.parse("status:5xx")
+        #expect(withRecord(line) { filter.matches($0) } == false)
+        #expect(LogTime.parse("1e300d", now: 0) == nil && LogTime.parse("2m", now: 200_000_000) == 80_000_000)
+    }
+
     @Test func csvAndCurlQuote() {
         #expect(LogFormat.csvField("a,b") == "\"a,b\"" && LogFormat.csvField("say \"hi\"") == "\"say \"\"hi\"\"\"")
         #expect(LogFormat.shellQuoted("it's") == "'it'\\''s'")

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SCRATCH=.build/fuzz
 OUT=$SCRATCH/bin
-MODULES=(LookoutHTTP LookoutHTTP2 LookoutCache LookoutLogQuery LookoutTLS LookoutConfig)
+MODULES=(LookoutHTTP LookoutHTTP2 LookoutCache LookoutLogQuery LookoutRecordings LookoutTLS LookoutConfig)
 mkdir -p "$OUT"
 for module in "${MODULES[@]}"; do
   swift build --scratch-path "$SCRATCH" --target "$module" -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address

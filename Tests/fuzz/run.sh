@@ -16,7 +16,7 @@ for binary in "$FUZZ"/bin/*; do
   mkdir -p "$corpus" "$artifacts"
   [ -d "Tests/fuzz/seeds/$name" ] && cp -n Tests/fuzz/seeds/"$name"/* "$corpus"/ 2>/dev/null
   dict=()
-  case $name in http_*) dict=(-dict=Tests/fuzz/http.dict) ;; esac
+  case $name in http_*|chunked_*) dict=(-dict=Tests/fuzz/http.dict) ;; esac
   log=$FUZZ/$name.log
   ASAN_OPTIONS=detect_leaks=1 "$binary" "$corpus" "${dict[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$artifacts" -print_final_stats=1 >"$log" 2>&1
