@@ -112,8 +112,14 @@ extension HTTPDate {
         let (year, month, day) = civil(fromDays: days)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let weekday = dayNames[Int(((days % 7) + 7) % 7)]
-        return "\(weekday), \(two(day)) \(monthNames[month - 1]) \(year) "
+        return "\(weekday), \(two(day)) \(monthNames[month - 1]) \(yearText(year)) "
             + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+    }
+
+    /// A year as the four digits RFC 9110 §5.6.7 (and ISO 8601) write: 991 is "0991".
+    public static func yearText(_ year: Int) -> String {
+        let digits = String(year)
+        return year >= 0 && digits.utf8.count < 4 ? String(repeating: "0", count: 4 - digits.utf8.count) + digits : digits
     }
 
     /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).

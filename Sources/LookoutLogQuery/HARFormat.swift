@@ -185,7 +185,7 @@ public enum HARFormat {
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let millis = Int((micros - seconds * 1_000_000) / 1000)
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(year)-\(two(month))-\(two(day))T\(two(ofDay / 3600)):\(two(ofDay / 60 % 60)):\(two(ofDay % 60)).\(ms)Z"
+        return "\(HTTPDate.yearText(year))-\(two(month))-\(two(day))T\(two(ofDay / 3600)):\(two(ofDay / 60 % 60)):\(two(ofDay % 60)).\(ms)Z"
     }
 }
 

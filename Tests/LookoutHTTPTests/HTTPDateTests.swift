@@ -24,4 +24,13 @@ import Testing
             #expect(HTTPDate.unixSeconds(text) == nil, "\(text)")
         }
     }
+
+    /// Found by fuzzing: a year below 1000 was formatted with fewer than the four digits the
+    /// grammar requires, so the date did not read back.
+    @Test func formattedDatesReadBackForEveryFourDigitYear() throws {
+        let early = try #require(HTTPDate.unixSeconds("Sun, 06 Nov 0991 08:49:37 GMT"))
+        #expect(HTTPDate.format(unixSeconds: Int64(early)) == "Sun, 06 Nov 0991 08:49:37 GMT")
+        #expect(HTTPDate.format(unixSeconds: Int64(time)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.yearText(7) == "0007" && HTTPDate.yearText(12345) == "12345")
+    }
 }
