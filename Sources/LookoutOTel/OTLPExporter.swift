@@ -7,7 +7,8 @@ import LookoutModel
 import Synchronization
 
 /// Sends spans and log records to the Collector from a thread of its own — never from the event
-/// loops, never holding up traffic. Records wait in bounded queues (`batch.max_queue` each); a
+/// loops, never holding up traffic. Records arrive encoded (`OTLPRecordEncoder`, on the monitor's
+/// queue) and wait in bounded queues (`batch.max_queue` each, `EncodedQueue`); a
 /// full queue drops what comes and counts it. Batches of at most `batch.max_records` leave when
 /// full or `batch.max_delay_ms` after their first record; a refused or failed export is retried
 /// with exponential backoff (1 s doubling to 30 s, or the Collector's `Retry-After`) on 429, 502,
@@ -21,15 +22,16 @@ public final class OTLPExporter: @unchecked Sendable {
     private let endpoint: OTLPEndpoint
     private let logger: Logger
     private let condition = NSCondition()
-    private var spans: [SpanRecord] = []
-    private var logs: [LogRecordData] = []
-    private var oldest: (spans: UInt64?, logs: UInt64?) = (nil, nil)
+    private var spans: EncodedQueue
+    private var logs: EncodedQueue
     private var stopping = false
     private var flushDeadline: UInt64?
     private var busy = false
     /// The last time each kind of problem was written to stderr (once a minute at most).
     private var lastReported: [String: UInt64] = [:]
-    private let scope = ("lookout", LookoutVersion.string)
+    /// What every request carries before its records: the resource and the scope, encoded once.
+    private let resourceAndScope: OTLPProtobuf.ResourceAndScope
+    private let jsonPrefix: (traces: [UInt8], logs: [UInt8])
     /// For an https endpoint.
     private let tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
@@ -51,6 +53,13 @@ public final class OTLPExporter: @unchecked Sendable {
         self.settings = settings
         self.endpoint = endpoint
         self.logger = logger
+        let separator: [UInt8] = settings.wireProtocol == .json ? [UInt8(ascii: ",")] : []
+        spans = EncodedQueue(maxRecords: settings.maxBatchRecords, maxQueue: settings.maxQueue, separator: separator)
+        logs = EncodedQueue(maxRecords: settings.maxBatchRecords, maxQueue: settings.maxQueue, separator: separator)
+        let scope = ("lookout", LookoutVersion.string)
+        resourceAndScope = OTLPProtobuf.ResourceAndScope(resource: settings.resource, scope: scope)
+        jsonPrefix = (Array(OTLPJSON.requestPrefix(traces: true, resource: settings.resource, scope: scope).utf8),
+                      Array(OTLPJSON.requestPrefix(traces: false, resource: settings.resource, scope: scope).utf8))
         let thread = Thread { [self] in run() }
         thread.name = "lookout.otel"
         thread.start()
@@ -58,28 +67,23 @@ public final class OTLPExporter: @unchecked Sendable {
 
     // MARK: - From the monitor
 
-    func enqueue(spans new: [SpanRecord]) {
+    /// Records of `signal`, encoded: `ends` says where each ends in `bytes`. A full queue drops
+    /// and counts what does not fit.
+    func enqueue(_ signal: Signal, _ bytes: UnsafeRawBufferPointer, ends: [Int]) {
+        let now = Instant.now().nanoseconds
         condition.lock()
-        let room = max(0, settings.maxQueue - spans.count)
-        if new.count > room { droppedSpans.add(UInt64(new.count - room), ordering: .relaxed) }
-        if room > 0 {
-            if spans.isEmpty { oldest.spans = Instant.now().nanoseconds }
-            spans += new.prefix(room)
-            if spans.count >= settings.maxBatchRecords { condition.signal() }
-        }
-        condition.unlock()
-    }
-
-    func enqueue(log record: LogRecordData) {
-        condition.lock()
-        if logs.count >= settings.maxQueue {
-            droppedLogs.add(1, ordering: .relaxed)
+        let dropped: Int
+        let full: Bool
+        if signal == .traces {
+            dropped = spans.append(bytes, ends: ends, now: now)
+            full = spans.hasFullBatch
         } else {
-            if logs.isEmpty { oldest.logs = Instant.now().nanoseconds }
-            logs.append(record)
-            if logs.count >= settings.maxBatchRecords { condition.signal() }
+            dropped = logs.append(bytes, ends: ends, now: now)
+            full = logs.hasFullBatch
         }
+        if full { condition.signal() }
         condition.unlock()
+        if dropped > 0 { self.dropped(signal, dropped) }
     }
 
     /// Sends what is queued, waiting up to `timeout_ms` (SIGTERM). What is left then is dropped.
@@ -109,16 +113,12 @@ public final class OTLPExporter: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let spanBatch = Array(spans.prefix(settings.maxBatchRecords))
-            spans.removeFirst(spanBatch.count)
-            oldest.spans = spans.isEmpty ? nil : Instant.now().nanoseconds
-            let logBatch = Array(logs.prefix(settings.maxBatchRecords))
-            logs.removeFirst(logBatch.count)
-            oldest.logs = logs.isEmpty ? nil : Instant.now().nanoseconds
+            let spanBatch = spans.takeFirst()
+            let logBatch = logs.takeFirst()
             busy = true
             condition.unlock()
-            if !spanBatch.isEmpty { export(.traces, count: spanBatch.count, body: encode(spans: spanBatch)) }
-            if !logBatch.isEmpty { export(.logs, count: logBatch.count, body: encode(logs: logBatch)) }
+            if let spanBatch { export(.traces, count: spanBatch.count, body: request(.traces, spanBatch.bytes)) }
+            if let logBatch { export(.logs, count: logBatch.count, body: request(.logs, logBatch.bytes)) }
             condition.lock()
             busy = false
             condition.broadcast()
@@ -128,29 +128,29 @@ public final class OTLPExporter: @unchecked Sendable {
 
     /// A batch is full, or its first record has waited `max_delay_ms`, or a flush asks (under the lock).
     private func due() -> Bool {
-        if spans.count >= settings.maxBatchRecords || logs.count >= settings.maxBatchRecords { return true }
+        if spans.hasFullBatch || logs.hasFullBatch { return true }
         if flushDeadline != nil && (!spans.isEmpty || !logs.isEmpty) { return true }
         let limit = UInt64(settings.maxDelayMilliseconds) * 1_000_000
         let now = Instant.now().nanoseconds
-        return [oldest.spans, oldest.logs].contains { $0.map { now - $0 >= limit } ?? false }
+        return [spans.oldest, logs.oldest].contains { $0.map { now - $0 >= limit } ?? false }
     }
 
     private func nextWake() -> TimeInterval {
-        let first = [oldest.spans, oldest.logs].compactMap { $0 }.min()
+        let first = [spans.oldest, logs.oldest].compactMap { $0 }.min()
         guard let first else { return 1 }
         let due = first + UInt64(settings.maxDelayMilliseconds) * 1_000_000
         let now = Instant.now().nanoseconds
         return due > now ? Double(due - now) / 1e9 : 0.001
     }
 
-    private func encode(spans batch: [SpanRecord]) -> [UInt8] {
-        settings.wireProtocol == .json ? OTLPJSON.traces(batch, resource: settings.resource, scope: scope)
-            : OTLPProtobuf.traces(batch, resource: settings.resource, scope: scope)
-    }
-
-    private func encode(logs batch: [LogRecordData]) -> [UInt8] {
-        settings.wireProtocol == .json ? OTLPJSON.logs(batch, resource: settings.resource, scope: scope)
-            : OTLPProtobuf.logs(batch, resource: settings.resource, scope: scope)
+    /// A whole request around a batch of encoded records.
+    private func request(_ signal: Signal, _ records: [UInt8]) -> [UInt8] {
+        if settings.wireProtocol == .json {
+            return (signal == .traces ? jsonPrefix.traces : jsonPrefix.logs) + records + OTLPJSON.requestSuffix.utf8
+        }
+        var body = OTLPProtobuf.requestPrefix(recordsLength: records.count, resourceAndScope: resourceAndScope)
+        body += records
+        return body
     }
 
     /// Sends one batch until it is taken, refused for good, or a flush's deadline passes.

@@ -4,35 +4,27 @@ import LookoutModel
 /// The same requests in OTLP/JSON (the OTLP specification's JSON Protobuf Encoding): lowerCamelCase
 /// names, trace and span ids as hex, 64-bit integers as decimal strings, enums as numbers.
 enum OTLPJSON {
-    static func traces(_ spans: [SpanRecord], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
-        var out = "{\"resourceSpans\":[{\"resource\":\(resourceJSON(resource)),\"scopeSpans\":[{\"scope\":\(scopeJSON(scope)),\"spans\":["
-        for (index, span) in spans.enumerated() {
-            if index > 0 { out += "," }
-            out += spanJSON(span)
-        }
-        out += "]}]}]}"
-        return Array(out.utf8)
+    /// A request's text before its records (joined by commas), and after them.
+    static func requestPrefix(traces: Bool, resource: [(String, String)], scope: (String, String)) -> String {
+        traces ? "{\"resourceSpans\":[{\"resource\":\(resourceJSON(resource)),\"scopeSpans\":[{\"scope\":\(scopeJSON(scope)),\"spans\":["
+               : "{\"resourceLogs\":[{\"resource\":\(resourceJSON(resource)),\"scopeLogs\":[{\"scope\":\(scopeJSON(scope)),\"logRecords\":["
     }
 
-    static func logs(_ records: [LogRecordData], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
-        var out = "{\"resourceLogs\":[{\"resource\":\(resourceJSON(resource)),\"scopeLogs\":[{\"scope\":\(scopeJSON(scope)),\"logRecords\":["
-        for (index, record) in records.enumerated() {
-            if index > 0 { out += "," }
-            out += "{\"timeUnixNano\":\"\(record.time)\",\"observedTimeUnixNano\":\"\(record.observed)\""
-            out += ",\"severityNumber\":\(record.severity),\"severityText\":\(JSONText.quoted(record.severityText))"
-            out += ",\"body\":{\"stringValue\":\(JSONText.quoted(record.body))},\"attributes\":\(attributesJSON(record.attributes))"
-            out += ",\"eventName\":\(JSONText.quoted(record.eventName)),\"flags\":\(record.sampled ? 1 : 0)"
-            if record.traceIDHigh != 0 || record.traceIDLow != 0 {
-                out += ",\"traceId\":\"\(TraceContext.hex(record.traceIDHigh))\(TraceContext.hex(record.traceIDLow))\""
-                out += ",\"spanId\":\"\(TraceContext.hex(record.spanID))\""
-            }
-            out += "}"
+    static let requestSuffix = "]}]}]}"
+
+    static func logJSON(_ record: LogRecordData) -> String {
+        var out = "{\"timeUnixNano\":\"\(record.time)\",\"observedTimeUnixNano\":\"\(record.observed)\""
+        out += ",\"severityNumber\":\(record.severity),\"severityText\":\(JSONText.quoted(record.severityText))"
+        out += ",\"body\":{\"stringValue\":\(JSONText.quoted(record.body))},\"attributes\":\(attributesJSON(record.attributes))"
+        out += ",\"eventName\":\(JSONText.quoted(record.eventName)),\"flags\":\(record.sampled ? 1 : 0)"
+        if record.traceIDHigh != 0 || record.traceIDLow != 0 {
+            out += ",\"traceId\":\"\(TraceContext.hex(record.traceIDHigh))\(TraceContext.hex(record.traceIDLow))\""
+            out += ",\"spanId\":\"\(TraceContext.hex(record.spanID))\""
         }
-        out += "]}]}]}"
-        return Array(out.utf8)
+        return out + "}"
     }
 
-    private static func spanJSON(_ span: SpanRecord) -> String {
+    static func spanJSON(_ span: SpanRecord) -> String {
         var out = "{\"traceId\":\"\(TraceContext.hex(span.traceIDHigh))\(TraceContext.hex(span.traceIDLow))\""
         out += ",\"spanId\":\"\(TraceContext.hex(span.spanID))\""
         if let parent = span.parentSpanID { out += ",\"parentSpanId\":\"\(TraceContext.hex(parent))\"" }

@@ -1,74 +1,41 @@
 /// ExportTraceServiceRequest and ExportLogsServiceRequest in protobuf (OTLP/HTTP's
 /// `application/x-protobuf`), with the field numbers of opentelemetry-proto v1.
 enum OTLPProtobuf {
-    static func traces(_ spans: [SpanRecord], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
+    /// The part of a request before its records, for a batch of `recordsLength` bytes of records
+    /// already encoded as repeated field 2 of ScopeSpans / ScopeLogs (`spans`, `log_records`). Both
+    /// requests are laid out alike: Export*ServiceRequest.resource_* (1) { Resource* .resource (1),
+    /// .scope_* (2) { Scope* .scope (1), records } } — so the lengths are known up front, and the
+    /// records are copied once, behind this prefix.
+    static func requestPrefix(recordsLength: Int, resourceAndScope: ResourceAndScope) -> [UInt8] {
+        let scopeLength = resourceAndScope.scope.count + recordsLength
+        var scoped = ProtobufWriter()
+        scoped.append(encoded: resourceAndScope.resource)
+        scoped.lengthPrefix(2, scopeLength)
         var out = ProtobufWriter()
-        out.message(1) { resourceSpans in                            // ExportTraceServiceRequest.resource_spans
-            resourceSpans.message(1) { writeResource(&$0, resource) }  // ResourceSpans.resource
-            resourceSpans.message(2) { scopeSpans in                 // ResourceSpans.scope_spans
-                scopeSpans.message(1) { writeScope(&$0, scope) }     // ScopeSpans.scope
-                for span in spans {
-                    scopeSpans.message(2) { writeSpan(&$0, span) }   // ScopeSpans.spans
-                }
-            }
-        }
+        out.lengthPrefix(1, scoped.bytes.count + scopeLength)
+        out.append(encoded: scoped.bytes)
+        out.append(encoded: resourceAndScope.scope)
         return out.bytes
     }
 
-    static func logs(_ records: [LogRecordData], resource: [(String, String)], scope: (String, String)) -> [UInt8] {
-        var out = ProtobufWriter()
-        out.message(1) { resourceLogs in                             // ExportLogsServiceRequest.resource_logs
-            resourceLogs.message(1) { writeResource(&$0, resource) }
-            resourceLogs.message(2) { scopeLogs in                   // ResourceLogs.scope_logs
-                scopeLogs.message(1) { writeScope(&$0, scope) }
-                for record in records {
-                    scopeLogs.message(2) { writeLog(&$0, record) }   // ScopeLogs.log_records
-                }
-            }
+    /// The `resource` (1) and `scope` (1) fields every request of a run carries, encoded once.
+    struct ResourceAndScope {
+        let resource: [UInt8]
+        let scope: [UInt8]
+
+        init(resource: [(String, String)], scope: (String, String)) {
+            var r = ProtobufWriter()
+            r.message(1) { for (key, value) in resource { writeAttribute(&$0, 1, key, .string(value)) } }  // Resource.attributes
+            var s = ProtobufWriter()
+            s.message(1) { $0.string(1, scope.0); $0.string(2, scope.1) }  // InstrumentationScope.name, .version
+            self.resource = r.bytes
+            self.scope = s.bytes
         }
-        return out.bytes
     }
 
-    private static func writeResource(_ out: inout ProtobufWriter, _ resource: [(String, String)]) {
-        for (key, value) in resource { writeAttribute(&out, 1, key, .string(value)) }  // Resource.attributes
-    }
-
-    private static func writeScope(_ out: inout ProtobufWriter, _ scope: (String, String)) {
-        out.string(1, scope.0)  // InstrumentationScope.name
-        out.string(2, scope.1)  // .version
-    }
-
-    static func id(_ high: UInt64, _ low: UInt64) -> [UInt8] {
-        withUnsafeBytes(of: high.bigEndian) { Array($0) } + withUnsafeBytes(of: low.bigEndian) { Array($0) }
-    }
-
-    static func id(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
-
-    private static func writeSpan(_ out: inout ProtobufWriter, _ span: SpanRecord) {
-        out.data(1, id(span.traceIDHigh, span.traceIDLow))           // trace_id
-        out.data(2, id(span.spanID))                                  // span_id
-        if let state = span.traceState { out.string(3, state) }      // trace_state
-        if let parent = span.parentSpanID { out.data(4, id(parent)) } // parent_span_id
-        out.string(5, span.name)                                      // name
-        out.number(6, span.kind.rawValue)                             // kind
-        out.fixed64(7, span.start)                                    // start_time_unix_nano
-        out.fixed64(8, span.end)                                      // end_time_unix_nano
-        for (key, value) in span.attributes { writeAttribute(&out, 9, key, value) }
-        for event in span.events {
-            out.message(11) { e in                                    // events
-                e.fixed64(1, event.time)                              // Event.time_unix_nano
-                e.string(2, event.name)                               // Event.name
-                for (key, value) in event.attributes { writeAttribute(&e, 3, key, value) }
-            }
-        }
-        if span.statusCode != 0 {
-            out.message(15) { status in                               // status
-                status.string(2, span.statusMessage)                  // Status.message
-                status.number(3, span.statusCode)                     // Status.code
-            }
-        }
-        // flags (SpanFlags): the W3C trace flags (sampled), and whether the parent is remote.
-        out.fixed32(16, 0x100 | (span.parentIsRemote ? 0x200 : 0) | 1)
+    /// One log record as a `ScopeLogs.log_records` field (2).
+    static func writeLogField(_ out: inout ProtobufWriter, _ record: LogRecordData) {
+        out.message(2) { writeLog(&$0, record) }
     }
 
     private static func writeLog(_ out: inout ProtobufWriter, _ record: LogRecordData) {
@@ -79,15 +46,15 @@ enum OTLPProtobuf {
         for (key, value) in record.attributes { writeAttribute(&out, 6, key, value) }
         out.fixed32(8, record.sampled ? 1 : 0)                        // flags
         if record.traceIDHigh != 0 || record.traceIDLow != 0 {
-            out.data(9, id(record.traceIDHigh, record.traceIDLow))   // trace_id
-            out.data(10, id(record.spanID))                           // span_id
+            out.id(9, high: record.traceIDHigh, record.traceIDLow)   // trace_id
+            out.id(10, record.spanID)                                 // span_id
         }
         out.fixed64(11, record.observed)                              // observed_time_unix_nano
         out.string(12, record.eventName)                              // event_name
     }
 
     /// A `KeyValue` as field `field` of the enclosing message.
-    private static func writeAttribute(_ out: inout ProtobufWriter, _ field: Int, _ key: String, _ value: OTelValue) {
+    static func writeAttribute(_ out: inout ProtobufWriter, _ field: Int, _ key: String, _ value: OTelValue) {
         out.message(field) { kv in
             kv.string(1, key)                                         // KeyValue.key
             kv.message(2) { writeValue(&$0, value) }                  // KeyValue.value

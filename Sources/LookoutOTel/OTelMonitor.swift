@@ -7,12 +7,14 @@ import LookoutMonitors
 /// OTLP log record whose body is the record's JSON line and whose trace and span ids are the
 /// exchange's. The spans and log records go to the `OTLPExporter`'s queues; this runs on the
 /// monitor's own queue, after the exchange has finished, so traffic never waits for it.
-public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder` is confined to `queue`
+public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder` and `wire` are confined to `queue`
     public let queue = DispatchQueue(label: "lookout.otel")
     public let interest: EventInterest
     private let settings: OTelSettings
     public let exporter: OTLPExporter
     private var encoder: LogLineEncoder
+    /// The spans and log records in OTLP, as the exporter sends them.
+    private var wire: OTLPRecordEncoder
 
     /// `verbose`: lifecycle records are exported as log records too (`log.verbose`).
     /// `sharesSummaryRecords`: the log (or the live view) encodes the same line; one encoding serves both.
@@ -22,6 +24,7 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         self.exporter = exporter
         interest = settings.logs && verbose ? .all : .summaries
         encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders, sharesSummaryRecords: sharesSummaryRecords)
+        wire = OTLPRecordEncoder(json: settings.wireProtocol == .json)
     }
 
     public func receive(_ event: LookoutEvent) {
@@ -29,18 +32,19 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
             let trace = summary.trace ?? (summary.kind == .admin ? nil
                 : TraceContext.start(parent: nil, traceState: nil, sampleRatio: settings.sampleRatio))
             if settings.traces, let trace, trace.sampled {
-                exporter.enqueue(spans: SpanBuilder.spans(summary, trace: trace))
+                wire.spans(summary, trace: trace) { exporter.enqueue(.traces, $0, ends: $1) }
             }
             if settings.logs, let line = encoder.summaryRecord(of: event) {
-                exporter.enqueue(log: Self.logRecord(summary, line: line, trace: trace))
+                wire.log(Self.logRecord(summary, line: line, trace: trace)) { exporter.enqueue(.logs, $0, ends: $1) }
             }
         }
         guard handled == nil, settings.logs else { return }
         let line = encoder.eventRecord(event)
         let now = Instant.now().unixNanoseconds
-        exporter.enqueue(log: LogRecordData(time: event.context.time.unixNanoseconds, observed: now, severity: 9,
-                                            severityText: "INFO", body: String(decoding: line, as: UTF8.self),
-                                            eventName: event.name, attributes: Self.eventAttributes(event)))
+        let record = LogRecordData(time: event.context.time.unixNanoseconds, observed: now, severity: 9, severityText: "INFO",
+                                   body: String(decoding: line, as: UTF8.self), eventName: event.name,
+                                   attributes: Self.eventAttributes(event))
+        wire.log(record) { exporter.enqueue(.logs, $0, ends: $1) }
     }
 
     private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?) -> LogRecordData {

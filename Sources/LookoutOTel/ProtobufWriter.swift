@@ -61,10 +61,22 @@ struct ProtobufWriter {
     /// content moved up only when its length needs more (128 bytes or over) — no buffer per
     /// nested message. An empty one is still written: it may be meaningful.
     mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
-        tag(field, 2)
-        let lengthAt = bytes.count
-        bytes.append(0)
+        let lengthAt = open(field)
         body(&self)
+        close(lengthAt)
+    }
+
+    /// Begins a nested message written by separate calls (`message` in two halves): returns
+    /// where its length goes, for `close`.
+    mutating func open(_ field: Int) -> Int {
+        tag(field, 2)
+        bytes.append(0)
+        return bytes.count - 1
+    }
+
+    /// Ends the message `open` began: its length is set, the content moved up only when the
+    /// length needs more than one byte.
+    mutating func close(_ lengthAt: Int) {
         let length = bytes.count - lengthAt - 1
         if length < 0x80 {
             bytes[lengthAt] = UInt8(length)
@@ -79,6 +91,26 @@ struct ProtobufWriter {
         prefix.append(UInt8(value))
         bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix)
     }
+
+    /// A trace or span id (`bytes`, big-endian as W3C writes them): 16 bytes from two words, or 8.
+    mutating func id(_ field: Int, high: UInt64? = nil, _ low: UInt64) {
+        tag(field, 2)
+        bytes.append(high == nil ? 8 : 16)
+        if let high { withUnsafeBytes(of: high.bigEndian) { bytes += $0 } }
+        withUnsafeBytes(of: low.bigEndian) { bytes += $0 }
+    }
+
+    /// The tag and length of a length-delimited field whose content follows separately.
+    mutating func lengthPrefix(_ field: Int, _ length: Int) {
+        tag(field, 2)
+        varint(UInt64(length))
+    }
+
+    /// Bytes already encoded (fields of the message being written), copied in.
+    mutating func append(encoded: some Collection<UInt8>) { bytes.append(contentsOf: encoded) }
+
+    /// Empties the writer, keeping its storage for the next message.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// A varint field written even when zero (a oneof member).
     mutating func present(_ field: Int, varint value: UInt64) {

@@ -7,105 +7,118 @@ import LookoutModel
 /// follow the OpenTelemetry HTTP semantic conventions; Lookout's own are under `lookout.*`. Times
 /// are the summary's own clock readings, so a span and its log line agree to the microsecond.
 enum SpanBuilder {
+    /// The exchange's spans as values (OTLP/JSON, tests).
     static func spans(_ s: borrowing ExchangeSummary, trace: TraceContext) -> [SpanRecord] {
-        var server = SpanRecord(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.spanID,
-                                parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
-                                traceState: trace.traceState, name: s.method, kind: .server,
-                                start: s.start.unixNanoseconds, end: s.end.unixNanoseconds, attributes: serverAttributes(s))
-        if let error = s.error {
-            server.statusCode = 2
-            server.statusMessage = error.message
-        } else if let status = s.status, status >= 500 {
-            // A server span is an error at 5xx (semantic conventions, HTTP spans "Status").
-            server.statusCode = 2
-        }
-        if let cache = s.cache {
-            server.events.append(SpanRecord.Event(time: s.start.unixNanoseconds, name: "cache", attributes: [
-                ("lookout.cache.status", .string(cache.status)), ("lookout.cache.stored", .bool(cache.stored)),
-            ]))
-        }
-        let attempts = s.transactions.isEmpty ? (s.upstream.map { [$0] } ?? []) : s.transactions
-        var spans = [server]
-        for (index, attempt) in attempts.enumerated() {
-            if index > 0 { spans[0].events.append(decision(after: attempts[index - 1], next: attempt, number: index + 1)) }
-            spans.append(client(attempt, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end))
-        }
-        return spans
+        var sink = SpanRecordSink()
+        write(s, trace: trace, into: &sink)
+        return sink.spans
     }
 
-    private static func serverAttributes(_ s: borrowing ExchangeSummary) -> OTelAttributes {
-        let (host, port) = hostAndPort(s.url, kind: s.kind)
-        var a: OTelAttributes = [
-            ("http.request.method", .string(s.method)), ("url.full", .string(redacted(s.url))),
-            ("server.address", .string(host)), ("server.port", .int(Int64(port))),
-            ("network.protocol.version", .string(s.httpVersion.hasPrefix("HTTP/") ? String(s.httpVersion.utf8.dropFirst(5))! : s.httpVersion)),
-            ("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
-            ("lookout.attempts", .int(Int64(s.attempts))), ("lookout.redirects", .int(Int64(s.redirects))),
-        ]
-        let (clientHost, clientPort) = splitAddress(s.clientAddress)
-        a.append(("client.address", .string(clientHost)))
-        if let clientPort { a.append(("client.port", .int(Int64(clientPort)))) }
-        if let status = s.status { a.append(("http.response.status_code", .int(Int64(status)))) }
-        if let agent = s.requestHeaders?[.userAgent] { a.append(("user_agent.original", .string(agent))) }
+    /// Writes the exchange's spans into `sink`: the SERVER span (with its decisions as events),
+    /// then a CLIENT span per attempt.
+    static func write<Sink: SpanSink>(_ s: borrowing ExchangeSummary, trace: TraceContext, into sink: inout Sink) {
+        sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.spanID,
+                            parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
+                            traceState: trace.traceState, name: s.method, kind: .server,
+                            start: s.start.unixNanoseconds, end: s.end.unixNanoseconds))
+        serverAttributes(s, into: &sink)
         if let error = s.error {
-            a.append(("error.type", .string(error.code)))
-            a.append(("lookout.error.code", .string(error.code)))
+            sink.status(code: 2, message: error.message)
         } else if let status = s.status, status >= 500 {
-            a.append(("error.type", .string(String(status))))
+            // A server span is an error at 5xx (semantic conventions, HTTP spans "Status").
+            sink.status(code: 2, message: "")
         }
-        if let cache = s.cache { a.append(("lookout.cache.status", .string(cache.status))) }
+        if let cache = s.cache {
+            sink.event(time: s.start.unixNanoseconds, name: "cache", attributes: [
+                ("lookout.cache.status", .string(cache.status)), ("lookout.cache.stored", .bool(cache.stored)),
+            ])
+        }
+        let attempts = s.transactions.isEmpty ? (s.upstream.map { [$0] } ?? []) : s.transactions
+        for index in attempts.indices.dropFirst() {
+            decision(after: attempts[index - 1], next: attempts[index], number: index + 1, into: &sink)
+        }
+        sink.end()
+        for (index, attempt) in attempts.enumerated() {
+            client(attempt, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
+        }
+    }
+
+    private static func serverAttributes<Sink: SpanSink>(_ s: borrowing ExchangeSummary, into a: inout Sink) {
+        let (host, port) = hostAndPort(s.url, kind: s.kind)
+        a.attribute("http.request.method", .string(s.method))
+        a.attribute("url.full", .string(redacted(s.url)))
+        a.attribute("server.address", .string(host))
+        a.attribute("server.port", .int(Int64(port)))
+        a.attribute("network.protocol.version",
+                    .string(s.httpVersion.hasPrefix("HTTP/") ? String(s.httpVersion.utf8.dropFirst(5))! : s.httpVersion))
+        a.attribute("lookout.kind", .string(s.kind.rawValue))
+        a.attribute("lookout.id", .int(Int64(s.requestID)))
+        a.attribute("lookout.attempts", .int(Int64(s.attempts)))
+        a.attribute("lookout.redirects", .int(Int64(s.redirects)))
+        let (clientHost, clientPort) = splitAddress(s.clientAddress)
+        a.attribute("client.address", .string(clientHost))
+        if let clientPort { a.attribute("client.port", .int(Int64(clientPort))) }
+        if let status = s.status { a.attribute("http.response.status_code", .int(Int64(status))) }
+        if let agent = s.requestHeaders?[.userAgent] { a.attribute("user_agent.original", .string(agent)) }
+        if let error = s.error {
+            a.attribute("error.type", .string(error.code))
+            a.attribute("lookout.error.code", .string(error.code))
+        } else if let status = s.status, status >= 500 {
+            a.attribute("error.type", .string(String(status)))
+        }
+        if let cache = s.cache { a.attribute("lookout.cache.status", .string(cache.status)) }
         if let trust = (s.upstream?.tls?.trust) {
-            a.append(("lookout.trust.rule", .string(trust.rule)))
-            a.append(("lookout.trust.result", .string(trust.outcome.rawValue)))
-            if !trust.presentedPins.isEmpty { a.append(("lookout.trust.presented_pins", .strings(trust.presentedPins))) }
+            a.attribute("lookout.trust.rule", .string(trust.rule))
+            a.attribute("lookout.trust.result", .string(trust.outcome.rawValue))
+            if !trust.presentedPins.isEmpty { a.attribute("lookout.trust.presented_pins", .strings(trust.presentedPins)) }
         }
-        if let sent = s.tunnelBytesClientToUpstream { a.append(("lookout.bytes.client_to_upstream", .int(Int64(sent)))) }
-        if let received = s.tunnelBytesUpstreamToClient { a.append(("lookout.bytes.upstream_to_client", .int(Int64(received)))) }
+        if let sent = s.tunnelBytesClientToUpstream { a.attribute("lookout.bytes.client_to_upstream", .int(Int64(sent))) }
+        if let received = s.tunnelBytesUpstreamToClient { a.attribute("lookout.bytes.upstream_to_client", .int(Int64(received))) }
         if let upstream = s.upstream {
-            a.append(("lookout.bytes.request_body", .int(Int64(upstream.requestBodyBytes))))
-            a.append(("lookout.bytes.response_body", .int(Int64(upstream.responseBodyBytes))))
+            a.attribute("lookout.bytes.request_body", .int(Int64(upstream.requestBodyBytes)))
+            a.attribute("lookout.bytes.response_body", .int(Int64(upstream.responseBodyBytes)))
         }
         if let messages = s.messages {
-            a.append(("lookout.messages.protocol", .string(messages.protocolName)))
-            a.append(("lookout.messages.count", .int(Int64(messages.count))))
-            if let first = messages.firstEventMilliseconds { a.append(("lookout.messages.first_event_ms", .double(first))) }
+            a.attribute("lookout.messages.protocol", .string(messages.protocolName))
+            a.attribute("lookout.messages.count", .int(Int64(messages.count)))
+            if let first = messages.firstEventMilliseconds { a.attribute("lookout.messages.first_event_ms", .double(first)) }
         }
-        if let upgrade = s.upgrade { a.append(("lookout.upgrade", .string(upgrade))) }
-        return a
+        if let upgrade = s.upgrade { a.attribute("lookout.upgrade", .string(upgrade)) }
     }
 
     /// A CLIENT span for upstream attempt `number` (1-based).
-    private static func client(_ t: TransactionMetrics, number: Int, method: String, trace: TraceContext,
-                               exchangeEnd: Instant) -> SpanRecord {
+    private static func client<Sink: SpanSink>(_ t: TransactionMetrics, number: Int, method: String, trace: TraceContext,
+                                              exchangeEnd: Instant, into sink: inout Sink) {
         let url = t.url ?? ""
         let (host, port) = hostAndPort(url, kind: .http)
-        var a: OTelAttributes = [
-            ("http.request.method", .string(method)), ("url.full", .string(redacted(url))),
-            ("server.address", .string(host)), ("server.port", .int(Int64(port))),
-            ("network.protocol.name", .string("http")),
-            ("network.protocol.version", .string(t.networkProtocolName == "h2" ? "2" : "1.1")),
-            ("lookout.connection.reused", .bool(t.isReusedConnection)),
-        ]
-        if number > 1 { a.append(("http.request.resend_count", .int(Int64(number - 1)))) }
-        if let status = t.statusCode { a.append(("http.response.status_code", .int(Int64(status)))) }
+        sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.attemptSpanID(number),
+                            parentSpanID: trace.spanID, traceState: trace.traceState, name: method, kind: .client,
+                            start: t.fetchStart.unixNanoseconds, end: (t.responseEnd ?? exchangeEnd).unixNanoseconds))
+        sink.attribute("http.request.method", .string(method))
+        sink.attribute("url.full", .string(redacted(url)))
+        sink.attribute("server.address", .string(host))
+        sink.attribute("server.port", .int(Int64(port)))
+        sink.attribute("network.protocol.name", .string("http"))
+        sink.attribute("network.protocol.version", .string(t.networkProtocolName == "h2" ? "2" : "1.1"))
+        sink.attribute("lookout.connection.reused", .bool(t.isReusedConnection))
+        if number > 1 { sink.attribute("http.request.resend_count", .int(Int64(number - 1))) }
+        if let status = t.statusCode { sink.attribute("http.response.status_code", .int(Int64(status))) }
         if let address = t.remoteAddress {
             let (peer, peerPort) = splitAddress(address)
-            a.append(("network.peer.address", .string(peer)))
-            if let peerPort { a.append(("network.peer.port", .int(Int64(peerPort)))) }
+            sink.attribute("network.peer.address", .string(peer))
+            if let peerPort { sink.attribute("network.peer.port", .int(Int64(peerPort))) }
         }
-        if let proxy = t.proxy { a.append(("lookout.proxy", .string(proxy))) }
-        if let code = t.errorCode { a.append(("error.type", .string(code))) } else if let status = t.statusCode, status >= 400 {
-            a.append(("error.type", .string(String(status))))  // a client span is an error at 4xx and 5xx
+        if let proxy = t.proxy { sink.attribute("lookout.proxy", .string(proxy)) }
+        if let code = t.errorCode {
+            sink.attribute("error.type", .string(code))
+        } else if let status = t.statusCode, status >= 400 {
+            sink.attribute("error.type", .string(String(status)))  // a client span is an error at 4xx and 5xx
         }
-        var span = SpanRecord(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.attemptSpanID(number),
-                              parentSpanID: trace.spanID, traceState: trace.traceState, name: method, kind: .client,
-                              start: t.fetchStart.unixNanoseconds, end: (t.responseEnd ?? exchangeEnd).unixNanoseconds,
-                              attributes: a)
-        if t.errorCode != nil || (t.statusCode ?? 0) >= 400 { span.statusCode = 2 }
+        if t.errorCode != nil || (t.statusCode ?? 0) >= 400 { sink.status(code: 2, message: "") }
         func phase(_ name: String, _ start: Instant?, _ end: Instant?, _ extra: OTelAttributes = []) {
             guard let start, let end else { return }
-            span.events.append(SpanRecord.Event(time: start.unixNanoseconds, name: name,
-                                                attributes: [("lookout.duration_ms", .double(end.milliseconds(since: start)))] + extra))
+            sink.event(time: start.unixNanoseconds, name: name,
+                       attributes: [("lookout.duration_ms", .double(end.milliseconds(since: start)))] + extra)
         }
         phase("dns", t.domainLookupStart, t.domainLookupEnd)
         phase("connect", t.connectStart, t.connectEnd)
@@ -118,21 +131,23 @@ enum SpanBuilder {
             if !tls.trust.presentedPins.isEmpty { extra.append(("lookout.trust.presented_pins", .strings(tls.trust.presentedPins))) }
             phase("tls", t.secureConnectionStart ?? t.connectEnd, t.secureConnectionEnd ?? t.secureConnectionStart, extra)
         }
-        return span
+        sink.end()
     }
 
     /// Why attempt `number` followed the one before: a followed redirect, or a retry.
-    private static func decision(after previous: TransactionMetrics, next: TransactionMetrics, number: Int) -> SpanRecord.Event {
+    private static func decision<Sink: SpanSink>(after previous: TransactionMetrics, next: TransactionMetrics, number: Int,
+                                                 into sink: inout Sink) {
         let time = next.fetchStart.unixNanoseconds
         if let status = previous.statusCode, (300..<400).contains(status), previous.url != next.url {
-            return SpanRecord.Event(time: time, name: "redirect", attributes: [
+            sink.event(time: time, name: "redirect", attributes: [
                 ("lookout.redirect.from", .string(redacted(previous.url ?? ""))), ("lookout.redirect.to", .string(redacted(next.url ?? ""))),
                 ("http.response.status_code", .int(Int64(status))), ("lookout.redirect.decision", .string("follow")),
             ])
+            return
         }
         let reason = previous.errorCode ?? previous.statusCode.map { String($0) } ?? "unknown"
         let delay = (previous.responseEnd ?? previous.fetchStart).milliseconds(since: previous.fetchStart)
-        return SpanRecord.Event(time: time, name: "retry", attributes: [
+        sink.event(time: time, name: "retry", attributes: [
             ("lookout.retry.attempt", .int(Int64(number))), ("lookout.retry.reason", .string(reason)),
             ("lookout.retry.delay_ms", .double(max(0, next.fetchStart.milliseconds(since: previous.responseEnd ?? previous.fetchStart)))),
             ("lookout.retry.previous_ms", .double(delay)),

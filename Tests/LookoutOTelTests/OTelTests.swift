@@ -67,13 +67,44 @@ import Testing
     }
 
     @Test func oneofMembersAreWrittenEvenWhenDefault() {
-        let span = SpanRecord(traceIDHigh: 1, traceIDLow: 2, spanID: 3, name: "GET", kind: .server, start: 10, end: 20,
-                              attributes: [("zero", .int(0)), ("no", .bool(false)), ("empty", .string(""))])
-        let bytes = OTLPProtobuf.traces([span], resource: [], scope: ("lookout", "1"))
+        var sink = ProtobufSpanSink()
+        sink.begin(SpanHead(traceIDHigh: 1, traceIDLow: 2, spanID: 3, name: "GET", kind: .server, start: 10, end: 20))
+        for (key, value) in [("zero", OTelValue.int(0)), ("no", .bool(false)), ("empty", .string(""))] { sink.attribute(key, value) }
+        sink.end()
+        let bytes = sink.out.bytes
         // KeyValue{key:"zero", value:AnyValue{int_value: 0}} = 0a 04 "zero" 12 02 18 00
         #expect(bytes.firstRange(of: [0x0a, 0x04] + Array("zero".utf8) + [0x12, 0x02, 0x18, 0x00]) != nil)
         #expect(bytes.firstRange(of: [0x0a, 0x02] + Array("no".utf8) + [0x12, 0x02, 0x10, 0x00]) != nil)
         #expect(bytes.firstRange(of: [0x0a, 0x05] + Array("empty".utf8) + [0x12, 0x02, 0x0a, 0x00]) != nil)
+    }
+
+    /// A request is its prefix and the records' fields as they were encoded, and the prefix's
+    /// lengths are the ones the nested messages have.
+    @Test func aBatchIsWrappedWithLengthsThatAddUp() {
+        var sink = ProtobufSpanSink()
+        for id in 1...3 {
+            sink.begin(SpanHead(traceIDHigh: 1, traceIDLow: 2, spanID: UInt64(id), name: "GET", kind: .client, start: 1, end: 2))
+            sink.attribute("url.full", .string(String(repeating: "x", count: 200)))
+            sink.end()
+        }
+        #expect(sink.ends.count == 3 && sink.ends.last == sink.out.bytes.count)
+        let wrapped = OTLPProtobuf.ResourceAndScope(resource: [("service.name", "lookout")], scope: ("lookout", "1"))
+        let body = OTLPProtobuf.requestPrefix(recordsLength: sink.out.bytes.count, resourceAndScope: wrapped) + sink.out.bytes
+        // Field 1, then its length as a varint, covers the rest of the body exactly.
+        #expect(body[0] == 0x0a)
+        var length = 0, shift = 0, index = 1
+        while true {
+            let byte = Int(body[index]); index += 1
+            length |= (byte & 0x7f) << shift; shift += 7
+            if byte < 0x80 { break }
+        }
+        #expect(index + length == body.count)
+        var queue = EncodedQueue(maxRecords: 2, maxQueue: 5, separator: [])
+        let dropped = sink.out.bytes.withUnsafeBytes { bytes in
+            queue.append(bytes, ends: sink.ends, now: 1) + queue.append(bytes, ends: sink.ends, now: 2)
+        }
+        #expect(dropped == 1 && queue.total == 5 && queue.hasFullBatch)
+        #expect(queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 1 && queue.isEmpty)
     }
 
     @Test func urlsLoseTheirCredentials() {

@@ -1,0 +1,52 @@
+/// One signal's records waiting for export, already encoded in the wire protocol and gathered in
+/// batches of at most `maxRecords`: the monitor appends records' bytes, the exporter takes a
+/// whole batch, and no record value is kept or copied on the way. At most `maxQueue` records
+/// wait; what comes beyond is dropped (and counted by the caller).
+struct EncodedQueue {
+    struct Batch {
+        var bytes: [UInt8] = []
+        var count = 0
+        /// When its first record arrived (`Instant` nanoseconds): `max_delay_ms` counts from it.
+        var since: UInt64
+    }
+
+    private(set) var batches: [Batch] = []
+    private(set) var total = 0
+    let maxRecords: Int
+    let maxQueue: Int
+    /// Between two records of a batch: "," in OTLP/JSON's arrays, nothing between protobuf fields.
+    let separator: [UInt8]
+
+    /// Appends the records that `ends` marks off in `bytes` (each ends where the next begins);
+    /// returns how many did not fit.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, ends: [Int], now: UInt64) -> Int {
+        var start = 0
+        var dropped = 0
+        for end in ends {
+            defer { start = end }
+            guard total < maxQueue else {
+                dropped += 1
+                continue
+            }
+            if batches.isEmpty || batches[batches.count - 1].count >= maxRecords { batches.append(Batch(since: now)) }
+            let last = batches.count - 1
+            if batches[last].count > 0 { batches[last].bytes += separator }
+            batches[last].bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            batches[last].count += 1
+            total += 1
+        }
+        return dropped
+    }
+
+    var isEmpty: Bool { total == 0 }
+    /// When the oldest waiting record arrived.
+    var oldest: UInt64? { batches.first?.since }
+    var hasFullBatch: Bool { (batches.first?.count ?? 0) >= maxRecords }
+
+    mutating func takeFirst() -> Batch? {
+        guard !batches.isEmpty else { return nil }
+        let batch = batches.removeFirst()
+        total -= batch.count
+        return batch
+    }
+}
