@@ -654,3 +654,40 @@ def test_a_stored_body_that_cannot_be_read_back_breaks_off(make_proxy, site, tmp
     rec = proxy.summaries(2)[1]
     assert rec["cache"]["status"] == "hit" and rec["error"]["code"] == "cache_read_failed", rec
     assert len(site.requests_for("/gone")) == 1
+
+
+def test_an_interim_response_is_relayed_but_never_stored(make_proxy):
+    """The cache-tests case `interim-not-cached` (RFC 9111 §3: only a final response is stored): the
+    103 reaches the client that caused it; the stored 200 answers the next one without any 1xx."""
+    import socket
+    from conftest import raw_exchange, request_bytes
+    served = []
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(4096)
+                served.append(data)
+                conn.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload; as=style\r\n\r\n"
+                             b"HTTP/1.1 200 OK\r\nCache-Control: max-age=100000\r\nDate: " + http_date().encode()
+                             + b"\r\nContent-Length: 5\r\n\r\nhello")
+
+    threading.Thread(target=serve, daemon=True).start()
+    proxy = make_proxy(cached())
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/interim"
+    try:
+        first, _ = raw_exchange(proxy.port, request_bytes("GET", url))
+        assert first.status == 200 and [s for s, _ in first.interim] == [103], first.interim
+        second, _ = raw_exchange(proxy.port, request_bytes("GET", url))
+        assert second.status == 200 and second.body == b"hello" and second.interim == [], second.interim
+    finally:
+        server.close()
+    assert len(served) == 1, "the second answer came from the store"
+    assert [r["cache"]["status"] for r in proxy.summaries(2)] == ["miss", "hit"]
