@@ -25,18 +25,19 @@ enum OTLPJSON {
     }
 
     static func spanJSON(_ span: SpanRecord) -> String {
-        var out = "{\"traceId\":\"\(TraceContext.hex(span.traceIDHigh))\(TraceContext.hex(span.traceIDLow))\""
-        out += ",\"spanId\":\"\(TraceContext.hex(span.spanID))\""
-        if let parent = span.parentSpanID { out += ",\"parentSpanId\":\"\(TraceContext.hex(parent))\"" }
-        if let state = span.traceState { out += ",\"traceState\":\(JSONText.quoted(state))" }
-        out += ",\"name\":\(JSONText.quoted(span.name)),\"kind\":\(span.kind.rawValue)"
-        out += ",\"startTimeUnixNano\":\"\(span.start)\",\"endTimeUnixNano\":\"\(span.end)\""
+        let head = span.head
+        var out = "{\"traceId\":\"\(TraceContext.hex(head.traceIDHigh))\(TraceContext.hex(head.traceIDLow))\""
+        out += ",\"spanId\":\"\(TraceContext.hex(head.spanID))\""
+        if let parent = head.parentSpanID { out += ",\"parentSpanId\":\"\(TraceContext.hex(parent))\"" }
+        if let state = head.traceState { out += ",\"traceState\":\(JSONText.quoted(state))" }
+        out += ",\"name\":\(JSONText.quoted(head.name)),\"kind\":\(head.kind.rawValue)"
+        out += ",\"startTimeUnixNano\":\"\(head.start)\",\"endTimeUnixNano\":\"\(head.end)\""
         out += ",\"attributes\":\(attributesJSON(span.attributes)),\"events\":["
         for (index, event) in span.events.enumerated() {
             if index > 0 { out += "," }
             out += "{\"timeUnixNano\":\"\(event.time)\",\"name\":\(JSONText.quoted(event.name)),\"attributes\":\(attributesJSON(event.attributes))}"
         }
-        out += "],\"flags\":\(0x100 | (span.parentIsRemote ? 0x200 : 0) | 1)"
+        out += "],\"flags\":\(0x100 | (head.parentIsRemote ? 0x200 : 0) | 1)"
         if span.statusCode != 0 { out += ",\"status\":{\"code\":\(span.statusCode),\"message\":\(JSONText.quoted(span.statusMessage))}" }
         return out + "}"
     }

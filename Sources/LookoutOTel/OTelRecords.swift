@@ -9,7 +9,8 @@ enum OTelValue: Sendable, Equatable {
 
 typealias OTelAttributes = [(String, OTelValue)]
 
-/// One span as OTLP carries it (`opentelemetry/proto/trace/v1/trace.proto`).
+/// One span as OTLP carries it (`opentelemetry/proto/trace/v1/trace.proto`): what OTLP/JSON is
+/// written from.
 struct SpanRecord: Sendable {
     enum Kind: UInt64 { case internalSpan = 1, server = 2, client = 3 }
     struct Event: Sendable {
@@ -18,18 +19,8 @@ struct SpanRecord: Sendable {
         var attributes: OTelAttributes
     }
 
-    var traceIDHigh: UInt64
-    var traceIDLow: UInt64
-    var spanID: UInt64
-    var parentSpanID: UInt64?
-    /// The parent is the client's span (from its `traceparent`), not one of Lookout's.
-    var parentIsRemote = false
-    var traceState: String?
-    var name: String
-    var kind: Kind
-    var start: UInt64
-    var end: UInt64
-    var attributes: OTelAttributes
+    var head: SpanHead
+    var attributes: OTelAttributes = []
     var events: [Event] = []
     /// `Status`: 0 unset, 2 error (Lookout never claims OK: the semantic conventions leave it unset).
     var statusCode: UInt64 = 0

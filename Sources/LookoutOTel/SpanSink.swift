@@ -1,5 +1,5 @@
 /// The fields of a span known when it begins.
-struct SpanHead {
+struct SpanHead: Sendable {
     var traceIDHigh: UInt64
     var traceIDLow: UInt64
     var spanID: UInt64
@@ -29,9 +29,7 @@ struct SpanRecordSink: SpanSink {
     private(set) var spans: [SpanRecord] = []
 
     mutating func begin(_ h: SpanHead) {
-        spans.append(SpanRecord(traceIDHigh: h.traceIDHigh, traceIDLow: h.traceIDLow, spanID: h.spanID,
-                                parentSpanID: h.parentSpanID, parentIsRemote: h.parentIsRemote, traceState: h.traceState,
-                                name: h.name, kind: h.kind, start: h.start, end: h.end, attributes: []))
+        spans.append(SpanRecord(head: h))
     }
 
     mutating func attribute(_ key: String, _ value: OTelValue) { spans[spans.count - 1].attributes.append((key, value)) }
