@@ -80,8 +80,18 @@ public struct LogFilterError: Error, Equatable, CustomStringConvertible {
 
 extension LogFilter {
     /// Parses an expression; the error points at the column.
+    /// The most terms a filter may have, and how deep parentheses and `not` may nest: a filter is
+    /// parsed and evaluated by recursion, on whatever thread asks (a dispatch worker's stack is
+    /// small), so a filter from a URL cannot be allowed to run it out (found by fuzzing).
+    static let maximumTerms = 256
+    static let maximumDepth = 32
+
     public static func parse(_ text: String) throws(LogFilterError) -> LogFilter {
-        var parser = Parser(tokens: try tokenize(text), length: text.count)
+        let tokens = try tokenize(text)
+        if let extra = tokens.lazy.filter({ $0.kind == .term }).dropFirst(maximumTerms).first {
+            throw LogFilterError(column: extra.column, message: "more than \(maximumTerms) terms")
+        }
+        var parser = Parser(tokens: tokens, length: text.count)
         let filter = try parser.orExpression()
         if let extra = parser.peek {
             throw LogFilterError(column: extra.column, message: extra.kind == .close ? "unbalanced \")\"" : "unexpected \(extra.text)")
@@ -242,7 +252,16 @@ extension LogFilter {
         let tokens: [Token]
         let length: Int
         var index = 0
+        var depth = 0
         var peek: Token? { index < tokens.count ? tokens[index] : nil }
+
+        /// One level deeper (a parenthesis or a `not`), refused past `maximumDepth`.
+        mutating func descend(_ token: Token) throws(LogFilterError) {
+            depth += 1
+            if depth > LogFilter.maximumDepth {
+                throw LogFilterError(column: token.column, message: "nested more than \(LogFilter.maximumDepth) deep")
+            }
+        }
 
         mutating func orExpression() throws(LogFilterError) -> LogFilter {
             var left = try andExpression()
@@ -267,6 +286,8 @@ extension LogFilter {
         mutating func notExpression() throws(LogFilterError) -> LogFilter {
             if let token = peek, token.kind == .word, token.text.lowercased() == "not" {
                 index += 1
+                try descend(token)
+                defer { depth -= 1 }
                 return .not(try notExpression())
             }
             return try primary()
@@ -281,6 +302,8 @@ extension LogFilter {
             case .term:
                 return .term(token.term!)
             case .open:
+                try descend(token)
+                defer { depth -= 1 }
                 let inner = try orExpression()
                 guard let close = peek, close.kind == .close else {
                     throw LogFilterError(column: token.column, message: "unbalanced \"(\"")

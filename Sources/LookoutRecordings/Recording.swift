@@ -90,17 +90,17 @@ public enum RecordingReader {
                     body = .file(path: located(file, beside: path),
                                  contentEncoding: responseHeaders.first { $0.0 == "content-encoding" }?.1)
                 } else if let size = record.number("bytes", "response_body") {
-                    body = .sizeOnly(Int(size))
+                    body = .sizeOnly(LogRecord.wholeNumber(size) ?? 0)
                 }
                 var exchange = RecordedExchange(
-                    index: exchanges.count, method: method, url: url, status: record.number("status").map { Int($0) },
+                    index: exchanges.count, method: method, url: url, status: record.number("status").flatMap(LogRecord.wholeNumber),
                     requestHeaders: record.stringMembers("request_headers").map { ($0.0, $0.1) },
                     responseHeaders: responseHeaders.map { ($0.0, $0.1) }, responseBody: body,
                     totalMilliseconds: record.number("timings_ms", "total"))
                 if let file = record.string("capture", "request") {
                     exchange.requestBody = .file(path: located(file, beside: path), contentEncoding: nil)
                 } else if let size = record.number("bytes", "request_body") {
-                    exchange.requestBody = size == 0 ? .none : .sizeOnly(Int(size))
+                    exchange.requestBody = size == 0 ? .none : .sizeOnly(LogRecord.wholeNumber(size) ?? 0)
                 }
                 exchange.waitMilliseconds = record.number("timings_ms", "wait").flatMap { $0 >= 0 ? $0 : nil }
                 exchange.file = path

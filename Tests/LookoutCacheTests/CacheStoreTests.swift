@@ -186,6 +186,15 @@ func found(_ lookup: CacheStore.Lookup) -> CachedObject? {
         let encoded = m.encoded()
         #expect(encoded.withUnsafeBytes { StoredMetadata(decoding: $0) } == m)
     }
+
+    /// Found by fuzzing: a CR before a line's LF ("\r\n" is one Character) joined two lines,
+    /// so a damaged file read back as other metadata than it held.
+    @Test func linesSplitAtLFBytesEvenAfterACR() throws {
+        let text = "url http://a/x\nrequest_time 1\nresponse_time 2\nstatus 200\nreason \r\nfield ETag: \"e\"\n"
+        let decoded = try #require(Array(text.utf8).withUnsafeBytes { StoredMetadata(decoding: $0) })
+        #expect(decoded.reasonPhrase == "\r" && decoded.fields[.eTag] == "\"e\"")
+        #expect(decoded.encoded().withUnsafeBytes { StoredMetadata(decoding: $0) } == decoded)
+    }
 }
 
 final class NoticeLog: @unchecked Sendable {

@@ -35,6 +35,20 @@ let sample = #"{"v":1,"ts":"2026-11-24T00:10:54.284025Z","event":"exchange","id"
         return withRecord(sample) { filter.matches($0) }
     }
 
+    /// Found by fuzzing: thousands of "(" ran the recursive parser out of stack. Nesting and the
+    /// number of terms are bounded, with a column for the error.
+    @Test func deepOrHugeFiltersAreRefused() throws {
+        let deep = String(repeating: "(", count: 5000) + "status:200" + String(repeating: ")", count: 5000)
+        #expect(throws: LogFilterError.self) { try LogFilter.parse(deep) }
+        do { _ = try LogFilter.parse(String(repeating: "not ", count: 40) + "status:200") } catch {
+            #expect(error.message.contains("nested more than 32") && error.column == 129)
+        }
+        let many = Array(repeating: "status:200", count: 257).joined(separator: " or ")
+        do { _ = try LogFilter.parse(many) } catch { #expect(error.message.contains("more than 256 terms")) }
+        #expect(try matches(String(repeating: "(", count: 32) + "status:503" + String(repeating: ")", count: 32)))
+        #expect(try matches(Array(repeating: "status:503", count: 256).joined(separator: " and ")))
+    }
+
     @Test func everyFieldAndOperator() throws {
         for (expression, expected) in [
             ("host:api.example.com", true), ("host:*.example.com", true), ("host:other.com", false),

@@ -53,7 +53,11 @@ public struct StoredMetadata: Sendable, Equatable {
         var url: String?, requestTime: Double?, responseTime: Double?, status: Int?, reason = ""
         var varyNames: [String] = [], varyValues: [String?] = []
         var fields = HTTPFields()
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+        // Lines split at LF bytes: split by Characters, a CR before the LF would join the two
+        // lines into one ("\r\n" is one Character), and a damaged file would read as other
+        // metadata than it holds (found by fuzzing).
+        for bytesOfLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            let line = Substring(bytesOfLine)
             guard let space = line.firstIndex(of: " ") else { return nil }
             let tag = line[..<space], rest = line[line.index(after: space)...]
             switch tag {
