@@ -82,7 +82,7 @@ extension LogFilter {
     /// Parses an expression; the error points at the column.
     /// The most terms a filter may have, and how deep parentheses and `not` may nest: a filter is
     /// parsed and evaluated by recursion, on whatever thread asks (a dispatch worker's stack is
-    /// small), so a filter from a URL cannot be allowed to run it out (found by fuzzing).
+    /// small), so a filter from a URL cannot be allowed to run it out.
     static let maximumTerms = 256
     static let maximumDepth = 32
 

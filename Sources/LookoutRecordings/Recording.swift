@@ -165,7 +165,7 @@ public enum RecordingReader {
     }
 
     /// The file's bytes, up to `limit`. Read here rather than with `FileManager.contents(atPath:)`,
-    /// which leaks its buffer for an empty file (found by fuzzing).
+    /// which leaks its buffer for an empty file.
     private static func readWhole(_ path: String, limit: Int) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

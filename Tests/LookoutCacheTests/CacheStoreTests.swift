@@ -187,8 +187,8 @@ func found(_ lookup: CacheStore.Lookup) -> CachedObject? {
         #expect(encoded.withUnsafeBytes { StoredMetadata(decoding: $0) } == m)
     }
 
-    /// Found by fuzzing: a CR before a line's LF ("\r\n" is one Character) joined two lines,
-    /// so a damaged file read back as other metadata than it held.
+    /// A CR before a line's LF ("\r\n" is one Character) does not join two lines: a damaged
+    /// file reads back as the metadata it holds.
     @Test func linesSplitAtLFBytesEvenAfterACR() throws {
         let text = "url http://a/x\nrequest_time 1\nresponse_time 2\nstatus 200\nreason \r\nfield ETag: \"e\"\n"
         let decoded = try #require(Array(text.utf8).withUnsafeBytes { StoredMetadata(decoding: $0) })

@@ -82,7 +82,7 @@ import LookoutModel
         try Data(#"{"log":{"entries":[{"request":{}}]}}"#.utf8).write(to: bad)
         #expect(throws: RecordingError.self) { try RecordingReader.read(bad.path) }
         do { _ = try RecordingReader.read(bad.path) } catch { #expect(error.entry == 0) }
-        // An empty file is neither (it read through FileManager, which leaked its buffer for one: fuzzing).
+        // An empty file is neither, and is refused (read by hand: FileManager leaks its buffer for one).
         let empty = folder.appendingPathComponent("empty.har")
         try Data().write(to: empty)
         do { _ = try RecordingReader.read(empty.path) } catch { #expect(error.message.contains("neither")) }

@@ -55,7 +55,7 @@ public struct StoredMetadata: Sendable, Equatable {
         var fields = HTTPFields()
         // Lines split at LF bytes: split by Characters, a CR before the LF would join the two
         // lines into one ("\r\n" is one Character), and a damaged file would read as other
-        // metadata than it holds (found by fuzzing).
+        // metadata than it holds.
         for bytesOfLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             let line = Substring(bytesOfLine)
             guard let space = line.firstIndex(of: " ") else { return nil }
