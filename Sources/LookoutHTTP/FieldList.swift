@@ -12,6 +12,15 @@ public enum FieldList {
             }
         }
     }
+
+    /// Whether `value` lists `token` (a lowercase literal), compared without regard to ASCII case.
+    public static func contains(_ token: StaticString, in value: String) -> Bool {
+        var found = false
+        forEachElement(of: value) { element in
+            if !found && element.equalsLowercase(token) { found = true }
+        }
+        return found
+    }
 }
 
 /// One element of a field list; valid only during the `FieldList.forEachElement` call.

@@ -15,16 +15,14 @@ public enum HTTP2RequestValidation {
             if header.isPseudo {
                 // §8.3: pseudo-header fields come first, once each, and only those defined.
                 if regularStarted { return "pseudo-header field \(header.name) after a regular field (RFC 9113 §8.3)" }
-                guard [":method", ":scheme", ":authority", ":path", ":protocol"].contains(header.name) else {
-                    return "unknown pseudo-header field \(header.name) (RFC 9113 §8.3)"
-                }
-                guard seen.insert(header.name).inserted else { return "\(header.name) twice (RFC 9113 §8.3.1)" }
                 switch header.name {
                 case ":method": method = header.value
                 case ":path": path = header.value
                 case ":scheme": scheme = header.value
-                default: break
+                case ":authority", ":protocol": break
+                default: return "unknown pseudo-header field \(header.name) (RFC 9113 §8.3)"
                 }
+                guard seen.insert(header.name).inserted else { return "\(header.name) twice (RFC 9113 §8.3.1)" }
             } else {
                 regularStarted = true
                 if let problem = regularFieldProblem(header) { return problem }

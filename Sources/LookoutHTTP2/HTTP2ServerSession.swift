@@ -120,11 +120,34 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     /// is its `HTTP2-Settings`, decoded; stream 1 is the upgraded request, already complete.
     /// Throws when the payload is not a SETTINGS frame's; the connection then stays HTTP/1.1.
     public func upgrade(settingsPayload: [UInt8], headRequest: Bool) throws {
+        // nghttp2 takes values a SETTINGS frame may not carry and then ends the connection it
+        // has just upgraded; such a header is refused first, so the request stays HTTP/1.1.
+        if let problem = Self.settingsProblem(settingsPayload) { throw HTTP2SessionError(problem) }
         let result = settingsPayload.withUnsafeBufferPointer { payload in
             nghttp2_session_upgrade2(session, payload.baseAddress, payload.count, headRequest ? 1 : 0, nil)
         }
         guard result == 0 else { throw HTTP2SessionError(code: result) }
         highestStream = 1
+    }
+
+    /// Why a SETTINGS payload is invalid (RFC 9113 §6.5: six bytes per setting; §6.5.2: the
+    /// ranges of ENABLE_PUSH, INITIAL_WINDOW_SIZE and MAX_FRAME_SIZE), or nil.
+    static func settingsProblem(_ payload: [UInt8]) -> String? {
+        guard payload.count % 6 == 0 else { return "a SETTINGS payload of \(payload.count) bytes" }
+        for start in stride(from: 0, to: payload.count, by: 6) {
+            let id = UInt16(payload[start]) << 8 | UInt16(payload[start + 1])
+            let value = payload[(start + 2)..<(start + 6)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            switch Int32(id) {
+            case Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue) where value > 1:
+                return "SETTINGS_ENABLE_PUSH \(value)"
+            case Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue) where value > UInt32(Int32.max):
+                return "SETTINGS_INITIAL_WINDOW_SIZE \(value)"
+            case Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue) where !(16_384...16_777_215).contains(value):
+                return "SETTINGS_MAX_FRAME_SIZE \(value)"
+            default: continue
+            }
+        }
+        return nil
     }
 
     // MARK: - Bytes in and out

@@ -22,8 +22,6 @@ struct ProtobufWriter {
         varint(value)
     }
 
-    mutating func signed(_ field: Int, _ value: Int64) { number(field, UInt64(bitPattern: value)) }
-
     mutating func fixed64(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         tag(field, 1)
@@ -39,13 +37,6 @@ struct ProtobufWriter {
     mutating func double(_ field: Int, _ value: Double) {
         tag(field, 1)
         withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes += $0 }
-    }
-
-    mutating func data(_ field: Int, _ value: [UInt8]) {
-        guard !value.isEmpty else { return }
-        tag(field, 2)
-        varint(UInt64(value.count))
-        bytes += value
     }
 
     /// A string field, its UTF-8 copied straight in (no array on the way).
@@ -116,13 +107,6 @@ struct ProtobufWriter {
     mutating func present(_ field: Int, varint value: UInt64) {
         tag(field, 0)
         varint(value)
-    }
-
-    /// A length-delimited field written even when empty (a oneof member).
-    mutating func present(_ field: Int, bytes value: [UInt8]) {
-        tag(field, 2)
-        varint(UInt64(value.count))
-        bytes += value
     }
 
     /// A string field written even when empty (a oneof member).

@@ -115,6 +115,8 @@ def test_every_stream_is_authenticated_and_checked(make_proxy, origin):
     codes = {r["stream_id"]: r.get("error", {}).get("code") for r in proxy.summaries(5)}
     assert codes == {1: None, missing: "proxy_authentication_required", allowed: None,
                      denied: "destination_denied", scheme: "unsupported_scheme"}, codes
+    urls = {r["stream_id"]: r["url"] for r in proxy.summaries(5)}
+    assert urls[missing] == origin.url("/echo?no-credentials") and urls[denied] == "http://denied.invalid/", urls
 
 
 def without_upgrade_headers(echo: bytes) -> bool:
@@ -127,6 +129,7 @@ def without_upgrade_headers(echo: bytes) -> bool:
     ({"http2": {"client": False}}, {}, b""),
     ({}, {"HTTP2-Settings": "not base64!"}, b""),
     ({}, {"HTTP2-Settings": "AAMAAA"}, b""),  # 4 bytes: not a SETTINGS payload (6 per setting)
+    ({}, {"HTTP2-Settings": "AAIAAAAC"}, b""),  # SETTINGS_ENABLE_PUSH 2: nghttp2 refuses the values
     ({}, {"Connection": "Upgrade"}, b""),  # HTTP2-Settings not named as a connection option
     ({}, {}, b"a body"),
 ])

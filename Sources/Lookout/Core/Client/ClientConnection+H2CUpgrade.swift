@@ -18,25 +18,17 @@ extension ClientConnection {
     /// with HTTP/2 toward clients on (`http2.client`), and for a request without a body.
     func h2cSettings(_ head: RequestHead) -> [UInt8]? {
         guard environment.http2.client, interceptedOrigin == nil, connection is Connection,
-              head.framing == .none, let upgrade = head.upgrade else { return nil }
-        var asksForH2C = false
-        FieldList.forEachElement(of: upgrade) { element in
-            if element.equalsLowercase("h2c") { asksForH2C = true }
-        }
-        guard asksForH2C else { return nil }
+              head.framing == .none, let upgrade = head.upgrade, FieldList.contains("h2c", in: upgrade) else { return nil }
         // RFC 7540 §3.2.1: exactly one HTTP2-Settings, named in Connection as an option too.
         let values = head.headerFields[values: Self.http2SettingsField]
-        guard values.count == 1, let connectionOptions = head.headerFields[.connection] else { return nil }
-        var namesSettings = false
-        FieldList.forEachElement(of: connectionOptions) { element in
-            if element.equalsLowercase("http2-settings") { namesSettings = true }
-        }
-        guard namesSettings, let payload = Base64.decodeURLSafe(values[0]), payload.count % 6 == 0 else { return nil }
+        guard values.count == 1, let connectionOptions = head.headerFields[.connection],
+              FieldList.contains("http2-settings", in: connectionOptions),
+              let payload = Base64.decodeURLSafe(values[0]) else { return nil }
         return payload
     }
 
     /// Answers 101 and hands the connection to an HTTP/2 side whose stream 1 is `head`. Returns
-    /// false, with nothing written, when nghttp2 refuses the settings: the request then goes on
+    /// false, with nothing written, when the settings are refused: the request then goes on
     /// as HTTP/1.1.
     func beginH2C(_ head: RequestHead, settings: [UInt8], requestID: UInt64, origin: Origin, path: String,
                   url: String) -> Bool {

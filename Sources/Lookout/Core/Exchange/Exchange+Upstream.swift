@@ -77,11 +77,7 @@ extension Exchange {
     /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
     private var acceptsTrailers: Bool {
         guard let te = head.headerFields[.te] else { return false }
-        var found = false
-        FieldList.forEachElement(of: te) { element in
-            if element.equalsLowercase("trailers") { found = true }
-        }
-        return found
+        return FieldList.contains("trailers", in: te)
     }
 
     func startAttempt() {

@@ -151,11 +151,7 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// continue as HTTP/2 inside an opaque tunnel, so it stays HTTP/1.1 and visible instead.
     static func relayedUpgrade(_ head: RequestHead) -> String? {
         guard let upgrade = head.upgrade, head.framing == .none else { return nil }
-        var asksForH2C = false
-        FieldList.forEachElement(of: upgrade) { element in
-            if element.equalsLowercase("h2c") { asksForH2C = true }
-        }
-        return asksForH2C ? nil : upgrade
+        return FieldList.contains("h2c", in: upgrade) ? nil : upgrade
     }
 
     var requestContext: EventContext { EventContext(connectionID: records.connectionID, requestID: id) }

@@ -274,8 +274,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         case .success(let (head, authority)):
             switch route(head, authority: authority, headers: headers) {
             case .failure(let error):
-                let url = head.rawTarget.hasPrefix("/") ? originURLPrefix + head.rawTarget : head.rawTarget
-                refuse(clientStream, requestID: requestID, head: head, url: url, error: error)
+                refuse(clientStream, requestID: requestID, head: head, url: refusedURL(head, authority: authority, headers: headers),
+                       error: error)
             case .success(let route):
                 let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
                                         delegate: clientStream, records: records, head: route.head, origin: route.origin,
@@ -283,6 +283,13 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                 clientStream.run(exchange)
             }
         }
+    }
+
+    /// What a refused stream's record names: the URL it asked for.
+    private func refusedURL(_ head: RequestHead, authority: String?, headers: [HTTP2Header]) -> String {
+        guard case .forwardProxy = routing else { return originURLPrefix + head.rawTarget }
+        return HTTP2StreamRouting.forwardURL(head.rawTarget, authority: authority,
+                                             scheme: headers.first { $0.name == ":scheme" }?.value)
     }
 
     /// Where the stream's request goes, or why it is refused.

@@ -37,8 +37,7 @@ extension HTTP2StreamRouting {
     /// the absolute-form target in `:path` (curl does), which names the same things.
     static func forwardRoute(_ head: RequestHead, authority: String?, scheme: String?,
                              environment: ClientEnvironment) -> Result<HTTP2StreamRoute, ProxyError> {
-        let rawPath = head.rawTarget
-        let url = rawPath.hasPrefix("/") ? "\(scheme ?? "http")://\(authority ?? "")\(rawPath)" : rawPath
+        let url = forwardURL(head.rawTarget, authority: authority, scheme: scheme)
         guard let target = RequestTarget.parseAbsolute(url),
               case .absolute(let targetScheme, let host, let port, let path) = target else {
             return .failure(.requestRejected(reason: .malformedRequest("HTTP/2 request for \"\(url)\"")))
@@ -60,5 +59,11 @@ extension HTTP2StreamRouting {
         routed.target = target
         routed.rawTarget = url
         return .success(HTTP2StreamRoute(head: routed, origin: origin, path: path, url: url))
+    }
+
+    /// The URL a forward proxy's stream asks for: its `:path` when that is absolute, else built
+    /// from `:scheme`, `:authority` and `:path`.
+    static func forwardURL(_ path: String, authority: String?, scheme: String?) -> String {
+        path.hasPrefix("/") ? "\(scheme ?? "http")://\(authority ?? "")\(path)" : path
     }
 }
