@@ -264,7 +264,7 @@ public final class LiveEndpoint: AdminEndpoint {
     /// finished with one; otherwise its `ws.message` and `stream.event` records from the ring
     /// (kept while lifecycle records are asked for). NDJSON either way.
     private func messages(_ id: UInt64) -> AdminAnswer {
-        let records = hub.ring.all().filter { $0.exchangeID == id }
+        let records = hub.ring.records(exchange: id)
         let file = records.last(where: { $0.kind == .exchange }).flatMap { summary in
             summary.line.withUnsafeBufferPointer { LogRecord($0)?.string("capture", "messages") }
         }
@@ -302,7 +302,7 @@ public final class LiveEndpoint: AdminEndpoint {
     }
 
     private func exchange(_ id: UInt64) -> AdminAnswer {
-        let records = hub.ring.all().filter { $0.exchangeID == id }
+        let records = hub.ring.records(exchange: id)
         guard let summary = records.last(where: { $0.kind == .exchange }) else {
             return Self.error(404, "exchange \(id) is not among the last \(hub.ring.capacity) records (ui.ring_size)")
         }

@@ -1,13 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LookoutSync
 
 /// The most recent records, oldest overwritten first (`ui.ring_size`). Appended on the live
-/// monitor's queue, read by admin requests on the event loops.
+/// monitor's queue, read by admin requests on the event loops; readers get copies.
+///
+/// The records' bytes are written one after another into blocks mapped for the ring alone
+/// (`LiveRingBlocks`), and a block is unmapped (or kept as the one spare) once no kept record is
+/// in it. Kept as one heap allocation per record, they came from the malloc arena of whichever
+/// Dispatch thread ran the monitor's queue; each time the queue moved to another thread, the
+/// ring's megabytes were allocated again in that thread's arena while the old arena kept its
+/// pages, and the process's memory grew by about the ring's size. In blocks of its own, the ring
+/// takes what its records need, whatever thread writes them.
 final class LiveRing: Sendable {
-    private struct Storage {
-        var slots: [LiveRecord?]
+    private struct Entry {
+        var sequence: UInt64
+        var kind: LiveRecord.Kind
+        var exchangeID: UInt64?
+        var place: LiveRingBlocks.Place
+    }
+
+    private struct Storage: ~Copyable {
+        var entries: [Entry?]
         /// Where the next record goes.
         var next = 0
         var count = 0
+        var blocks = LiveRingBlocks()
+
+        /// The kept entries' slots, oldest first.
+        func slots() -> some Sequence<Int> {
+            let capacity = entries.count
+            let first = (next - count + capacity) % capacity
+            return (0..<count).lazy.map { (first + $0) % capacity }
+        }
+
+        func record(_ slot: Int) -> LiveRecord? {
+            guard let entry = entries[slot] else { return nil }
+            return LiveRecord(sequence: entry.sequence, kind: entry.kind, exchangeID: entry.exchangeID,
+                              line: blocks.bytes(at: entry.place))
+        }
     }
 
     private let storage: Guarded<Storage>
@@ -15,42 +51,54 @@ final class LiveRing: Sendable {
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        storage = Guarded(Storage(slots: Array(repeating: nil, count: max(1, capacity))))
+        storage = Guarded(Storage(entries: Array(repeating: nil, count: max(1, capacity))))
     }
 
     func append(_ record: LiveRecord) {
         storage.withLock { s in
-            s.slots[s.next] = record
+            guard let place = record.line.withUnsafeBytes({ s.blocks.store($0) }) else { return }
+            s.entries[s.next] = Entry(sequence: record.sequence, kind: record.kind, exchangeID: record.exchangeID,
+                                      place: place)
             s.next = (s.next + 1) % capacity
             s.count = min(s.count + 1, capacity)
+            // The oldest kept record's block is the first still needed.
+            if let oldest = s.entries[(s.next - s.count + capacity) % capacity] {
+                s.blocks.release(before: oldest.place.block)
+            }
         }
     }
 
+    /// Bytes the ring holds mapped (its blocks and the spare).
+    var mappedBytes: Int { storage.withLock { $0.blocks.mappedBytes } }
+
     /// Every record still held, oldest first.
     func all() -> [LiveRecord] {
+        storage.withLock { s in s.slots().compactMap { s.record($0) } }
+    }
+
+    /// The records of exchange `id`, oldest first.
+    func records(exchange id: UInt64) -> [LiveRecord] {
         storage.withLock { s in
-            var out: [LiveRecord] = []
-            out.reserveCapacity(s.count)
-            let first = (s.next - s.count + capacity) % capacity
-            for offset in 0..<s.count {
-                if let record = s.slots[(first + offset) % capacity] { out.append(record) }
-            }
-            return out
+            s.slots().filter { s.entries[$0]?.exchangeID == id }.compactMap { s.record($0) }
         }
     }
 
     /// The records after `sequence`, oldest first (a resuming stream).
     func records(after sequence: UInt64) -> [LiveRecord] {
-        all().filter { $0.sequence > sequence }
+        storage.withLock { s in
+            s.slots().filter { (s.entries[$0]?.sequence ?? 0) > sequence }.compactMap { s.record($0) }
+        }
     }
 
     /// Up to `limit` records, newest first, older than `before` when given, that pass `include`.
     func newest(limit: Int, before: UInt64?, where include: (LiveRecord) -> Bool) -> [LiveRecord] {
-        var out: [LiveRecord] = []
-        for record in all().reversed() where out.count < limit {
-            if let before, record.sequence >= before { continue }
-            if include(record) { out.append(record) }
+        storage.withLock { s in
+            var out: [LiveRecord] = []
+            for slot in Array(s.slots()).reversed() where out.count < limit {
+                if let before, let entry = s.entries[slot], entry.sequence >= before { continue }
+                if let record = s.record(slot), include(record) { out.append(record) }
+            }
+            return out
         }
-        return out
     }
 }
