@@ -83,9 +83,18 @@ public enum HTTPSerializer {
 
     static func appendVersion(_ out: inout [UInt8], _ version: HTTPVersion) {
         out.append(contentsOf: "HTTP/".utf8)
-        out.append(contentsOf: String(version.major).utf8)
+        appendDecimal(&out, version.major)
         out.append(0x2E)
-        out.append(contentsOf: String(version.minor).utf8)
+        appendDecimal(&out, version.minor)
+    }
+
+    /// A version number's digits, without making a String of them (every head has two).
+    private static func appendDecimal(_ out: inout [UInt8], _ value: Int) {
+        if (0...9).contains(value) {
+            out.append(UInt8(0x30 + value))
+        } else {
+            out.append(contentsOf: String(value).utf8)
+        }
     }
 
     static func appendHex(_ out: inout [UInt8], _ value: UInt64) {

@@ -16,7 +16,15 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     public static let http2 = HTTPVersion(major: 2, minor: 0)
 
     /// "HTTP/1.1", "HTTP/2" (RFC 9113 names the protocol without a minor version).
-    public var description: String { major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)" }
+    public var description: String {
+        // Every exchange's summary names its version: the usual ones without interpolating.
+        switch (major, minor) {
+        case (1, 1): return "HTTP/1.1"
+        case (1, 0): return "HTTP/1.0"
+        case (2, _): return "HTTP/2"
+        default: return major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)"
+        }
+    }
 }
 
 /// Limits enforced incrementally while bytes arrive.

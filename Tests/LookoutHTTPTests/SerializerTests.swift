@@ -18,6 +18,11 @@ import Testing
         #expect(String(decoding: out, as: UTF8.self) == "HTTP/1.0 204 No Content\r\nContent-Length: 0\r\n\r\n")
         let out2 = HTTPSerializer.responseHead(status: 200, reasonPhrase: "", version: .http1_1, headerFields: [:])
         #expect(String(decoding: out2, as: UTF8.self) == "HTTP/1.1 200 \r\n\r\n")
+        let out3 = HTTPSerializer.responseHead(status: 200, reasonPhrase: "OK", version: HTTPVersion(major: 1, minor: 12),
+                                               headerFields: [:])
+        #expect(String(decoding: out3, as: UTF8.self) == "HTTP/1.12 200 OK\r\n\r\n")
+        #expect(HTTPVersion(major: 3, minor: 0).description == "HTTP/3")
+        #expect(HTTPVersion(major: 1, minor: 12).description == "HTTP/1.12")
     }
 
     @Test func chunkFraming() {

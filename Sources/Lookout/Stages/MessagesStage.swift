@@ -16,7 +16,7 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
         // A gRPC call's own messages (client and bidirectional streaming) are read too; gRPC calls
         // are POSTs (gRPC over HTTP/2, "Requests"), so nothing else pays for the field lookup.
         guard exchange.head.method == .post else { return .proceed }
-        if let format = StreamFormat.of(contentType: exchange.head.headerFields[.contentType]),
+        if let format = StreamFormat.of(contentType: exchange.head.headerFields.value(for: .contentType)),
            format == .grpc || format == .grpcWeb {
             exchange.watchStream(format, settings: settings).watchRequest()
         }
@@ -32,7 +32,7 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
-        guard response.status != 101, let format = StreamFormat.of(contentType: response.fields[.contentType]) else {
+        guard response.status != 101, let format = StreamFormat.of(contentType: response.fields.value(for: .contentType)) else {
             return .proceed
         }
         let watch = exchange.watchStream(format, settings: settings)

@@ -21,7 +21,7 @@ struct ResumeState {
     /// strong ETag, or a Last-Modified at least 60 s before its Date (RFC 9110 §8.8.2.2).
     init?(status: Int, fields: HTTPFields, framing: BodyFraming, limit: Int) {
         guard limit > 0, status == 200 else { return nil }
-        if let etag = fields[.eTag], etag.hasPrefix("\"") {
+        if let etag = fields.value(for: .eTag), etag.hasPrefix("\"") {
             validator = etag
             isETag = true
         } else if let modified = fields[.lastModified], let date = fields[.date],

@@ -76,7 +76,7 @@ extension Exchange {
 
     /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
     private var acceptsTrailers: Bool {
-        guard let te = head.headerFields[.te] else { return false }
+        guard let te = head.headerFields.value(for: .te) else { return false }
         return FieldList.contains("trailers", in: te)
     }
 
