@@ -62,7 +62,7 @@ public enum HTTP2MessageTranslation {
         let framing: BodyFraming
         if endStream {
             framing = .none
-        } else if let length = fields[.contentLength].flatMap(UInt64.init) {
+        } else if let length = fields.value(for: .contentLength).flatMap(UInt64.init) {
             framing = .contentLength(length)
         } else {
             framing = .chunked

@@ -119,15 +119,19 @@ def start_load(port: int, plain, cached, tls_origin, h2, breaking, ca: str, prox
         return result.returncode == 0 and result.stdout == "200200"
 
     def subscriber():
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+        # No read timeout: a Python socket file cannot be read again after one timed out, so a
+        # pause of the proxy longer than the timeout (a debugger attaching) would end the stream
+        # on the client's side. The soak's end shuts the socket down, which ends the read.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         conn.request("GET", "/events?filter=status:2xx")
         response = conn.getresponse()
+        conn.sock.settimeout(None)
+        sock = conn.sock
+        with lock:
+            closers.append(lambda: sock.shutdown(socket.SHUT_RDWR))
         while not stop.is_set():
-            try:
-                if not response.fp.readline():
-                    break
-            except TimeoutError:
-                continue
+            if not response.fp.readline():
+                break
         conn.close()
         return response.status == 200
 
@@ -200,7 +204,10 @@ def main():
     stop.set()
     time.sleep(5)
     for close in closers:
-        close()
+        try:
+            close()
+        except OSError:
+            pass  # already closed
     # Idle pooled upstream connections last pool.idle_timeout (set to 5 s here), client ones close with the clients.
     time.sleep(10)
     fds_end = len(os.listdir(f"/proc/{proxy.pid}/fd"))
