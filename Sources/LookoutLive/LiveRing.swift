@@ -12,11 +12,11 @@ import LookoutSync
 ///
 /// The records' bytes are written one after another into blocks mapped for the ring alone
 /// (`LiveRingBlocks`), and a block is unmapped (or kept as the one spare) once no kept record is
-/// in it. Kept as one heap allocation per record, they came from the malloc arena of whichever
-/// Dispatch thread ran the monitor's queue; each time the queue moved to another thread, the
-/// ring's megabytes were allocated again in that thread's arena while the old arena kept its
-/// pages, and the process's memory grew by about the ring's size. In blocks of its own, the ring
-/// takes what its records need, whatever thread writes them.
+/// in it. One heap allocation per record would come from the malloc arena of whichever Dispatch
+/// thread runs the monitor's queue (glibc gives each thread an arena): each time the queue moves
+/// to another thread, the ring's megabytes would be allocated again in that thread's arena while
+/// the old arena kept its pages, and the process would grow by about the ring's size. In blocks of
+/// its own, the ring takes what its records need, whatever thread writes them.
 final class LiveRing: Sendable {
     private struct Entry {
         var sequence: UInt64

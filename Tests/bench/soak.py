@@ -124,9 +124,9 @@ def start_load(port: int, plain, cached, tls_origin, h2, breaking, ca: str, prox
         # on the client's side. The soak's end shuts the socket down, which ends the read.
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         conn.request("GET", "/events?filter=status:2xx")
+        sock = conn.sock  # the response closes `conn` (the stream ends the connection), not the socket
         response = conn.getresponse()
-        conn.sock.settimeout(None)
-        sock = conn.sock
+        sock.settimeout(None)
         with lock:
             closers.append(lambda: sock.shutdown(socket.SHUT_RDWR))
         while not stop.is_set():
