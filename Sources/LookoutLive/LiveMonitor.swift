@@ -49,7 +49,8 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         self.composite = composite
     }
 
-    /// Live subscribers now, and records they lost to full queues so far.
+    /// Live subscribers now, and records lost so far: to subscribers' full queues, or not kept by
+    /// the ring for want of memory.
     public var subscriberTotal: Int { subscriberCount.load(ordering: .relaxed) }
     public var droppedRecords: UInt64 { droppedCount.load(ordering: .relaxed) }
 
@@ -70,7 +71,8 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private func keep(_ kind: LiveRecord.Kind, _ exchangeID: UInt64?, _ line: [UInt8]) {
         let record = LiveRecord(sequence: nextSequence, kind: kind, exchangeID: exchangeID, line: line)
         nextSequence += 1
-        ring.append(record)
+        // A record the ring could not keep (no memory to map) still goes to the live subscribers.
+        if !ring.append(record) { countDropped() }
         fanOut(record, to: audiences.values)
     }
 

@@ -32,10 +32,12 @@ final class LiveRing: Sendable {
         var count = 0
         var blocks = LiveRingBlocks()
 
+        /// The slot of the oldest kept entry.
+        var oldest: Int { (next - count + entries.count) % entries.count }
+
         /// The kept entries' slots, oldest first.
         func slots() -> some Sequence<Int> {
-            let capacity = entries.count
-            let first = (next - count + capacity) % capacity
+            let first = oldest, capacity = entries.count
             return (0..<count).lazy.map { (first + $0) % capacity }
         }
 
@@ -54,17 +56,21 @@ final class LiveRing: Sendable {
         storage = Guarded(Storage(entries: Array(repeating: nil, count: max(1, capacity))))
     }
 
-    func append(_ record: LiveRecord) {
+    /// Keeps `record`; false when no memory could be mapped for its bytes (it is not kept, and
+    /// the ring's older records stay).
+    @discardableResult
+    func append(_ record: LiveRecord) -> Bool {
         storage.withLock { s in
-            guard let place = record.line.withUnsafeBytes({ s.blocks.store($0) }) else { return }
+            guard let place = record.line.withUnsafeBytes({ s.blocks.store($0) }) else { return false }
             s.entries[s.next] = Entry(sequence: record.sequence, kind: record.kind, exchangeID: record.exchangeID,
                                       place: place)
             s.next = (s.next + 1) % capacity
             s.count = min(s.count + 1, capacity)
             // The oldest kept record's block is the first still needed.
-            if let oldest = s.entries[(s.next - s.count + capacity) % capacity] {
+            if let oldest = s.entries[s.oldest] {
                 s.blocks.release(before: oldest.place.block)
             }
+            return true
         }
     }
 

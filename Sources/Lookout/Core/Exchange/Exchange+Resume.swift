@@ -24,7 +24,7 @@ struct ResumeState {
         if let etag = fields.value(for: .eTag), etag.hasPrefix("\"") {
             validator = etag
             isETag = true
-        } else if let modified = fields[.lastModified], let date = fields[.date],
+        } else if let modified = fields.value(for: .lastModified), let date = fields.value(for: .date),
                   let m = HTTPDate.unixSeconds(modified), let d = HTTPDate.unixSeconds(date), d - m >= 60 {
             validator = modified
             isETag = false
