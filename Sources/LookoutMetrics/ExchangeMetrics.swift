@@ -207,10 +207,12 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         histogram.record(milliseconds / 1000)
     }
 
-    private func byteCounter(_ cache: inout [KindHostKey: Counter], _ family: MetricNameDescriptor,
+    /// `family` is built only for a new series: a descriptor is four strings, and this runs for
+    /// every exchange.
+    private func byteCounter(_ cache: inout [KindHostKey: Counter], _ family: @autoclosure () -> MetricNameDescriptor,
                              _ key: KindHostKey) -> Counter {
         if let counter = cache[key] { return counter }
-        let counter = registry.makeCounter(descriptor: family, labels: kindHostPairs(key))
+        let counter = registry.makeCounter(descriptor: family(), labels: kindHostPairs(key))
         cache[key] = counter
         return counter
     }
