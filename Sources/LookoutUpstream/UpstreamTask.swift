@@ -311,15 +311,16 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         while !isDone && !responseComplete {
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             let consumed: Int
-            let event: HTTPParseEvent<ResponseHead>?
+            var parsed: HTTPParseEvent<ResponseHead>?
             do {
-                (consumed, event) = try parser.parse(slice)
+                (consumed, parsed) = try parser.parse(slice)
             } catch {
                 complete(ProxyError(responseParseError: error))
                 return
             }
             offset += consumed
-            guard let event else { break }
+            // Taken out, not bound: a binding would leave `parsed` a second owner of the head.
+            guard let event = parsed.take() else { break }
             handle(event, in: slice)
             if !isDone && parser.isUpgraded {
                 // What followed the 101 in this read is already the new protocol.
@@ -334,8 +335,11 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         }
     }
 
-    private func handle(_ event: HTTPParseEvent<ResponseHead>, in slice: UnsafeRawBufferPointer) {
-        switch event {
+    /// The event is consumed so that the head reaches the exchange with no other owner: the
+    /// exchange edits its fields (hop-by-hop removal, Via), and a second owner here made each
+    /// response copy them all first (copy-on-write).
+    private func handle(_ event: consuming HTTPParseEvent<ResponseHead>, in slice: UnsafeRawBufferPointer) {
+        switch consume event {
         case .head(let head):
             metrics.responseHeaderBytes += UInt64(head.headLength)
             if head.status == 101 {
@@ -357,11 +361,12 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
             responseHeadReceived = true
             metrics.statusCode = head.status
             reuseAllowed = head.keepAlive
-            if delegate.task(self, didReceiveResponse: head) == .abandon {
+            let closeDelimited = if case .untilClose = head.framing { true } else { false }
+            if delegate.task(self, didReceiveResponse: consume head) == .abandon {
                 // The exchange holds this response back (a retry or a followed redirect follows):
                 // a short body is read and dropped so the connection can serve the next attempt,
                 // anything longer (or close-delimited) closes it.
-                if case .untilClose = head.framing { abandon() } else { isDiscardingBody = true }
+                if closeDelimited { abandon() } else { isDiscardingBody = true }
             }
         case .body(let range):
             let bytes = UnsafeRawBufferPointer(rebasing: slice[range])

@@ -179,18 +179,19 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         while canParse {
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             let consumed: Int
-            let event: HTTPParseEvent<RequestHead>?
+            var parsed: HTTPParseEvent<RequestHead>?
             if exchange == nil && parser.isIdle { messageStart = offset }
             do {
-                (consumed, event) = try parser.parse(slice)
+                (consumed, parsed) = try parser.parse(slice)
             } catch {
                 let startLine = messageStart.flatMap { RequestLineSketch(UnsafeRawBufferPointer(rebasing: bytes[$0...])) }
                 rejectInput(ProxyError(requestParseError: error), startLine: startLine)
                 return
             }
             offset += consumed
-            guard let event else { break }
-            switch event {
+            // Taken out, not bound: a binding would leave `parsed` another owner of the head.
+            guard let event = parsed.take() else { break }
+            switch consume event {
             case .head(let head):
                 begin(head)
             case .body(let range):
