@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 
 /// Serialization of HTTP/1.1 heads and chunked framing. Field names are written with their original
@@ -71,18 +78,40 @@ public enum HTTPSerializer {
     }
 
     /// Appends "Name: value\r\n" for each field.
-    /// Names are copied from their contiguous UTF-8 and the line ends byte by byte: appending
-    /// `String.UTF8View` and a two-byte array per field took a quarter longer (measured on a
-    /// typical 8-field response head).
+    /// Fields are read in place by position, and a value through its `String` when that is
+    /// exactly its bytes: `for field in fields` and `withUnsafeBytesOfValue` copy each field and
+    /// its value first (five retains and releases a field against two, counted with uprobes).
     public static func appendFields(_ out: inout [UInt8], _ fields: HTTPFields) {
-        for field in fields {
-            var name = field.name.rawName
-            name.withUTF8 { out.append(contentsOf: $0) }
+        var index = fields.startIndex
+        while index < fields.endIndex {
+            appendUTF8(&out, fields[index].name.rawName)
             out.append(ASCII.colon)
             out.append(ASCII.sp)
-            field.withUnsafeBytesOfValue { out.append(contentsOf: $0) }
+            if !appendExactValue(&out, fields[index].value) {
+                fields[index].withUnsafeBytesOfValue { out.append(contentsOf: $0) }
+            }
             out.append(ASCII.cr)
             out.append(ASCII.lf)
+            index += 1
+        }
+    }
+
+    /// Appends `value`'s UTF-8 and returns true, unless it may differ from the bytes the field
+    /// holds. A value held as bytes (obs-text, RFC 9110 §5.5) reads as a String with each invalid
+    /// sequence replaced by U+FFFD, whose UTF-8 starts with 0xEF; a value with no 0xEF byte is
+    /// therefore exactly the field's bytes.
+    private static func appendExactValue(_ out: inout [UInt8], _ value: String) -> Bool {
+        value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard let base = bytes.baseAddress else { return true }  // empty
+            guard memchr(base, 0xEF, bytes.count) == nil else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        } ?? false
+    }
+
+    private static func appendUTF8(_ out: inout [UInt8], _ string: String) {
+        if string.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: string.utf8)
         }
     }
 

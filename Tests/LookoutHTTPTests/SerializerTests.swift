@@ -25,6 +25,27 @@ import Testing
         #expect(HTTPVersion(major: 1, minor: 12).description == "HTTP/1.12")
     }
 
+    @Test("every field value is written as the bytes it holds: obs-text, UTF-8 with 0xEF, U+FFFD, empty")
+    func valuesWrittenAsHeld() {
+        let holds: [[UInt8]] = [
+            [0x61, 0xE9, 0xFF, 0x62],  // obs-text that is not UTF-8
+            [0xEF, 0xBC, 0xA1],  // U+FF21, valid UTF-8 starting with 0xEF
+            [0xEF, 0xBF, 0xBD],  // U+FFFD itself, sent by the origin
+            [0xEF, 0xBF],  // a cut sequence: decoding it would read as U+FFFD
+            [0xC3, 0xA9],  // é: valid UTF-8 with no 0xEF
+            [],
+        ]
+        var fields = HTTPFields()
+        var expected = bytes("HTTP/1.1 200 OK\r\n")
+        for (index, value) in holds.enumerated() {
+            fields.append(HTTPField(name: HTTPField.Name("X-V\(index)")!, value: value))
+            expected += bytes("X-V\(index): ") + value + bytes("\r\n")
+        }
+        fields.append(HTTPField(name: HTTPField.Name("X-Text")!, value: "plain ascii"))
+        expected += bytes("X-Text: plain ascii\r\n\r\n")
+        #expect(HTTPSerializer.responseHead(status: 200, reasonPhrase: "OK", version: .http1_1, headerFields: fields) == expected)
+    }
+
     @Test func chunkFraming() {
         #expect(HTTPSerializer.chunkHeader(length: 0) == bytes("0\r\n"))
         #expect(HTTPSerializer.chunkHeader(length: 10) == bytes("a\r\n"))
