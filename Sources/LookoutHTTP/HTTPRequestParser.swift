@@ -181,7 +181,7 @@ public struct HTTPRequestParser: Sendable {
         default:
             state = .body(BodyDecoder(framing: head.framing))
         }
-        return (end, .head(head))
+        return (end, .head(consume head))
     }
 
     /// Parses a complete head `h` (request line through the final empty line).

@@ -11,7 +11,8 @@ import LookoutUpstream
 extension ClientConnection {
     // MARK: - Requests
 
-    func begin(_ head: RequestHead) {
+    /// The head is consumed: it moves into the exchange without a copy of its strings and fields.
+    func begin(_ head: consuming RequestHead) {
         timer.cancel()
         headTimerArmed = false
         requestsServed += 1
@@ -49,7 +50,8 @@ extension ClientConnection {
                beginH2C(head, settings: settings, requestID: requestID, origin: origin, path: path, url: head.rawTarget) {
                 return
             }
-            startExchange(head, requestID: requestID, origin: origin, path: path, url: head.rawTarget)
+            let url = head.rawTarget
+            startExchange(head, requestID: requestID, origin: origin, path: path, url: url)
         case .origin(let path):
             if let interceptedOrigin {
                 startExchange(head, requestID: requestID, origin: interceptedOrigin, path: path,
@@ -71,7 +73,7 @@ extension ClientConnection {
         }
     }
 
-    func startExchange(_ head: RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
+    func startExchange(_ head: consuming RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
         let exchange = Exchange(id: requestID, environment: environment.exchanges, context: context, client: self, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)

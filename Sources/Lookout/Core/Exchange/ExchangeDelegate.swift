@@ -29,11 +29,17 @@ struct ExchangeRecords {
     /// connection carries it.
     var clientJA4: String?
 
-    func created(_ head: RequestHead, requestID: UInt64, url: String) {
+    /// The record of a request read and accepted (`request.didCreateInitialRequest`). The head
+    /// and URL are read only when a monitor takes the record: an exchange's head is a
+    /// stored property, and passing it copied (retained) every string and field list in it.
+    func created(_ head: @autoclosure () -> RequestHead, requestID: UInt64, url: @autoclosure () -> String) {
         environment.emit(EventContext(connectionID: connectionID, requestID: requestID),
-                              RequestDidCreateInitialRequest(method: head.method.rawValue, url: url,
-                                                             httpVersion: head.version.description,
-                                                             headerFields: head.headerFields, client: clientAddress))
+                         Self.initialRequest(head(), url: url(), client: clientAddress))
+    }
+
+    private static func initialRequest(_ head: RequestHead, url: String, client: String) -> RequestDidCreateInitialRequest {
+        RequestDidCreateInitialRequest(method: head.method.rawValue, url: url, httpVersion: head.version.description,
+                                       headerFields: head.headerFields, client: client)
     }
 
     /// The record of a request that never became an exchange: `RequestDidRejectClient` for a head
