@@ -5,15 +5,36 @@ import Darwin
 #endif
 
 /// An IPv4 or IPv6 socket address, stored the way the kernel wants it.
+///
+/// Kept in a `sockaddr_in6`, the largest address a TCP socket has, not a `sockaddr_storage`:
+/// every connection holds its peer's and its own address, and the storage's 128 bytes made up
+/// about a tenth of an idle connection's memory.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
-    /// The raw address; only the first `length` bytes are meaningful.
-    public private(set) var storage: sockaddr_storage
+    private var raw: sockaddr_in6
+    /// How many bytes of the address are meaningful (`sockaddr_in` or `sockaddr_in6`).
     public let length: socklen_t
 
-    /// Wraps an address the kernel filled in.
+    /// The raw address as the kernel's generic storage; only the first `length` bytes are meaningful.
+    public var storage: sockaddr_storage {
+        var storage = sockaddr_storage()
+        var copy = raw
+        withUnsafeBytes(of: &copy) { src in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+        }
+        return storage
+    }
+
+    /// Wraps an address the kernel filled in: an IPv4 or IPv6 one, as `accept`, `getpeername`
+    /// and `getaddrinfo` give for TCP (a longer one is cut to `sockaddr_in6`'s size).
     public init(storage: sockaddr_storage, length: socklen_t) {
-        self.storage = storage
-        self.length = length
+        var raw = sockaddr_in6()
+        var source = storage
+        let kept = min(Int(length), MemoryLayout<sockaddr_in6>.size)
+        withUnsafeBytes(of: &source) { src in
+            withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: src.prefix(kept))) }
+        }
+        self.raw = raw
+        self.length = socklen_t(kept)
     }
 
     /// Makes an address from an IP literal ("127.0.0.1", "::1") and a port; nil if `ip` is not a literal.
@@ -45,11 +66,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// AF_INET or AF_INET6.
-    public var family: Int32 { Int32(storage.ss_family) }
+    public var family: Int32 { Int32(raw.sin6_family) }
 
     /// The port in host byte order.
     public var port: Int {
-        var copy = storage
+        var copy = raw
         return withUnsafeBytes(of: &copy) { raw in
             // sin_port and sin6_port sit at the same offset, right after the family.
             let port = raw.load(fromByteOffset: MemoryLayout<sa_family_t>.size, as: UInt16.self)
@@ -59,7 +80,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The wildcard address ("0.0.0.0" or "::") a listener binds to for every interface.
     public var isUnspecified: Bool {
-        var copy = storage
+        var copy = raw
         return withUnsafeBytes(of: &copy) { raw in
             let address = family == AF_INET ? raw[4..<8] : raw[8..<24]
             return !address.contains { $0 != 0 }
@@ -68,7 +89,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The IP address as text, without brackets.
     public var ipText: String {
-        var copy = storage
+        var copy = raw
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         return withUnsafeBytes(of: &copy) { raw -> String in
             if family == AF_INET {
@@ -90,20 +111,20 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
         guard lhs.length == rhs.length else { return false }
-        var l = lhs.storage, r = rhs.storage
+        var l = lhs.raw, r = rhs.raw
         return withUnsafeBytes(of: &l) { lb in
             withUnsafeBytes(of: &r) { rb in memcmp(lb.baseAddress!, rb.baseAddress!, Int(lhs.length)) == 0 }
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        var copy = storage
+        var copy = raw
         withUnsafeBytes(of: &copy) { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Int(length)))) }
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer for the kernel.
     func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        var copy = storage
+        var copy = raw
         return withUnsafePointer(to: &copy) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }
