@@ -185,10 +185,12 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             bound.append(listener.address)
         }
         listeners.forEach { $0.start() }
+        // Recorded before reachability starts: its first reading is a change record, and the log
+        // opens with session.didStart.
+        emit(EventContext(connectionID: 0), SessionDidStart(listeners: bound.map(\.description)))
         if let reachability {
             group.loops[0].execute { reachability.start() }
         }
-        emit(EventContext(connectionID: 0), SessionDidStart(listeners: bound.map(\.description)))
         return bound
     }
 
