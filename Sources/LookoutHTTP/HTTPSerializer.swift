@@ -78,6 +78,7 @@ public enum HTTPSerializer {
     }
 
     /// Appends "Name: value\r\n" for each field.
+    ///
     /// Fields are read in place by position, and a value through its `String` when that is
     /// exactly its bytes: `for field in fields` and `withUnsafeBytesOfValue` copy each field and
     /// its value first (five retains and releases a field against two, counted with uprobes).

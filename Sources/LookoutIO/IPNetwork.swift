@@ -112,14 +112,12 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func bits(of address: SocketAddress) -> (UInt64, UInt64)? {
-        var storage = address.storage
         switch address.family {
         case AF_INET:
-            let v4 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            let v4 = withUnsafeBytes(of: address.raw) { $0.load(as: sockaddr_in.self) }
             return (0, 0xFFFF_0000_0000 | UInt64(UInt32(bigEndian: v4.sin_addr.s_addr)))
         case AF_INET6:
-            let v6 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
-            return bits(v6.sin6_addr)
+            return bits(address.raw.sin6_addr)
         default:
             return nil
         }

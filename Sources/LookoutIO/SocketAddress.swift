@@ -10,27 +10,17 @@ import Darwin
 /// every connection holds its peer's and its own address, and the storage's 128 bytes made up
 /// about a tenth of an idle connection's memory.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
-    private var raw: sockaddr_in6
+    /// The address; only the first `length` bytes are meaningful (a `sockaddr_in` for IPv4).
+    let raw: sockaddr_in6
     /// How many bytes of the address are meaningful (`sockaddr_in` or `sockaddr_in6`).
     public let length: socklen_t
-
-    /// The raw address as the kernel's generic storage; only the first `length` bytes are meaningful.
-    public var storage: sockaddr_storage {
-        var storage = sockaddr_storage()
-        var copy = raw
-        withUnsafeBytes(of: &copy) { src in
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
-        }
-        return storage
-    }
 
     /// Wraps an address the kernel filled in: an IPv4 or IPv6 one, as `accept`, `getpeername`
     /// and `getaddrinfo` give for TCP (a longer one is cut to `sockaddr_in6`'s size).
     public init(storage: sockaddr_storage, length: socklen_t) {
         var raw = sockaddr_in6()
-        var source = storage
         let kept = min(Int(length), MemoryLayout<sockaddr_in6>.size)
-        withUnsafeBytes(of: &source) { src in
+        withUnsafeBytes(of: storage) { src in
             withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: src.prefix(kept))) }
         }
         self.raw = raw
@@ -70,33 +60,30 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The port in host byte order.
     public var port: Int {
-        var copy = raw
-        return withUnsafeBytes(of: &copy) { raw in
+        withUnsafeBytes(of: raw) { bytes in
             // sin_port and sin6_port sit at the same offset, right after the family.
-            let port = raw.load(fromByteOffset: MemoryLayout<sa_family_t>.size, as: UInt16.self)
+            let port = bytes.load(fromByteOffset: MemoryLayout<sa_family_t>.size, as: UInt16.self)
             return Int(UInt16(bigEndian: port))
         }
     }
 
     /// The wildcard address ("0.0.0.0" or "::") a listener binds to for every interface.
     public var isUnspecified: Bool {
-        var copy = raw
-        return withUnsafeBytes(of: &copy) { raw in
-            let address = family == AF_INET ? raw[4..<8] : raw[8..<24]
+        withUnsafeBytes(of: raw) { bytes in
+            let address = family == AF_INET ? bytes[4..<8] : bytes[8..<24]
             return !address.contains { $0 != 0 }
         }
     }
 
     /// The IP address as text, without brackets.
     public var ipText: String {
-        var copy = raw
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        return withUnsafeBytes(of: &copy) { raw -> String in
+        return withUnsafeBytes(of: raw) { bytes -> String in
             if family == AF_INET {
-                var addr = raw.load(fromByteOffset: 4, as: in_addr.self)
+                var addr = bytes.load(fromByteOffset: 4, as: in_addr.self)
                 inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
             } else {
-                var addr = raw.load(fromByteOffset: 8, as: in6_addr.self)
+                var addr = bytes.load(fromByteOffset: 8, as: in6_addr.self)
                 inet_ntop(AF_INET6, &addr, &buffer, socklen_t(buffer.count))
             }
             let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -111,21 +98,18 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     public static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
         guard lhs.length == rhs.length else { return false }
-        var l = lhs.raw, r = rhs.raw
-        return withUnsafeBytes(of: &l) { lb in
-            withUnsafeBytes(of: &r) { rb in memcmp(lb.baseAddress!, rb.baseAddress!, Int(lhs.length)) == 0 }
+        return withUnsafeBytes(of: lhs.raw) { lb in
+            withUnsafeBytes(of: rhs.raw) { rb in memcmp(lb.baseAddress!, rb.baseAddress!, Int(lhs.length)) == 0 }
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        var copy = raw
-        withUnsafeBytes(of: &copy) { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Int(length)))) }
+        withUnsafeBytes(of: raw) { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(Int(length)))) }
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer for the kernel.
     func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        var copy = raw
-        return withUnsafePointer(to: &copy) { pointer in
+        return withUnsafePointer(to: raw) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }
     }
