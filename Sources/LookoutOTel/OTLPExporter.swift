@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import LookoutLogQuery
 import LookoutMessages
 import LookoutTLS
 import LookoutModel
@@ -32,6 +31,8 @@ public final class OTLPExporter: @unchecked Sendable {
     /// What every request carries before its records: the resource and the scope, encoded once.
     private let resourceAndScope: OTLPProtobuf.ResourceAndScope
     private let jsonPrefix: (traces: [UInt8], logs: [UInt8])
+    /// `compression: gzip`; used on the exporter's thread only.
+    private let gzip: BatchGzip?
     /// For an https endpoint.
     private let tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
@@ -52,6 +53,7 @@ public final class OTLPExporter: @unchecked Sendable {
         }
         self.settings = settings
         self.endpoint = endpoint
+        gzip = settings.gzip ? BatchGzip() : nil
         self.logger = logger
         let separator: [UInt8] = settings.wireProtocol == .json ? [UInt8(ascii: ",")] : []
         spans = EncodedQueue(maxRecords: settings.maxBatchRecords, maxQueue: settings.maxQueue, separator: separator)
@@ -155,17 +157,16 @@ public final class OTLPExporter: @unchecked Sendable {
 
     /// Sends one batch until it is taken, refused for good, or a flush's deadline passes.
     private func export(_ signal: Signal, count: Int, body: [UInt8]) {
-        var payload = body
-        // Level 1: OTLP batches are repetitive, so the fastest level already shrinks them several
-        // times over, at a third of the default level's CPU (the exporter shares the machine).
-        if settings.gzip, let gzip = GzipWriter(level: 1) { payload = gzip.write(body) + gzip.finish() }
+        // Sent as it is, and said so, when libdeflate could not start.
+        let compressed = gzip?.compress(body)
+        let payload = compressed ?? body
         let poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds,
                                 tls: tls)
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
         var backoff = 1.0
         while true {
             let wait: Double
-            switch poster.post(path: endpoint.path(for: signal.rawValue), contentType: contentType, gzip: settings.gzip, body: payload) {
+            switch poster.post(path: endpoint.path(for: signal.rawValue), contentType: contentType, gzip: compressed != nil, body: payload) {
             case .success(let answer) where (200..<300).contains(answer.status):
                 counted(signal, exported: count, answer: answer)
                 return
