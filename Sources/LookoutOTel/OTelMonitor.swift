@@ -8,7 +8,7 @@ import LookoutMonitors
 /// exchange's. The spans and log records go to the `OTLPExporter`'s queues; this runs on the
 /// monitor's own queue, after the exchange has finished, so traffic never waits for it.
 public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder` and `wire` are confined to `queue`
-    public let queue = DispatchQueue(label: "lookout.otel")
+    public let queue: DispatchQueue
     public let interest: EventInterest
     private let settings: OTelSettings
     public let exporter: OTLPExporter
@@ -18,8 +18,11 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
 
     /// `verbose`: lifecycle records are exported as log records too (`log.verbose`).
     /// `sharesSummaryRecords`: the log (or the live view) encodes the same line; one encoding serves both.
+    /// `targetQueue`: where `queue` runs; the log monitor's, so that the two take turns on one
+    /// thread (one wake-up for both, each batch of summaries read while it is in cache).
     public init(settings: OTelSettings, exporter: OTLPExporter, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool,
-                sharesSummaryRecords: Bool = false) {
+                sharesSummaryRecords: Bool = false, targetQueue: DispatchQueue? = nil) {
+        queue = DispatchQueue(label: "lookout.otel", target: targetQueue)
         self.settings = settings
         self.exporter = exporter
         interest = settings.logs && verbose ? .all : .summaries

@@ -45,7 +45,15 @@ struct ProtobufWriter {
         guard count > 0 else { return }
         tag(field, 2)
         varint(UInt64(count))
-        bytes.append(contentsOf: value.utf8)
+        appendUTF8(value)
+    }
+
+    /// `String.UTF8View` has no contiguous storage for a small string (15 bytes or fewer, most
+    /// attribute values), and appending it then goes byte by byte; `withUTF8` hands over a
+    /// buffer in every case.
+    private mutating func appendUTF8(_ value: String) {
+        var value = value
+        value.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     /// A nested message, written by `body` in place: one length byte is set aside, and the
@@ -73,14 +81,27 @@ struct ProtobufWriter {
             bytes[lengthAt] = UInt8(length)
             return
         }
-        var prefix: [UInt8] = []
-        var value = UInt64(length)
-        while value >= 0x80 {
-            prefix.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
+        // The varint's extra bytes are made room for at the end and the content moved up into
+        // it in place: no array for the prefix.
+        var extra = 0
+        var rest = UInt64(length) >> 7
+        while rest > 0 {
+            extra += 1
+            rest >>= 7
         }
-        prefix.append(UInt8(value))
-        bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix)
+        bytes.append(contentsOf: repeatElement(0, count: extra))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            (base + lengthAt + 1 + extra).update(from: base + lengthAt + 1, count: length)
+            var value = UInt64(length)
+            var at = lengthAt
+            while value >= 0x80 {
+                base[at] = UInt8(truncatingIfNeeded: value) | 0x80
+                value >>= 7
+                at += 1
+            }
+            base[at] = UInt8(value)
+        }
     }
 
     /// A trace or span id (`bytes`, big-endian as W3C writes them): 16 bytes from two words, or 8.
@@ -113,6 +134,6 @@ struct ProtobufWriter {
     mutating func present(_ field: Int, text: String) {
         tag(field, 2)
         varint(UInt64(text.utf8.count))
-        bytes.append(contentsOf: text.utf8)
+        appendUTF8(text)
     }
 }

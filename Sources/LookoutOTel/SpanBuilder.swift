@@ -21,7 +21,9 @@ enum SpanBuilder {
                             parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
                             traceState: trace.traceState, name: s.method, kind: .server,
                             start: s.start.unixNanoseconds, end: s.end.unixNanoseconds))
-        serverAttributes(s, into: &sink)
+        // An attempt to the exchange's own URL (most of them) reuses what was read from it.
+        let target = URLParts(s.url, kind: s.kind)
+        serverAttributes(s, target, into: &sink)
         if let error = s.error {
             sink.status(code: 2, message: error.message)
         } else if let status = s.status, status >= 500 {
@@ -39,16 +41,29 @@ enum SpanBuilder {
         }
         sink.end()
         for (index, attempt) in attempts.enumerated() {
-            client(attempt, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
+            let url = attempt.url ?? ""
+            let parts = s.kind != .tunnel && url == s.url ? target : URLParts(url, kind: .http)
+            client(attempt, parts, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
         }
     }
 
-    private static func serverAttributes<Sink: SpanSink>(_ s: borrowing ExchangeSummary, into a: inout Sink) {
-        let (host, port) = hostAndPort(s.url, kind: s.kind)
+    /// What the spans say of a URL: `url.full` redacted, `server.address` and `server.port`.
+    struct URLParts {
+        var redacted: String
+        var host: String
+        var port: Int
+
+        init(_ url: String, kind: ExchangeSummary.Kind) {
+            redacted = SpanBuilder.redacted(url)
+            (host, port) = hostAndPort(url, kind: kind)
+        }
+    }
+
+    private static func serverAttributes<Sink: SpanSink>(_ s: borrowing ExchangeSummary, _ target: URLParts, into a: inout Sink) {
         a.attribute("http.request.method", .string(s.method))
-        a.attribute("url.full", .string(redacted(s.url)))
-        a.attribute("server.address", .string(host))
-        a.attribute("server.port", .int(Int64(port)))
+        a.attribute("url.full", .string(target.redacted))
+        a.attribute("server.address", .string(target.host))
+        a.attribute("server.port", .int(Int64(target.port)))
         a.attribute("network.protocol.version",
                     .string(s.httpVersion.hasPrefix("HTTP/") ? String(s.httpVersion.utf8.dropFirst(5))! : s.httpVersion))
         a.attribute("lookout.kind", .string(s.kind.rawValue))
@@ -87,17 +102,15 @@ enum SpanBuilder {
     }
 
     /// A CLIENT span for upstream attempt `number` (1-based).
-    private static func client<Sink: SpanSink>(_ t: TransactionMetrics, number: Int, method: String, trace: TraceContext,
-                                              exchangeEnd: Instant, into sink: inout Sink) {
-        let url = t.url ?? ""
-        let (host, port) = hostAndPort(url, kind: .http)
+    private static func client<Sink: SpanSink>(_ t: TransactionMetrics, _ target: URLParts, number: Int, method: String,
+                                              trace: TraceContext, exchangeEnd: Instant, into sink: inout Sink) {
         sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.attemptSpanID(number),
                             parentSpanID: trace.spanID, traceState: trace.traceState, name: method, kind: .client,
                             start: t.fetchStart.unixNanoseconds, end: (t.responseEnd ?? exchangeEnd).unixNanoseconds))
         sink.attribute("http.request.method", .string(method))
-        sink.attribute("url.full", .string(redacted(url)))
-        sink.attribute("server.address", .string(host))
-        sink.attribute("server.port", .int(Int64(port)))
+        sink.attribute("url.full", .string(target.redacted))
+        sink.attribute("server.address", .string(target.host))
+        sink.attribute("server.port", .int(Int64(target.port)))
         sink.attribute("network.protocol.name", .string("http"))
         sink.attribute("network.protocol.version", .string(t.networkProtocolName == "h2" ? "2" : "1.1"))
         sink.attribute("lookout.connection.reused", .bool(t.isReusedConnection))

@@ -65,7 +65,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             adminEndpoints.append(OTelStatus(exporter: otelExporter, endpoint: file.otel.endpoint))
             monitors.append(OTelMonitor(settings: file.otel, exporter: otelExporter, verbose: file.log.verbose,
                                         revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
-                                        sharesSummaryRecords: sharesRecords))
+                                        sharesSummaryRecords: sharesRecords, targetQueue: file.log.enabled ? recordQueue : nil))
             logger.info("otel: \(file.otel.traces ? "traces" : "")\(file.otel.traces && file.otel.logs ? " and " : "")\(file.otel.logs ? "logs" : "") to \(file.otel.endpoint) (\(file.otel.wireProtocol.rawValue))")
         }
         if file.metrics.enabled {

@@ -1,4 +1,5 @@
 import LookoutModel
+import LookoutMessages
 import Testing
 @testable import LookoutOTel
 
@@ -105,6 +106,69 @@ import Testing
         }
         #expect(dropped == 1 && queue.total == 5 && queue.hasFullBatch)
         #expect(queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 1 && queue.isEmpty)
+    }
+
+    /// Attributes of every kind and of lengths around each varint boundary (127/128 bytes,
+    /// 16,383/16,384) read back as written, the span's own length included.
+    @Test func attributesReadBackAsWritten() throws {
+        let lengths = [0, 1, 15, 16, 100, 117, 118, 127, 128, 300, 16_370, 16_383, 16_384, 70_000]
+        var written: [(String, OTelValue)] = lengths.map { ("s\($0)", .string(String(repeating: "é", count: $0 / 2) + String(repeating: "x", count: $0 % 2))) }
+        written += [("i", .int(-1)), ("i0", .int(0)), ("big", .int(Int64.max)), ("d", .double(-2.5)), ("t", .bool(true)),
+                    ("list", .strings(["a", "", String(repeating: "y", count: 200)])), ("", .string("no key"))]
+        var sink = ProtobufSpanSink()
+        sink.begin(SpanHead(traceIDHigh: 1, traceIDLow: 2, spanID: 3, name: "GET", kind: .server, start: 10, end: 20))
+        for (key, value) in written { sink.attribute(key, value) }
+        sink.end()
+        var outer = ProtobufWireReader(sink.out.bytes[...])
+        guard let (field, top) = outer.next(), field == 2, case .bytes(let span) = top else { Issue.record("no span field"); return }
+        let spanIsAll = outer.atEnd && span.endIndex == sink.out.bytes.count
+        #expect(spanIsAll)
+        var read: [(String, OTelValue)] = []
+        var fields = ProtobufWireReader(span)
+        while let (number, value) = fields.next() {
+            guard number == 9, case .bytes(let keyValue) = value else { continue }
+            read.append(try Self.decodeKeyValue(keyValue))
+        }
+        let fieldsAreAll = fields.atEnd
+        #expect(fieldsAreAll)
+        #expect(read.count == written.count)
+        for (got, want) in zip(read, written) { #expect(got.0 == want.0 && got.1 == want.1, "\(want.0)") }
+    }
+
+    private static func decodeKeyValue(_ bytes: ArraySlice<UInt8>) throws -> (String, OTelValue) {
+        var reader = ProtobufWireReader(bytes)
+        var key = ""
+        var value: OTelValue?
+        while let (number, field) = reader.next() {
+            guard case .bytes(let content) = field else { continue }
+            if number == 1 { key = String(decoding: content, as: UTF8.self) }
+            if number == 2 { value = try decodeAnyValue(content) }
+        }
+        return (key, try #require(value))
+    }
+
+    private static func decodeAnyValue(_ bytes: ArraySlice<UInt8>) throws -> OTelValue {
+        let tag = try #require(bytes.first)
+        if tag == 0x21 {  // double_value (4), fixed64
+            let bits = bytes.dropFirst().prefix(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return .double(Double(bitPattern: bits))
+        }
+        var reader = ProtobufWireReader(bytes)
+        guard let (number, field) = reader.next() else { throw OTLPPoster.Failure.malformed("empty AnyValue") }
+        switch (number, field) {
+        case (1, .bytes(let text)): return .string(String(decoding: text, as: UTF8.self))
+        case (2, .number(let flag)): return .bool(flag != 0)
+        case (3, .number(let n)): return .int(Int64(bitPattern: n))
+        case (5, .bytes(let list)):
+            var items = ProtobufWireReader(list)
+            var strings: [String] = []
+            while let (_, item) = items.next() {
+                guard case .bytes(let any) = item, case .string(let text) = try decodeAnyValue(any) else { continue }
+                strings.append(text)
+            }
+            return .strings(strings)
+        default: throw OTLPPoster.Failure.malformed("AnyValue field \(number)")
+        }
     }
 
     @Test func urlsLoseTheirCredentials() {
