@@ -9,7 +9,8 @@ extension OTLPPoster {
     /// Lookout's upstream connections are), each step bounded by the request's deadline.
     struct Channel {
         let fd: Int32
-        let deadline: UInt64
+        /// Each request's own: a kept connection gets the next request's.
+        var deadline: UInt64
         var tls: TLSConnection?
 
         /// The TLS handshake, then the Collector's chain judged for `host` (RFC 6125 names).
@@ -58,36 +59,37 @@ extension OTLPPoster {
             return nil
         }
 
-        /// Everything until the Collector closes (the request said `Connection: close`), 4 MiB at most.
-        mutating func receiveAll() -> Result<[UInt8], Failure> {
-            var data: [UInt8] = []
+        /// Appends what arrives next (waiting up to the deadline) to `data`; false at the end of the stream.
+        mutating func readSome(into data: inout [UInt8]) -> Result<Bool, Failure> {
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-            var plain = [UInt8](repeating: 0, count: 16 * 1024)
-            while data.count < 4 << 20 {
+            while true {
                 if let tls {
                     // Drain what is already decrypted before reading more ciphertext.
                     let result: TLSReadResult
-                    do { result = try plain.withUnsafeMutableBytes { try tls.readPlaintext(into: $0) } } catch {
+                    do { result = try buffer.withUnsafeMutableBytes { try tls.readPlaintext(into: $0) } } catch {
                         return .failure(.io("TLS read failed: \(error)"))
                     }
                     switch result {
                     case .bytes(let count):
-                        data += plain[..<count]
-                        continue
+                        data += buffer[..<count]
+                        return .success(true)
                     case .closed:
-                        return .success(data)
+                        return .success(false)
                     case .wantsRead:
                         break
                     }
                 }
                 switch readRaw(&buffer) {
-                case .success(0): return .success(data)
+                case .success(0): return .success(false)
                 case .success(let count):
-                    if let tls { tls.receiveCiphertext(Array(buffer[..<count])) } else { data += buffer[..<count] }
+                    guard let tls else {
+                        data += buffer[..<count]
+                        return .success(true)
+                    }
+                    tls.receiveCiphertext(Array(buffer[..<count]))
                 case .failure(let failure): return .failure(failure)
                 }
             }
-            return .success(data)
         }
 
         private func sendRaw(_ bytes: [UInt8]) -> Failure? {

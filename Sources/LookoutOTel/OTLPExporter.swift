@@ -33,6 +33,8 @@ public final class OTLPExporter: @unchecked Sendable {
     private let jsonPrefix: (traces: [UInt8], logs: [UInt8])
     /// `compression: gzip`; used on the exporter's thread only.
     private let gzip: BatchGzip?
+    /// The exporter thread's connection to the Collector, kept from batch to batch.
+    private let poster: OTLPPoster
     /// For an https endpoint.
     private let tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
@@ -54,6 +56,7 @@ public final class OTLPExporter: @unchecked Sendable {
         self.settings = settings
         self.endpoint = endpoint
         gzip = settings.gzip ? BatchGzip() : nil
+        poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds, tls: tls)
         self.logger = logger
         let separator: [UInt8] = settings.wireProtocol == .json ? [UInt8(ascii: ",")] : []
         spans = EncodedQueue(maxRecords: settings.maxBatchRecords, maxQueue: settings.maxQueue, separator: separator)
@@ -160,8 +163,6 @@ public final class OTLPExporter: @unchecked Sendable {
         // Sent as it is, and said so, when libdeflate could not start.
         let compressed = gzip?.compress(body)
         let payload = compressed ?? body
-        let poster = OTLPPoster(endpoint: endpoint, headers: settings.headers, timeoutMilliseconds: settings.timeoutMilliseconds,
-                                tls: tls)
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
         var backoff = 1.0
         while true {

@@ -171,6 +171,32 @@ import Testing
         }
     }
 
+    /// How a Collector's answer ends (RFC 9112 §6.3) and whether its connection is kept.
+    @Test func answersAreFramedAndConnectionsKeptAsHTTP11Says() {
+        func framing(_ head: String) -> (OTLPPoster.AnswerLength, Bool) {
+            let f = OTLPPoster.framing(head: Array(head.utf8)[...], headEnd: head.utf8.count + 4)
+            return (f.length, f.keep)
+        }
+        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 12") == (.bytes(12), true))
+        #expect(framing("HTTP/1.1 200 OK\r\ncontent-length:  0 \r\nConnection: keep-alive, close") == (.bytes(0), false))
+        #expect(framing("HTTP/1.0 200 OK\r\nContent-Length: 3") == (.bytes(3), false))
+        #expect(framing("HTTP/1.1 200 OK\r\nServer: x") == (.untilClose, false))
+        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked") == (.chunked, true))
+
+        let head = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        func end(_ body: String) -> Int? { OTLPPoster.answerEnd(head + Array(body.utf8), headEnd: head.count, length: .chunked) }
+        #expect(end("3\r\nabc\r\n") == nil)
+        #expect(end("3\r\nabc\r\n0\r\n") == nil)
+        #expect(end("3;x=y\r\nabc\r\n0\r\n\r\n") == head.count + 17)
+        #expect(end("0\r\nTrailer: t\r\n") == nil)
+        #expect(end("0\r\nTrailer: t\r\n\r\n") == head.count + 17)
+        #expect(end("zz\r\n") == nil)
+        let sized = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        #expect(OTLPPoster.answerEnd(sized, headEnd: sized.count - 2, length: .bytes(2)) == sized.count)
+        #expect(OTLPPoster.answerEnd(sized.dropLast(), headEnd: sized.count - 2, length: .bytes(2)) == nil)
+        #expect(OTLPPoster.parse(sized)?.status == 200 && OTLPPoster.parse(sized)?.body == Array("ok".utf8))
+    }
+
     @Test func urlsLoseTheirCredentials() {
         #expect(SpanBuilder.redacted("https://u:p@h.test/a?b=c") == "https://REDACTED:REDACTED@h.test/a?b=c")
         #expect(SpanBuilder.redacted("http://h.test/a@b") == "http://h.test/a@b")

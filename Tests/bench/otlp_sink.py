@@ -5,8 +5,9 @@ what it took on SIGTERM. `--hold` accepts connections and never answers (a Colle
 
 One thread and a selector, each body read into one reused buffer: the sink shares the two cores
 with the proxy under test, and a thread per connection (http.server's ThreadingHTTPServer) cost
-about 1 ms of CPU per batch, more than the export it receives. `--cpu` prints the sink's own CPU
-time per batch with the totals, so a run can say what the receiver took.
+about 1 ms of CPU per batch, more than the export it receives. Connections are kept (HTTP/1.1),
+as the OpenTelemetry Collector keeps them. `--cpu` prints the sink's own CPU time per batch with
+the totals, so a run can say what the receiver took.
 
   python3 Tests/bench/otlp_sink.py --port 4318 &
   python3 Tests/bench/ab.py --work /tmp/abotel --a L --b L --b-config $'otel:\\n  endpoint: "http://127.0.0.1:4318"' --row h1
@@ -19,17 +20,19 @@ import socket
 import sys
 
 taken = {"requests": 0, "bytes": 0}
-ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+CLOSE = False  # --close: a connection per request
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
 
 
 class Conn:
-    """One connection: its head gathered until the blank line, then Content-Length bytes counted."""
+    """One connection: each request's head gathered until the blank line, then its Content-Length
+    bytes counted; the exporter sends one request at a time and waits for the answer."""
 
     def __init__(self, sock):
         self.sock, self.head, self.left = sock, b"", None
 
     def readable(self, buffer):
-        """False when the connection is done with (answered or closed)."""
+        """False when the peer has closed the connection (or sent a head over 64 KiB)."""
         n = self.sock.recv_into(buffer)
         if n == 0:
             return False
@@ -51,8 +54,14 @@ class Conn:
             return True
         taken["requests"] += 1
         self.sock.setblocking(True)
+        if CLOSE:
+            self.sock.sendall(ANSWER[:-2] + b"Connection: close\r\n\r\n")
+            return False
         self.sock.sendall(ANSWER)
-        return False
+        self.sock.setblocking(False)
+        # Kept open for the next request, as a Collector (Go's net/http) keeps it.
+        self.head, self.left = b"", None
+        return True
 
 
 def serve(port):
@@ -96,6 +105,7 @@ def main():
     ap.add_argument("--port", type=int, default=4318)
     ap.add_argument("--hold", action="store_true")
     ap.add_argument("--cpu", action="store_true", help="print the sink's CPU time per batch with the totals")
+    ap.add_argument("--close", action="store_true", help="answer with Connection: close (a connection per request)")
 
     def done(*_):
         if args.cpu:
@@ -105,6 +115,8 @@ def main():
         sys.exit(0)
 
     args = ap.parse_args()
+    global CLOSE
+    CLOSE = args.close
     signal.signal(signal.SIGTERM, done)
     if args.hold:
         hold(args.port)

@@ -36,7 +36,11 @@ def _attributes(items) -> dict:
 
 
 class Receiver:
-    def __init__(self, port: int = 0, tls=None):
+    """`keep_alive`: answer in HTTP/1.1 and keep connections open; `close_after`: then close a
+    connection silently (no `Connection: close`) after that many answers on it, as a Collector
+    closing an idle connection does. Each request records the client's port (`peer`)."""
+
+    def __init__(self, port: int = 0, tls=None, keep_alive: bool = False, close_after: int = 0):
         self.spans: list[dict] = []
         self.logs: list[dict] = []
         self.requests: list[dict] = []
@@ -46,13 +50,22 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            answered = 0
+
             def log_message(self, *args):
                 pass
+
+            def end_headers(self):
+                super().end_headers()
+                self.answered += 1
+                if close_after and self.answered >= close_after:
+                    self.close_connection = True
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 info = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                        "bytes": len(body), "time": time.monotonic()}
+                        "bytes": len(body), "time": time.monotonic(), "peer": self.client_address[1]}
                 with receiver.lock:
                     receiver.requests.append(info)
                     scripted = receiver.script.pop(0) if receiver.script else None

@@ -214,6 +214,43 @@ def test_a_receiver_down_then_up_loses_nothing_within_the_queue_and_counts_drops
     assert f"otel: to {receiver_later.endpoint}; exported" in status and f"dropped {dropped} spans" in status, status
 
 
+@pytest.mark.parametrize("close_after", [0, 2])
+def test_batches_share_a_kept_connection_and_a_closed_one_loses_nothing(make_proxy, close_after):
+    """An HTTP/1.1 Collector's connection carries batch after batch; one it closes between
+    batches (silently, as on an idle timeout) is found closed and the batch goes on a new one."""
+    receiver = Receiver(keep_alive=True, close_after=close_after)
+    try:
+        with ScriptedOrigin() as origin:
+            origin.route("/x", (200, {}, b"x"))
+            proxy = make_proxy(otel(receiver, batch={"max_records": 4, "max_delay_ms": 50, "max_queue": 1000}))
+            for index in range(12):
+                curl(proxy, origin.url(f"/x?n={index}"))
+                time.sleep(0.12)  # a batch or two leaves between requests
+            proxy.summaries(12, kind="http")
+            receiver.wait_spans(24)
+            wait_exchange_logs(receiver, 12)
+            time.sleep(0.3)
+            page = urllib.request.urlopen(f"{proxy.url}/metrics", timeout=10).read().decode()
+            stderr = proxy.stderr
+    finally:
+        receiver.stop()
+    # A closed kept connection is not an export failure: the batch went on a new one at once.
+    assert "cannot export" not in stderr, stderr
+    assert len(receiver.spans) == 24, "each span once"
+    assert len({span["spanId"] for span in receiver.spans}) == 24
+    posts = receiver.requests
+    connections = len({request["peer"] for request in posts})
+    assert len(posts) >= 12, len(posts)
+    if close_after:
+        # Every connection carried close_after batches at most, and none was lost in between.
+        assert connections >= len(posts) / close_after, (connections, len(posts))
+    else:
+        assert connections == 1, (connections, len(posts))
+    for signal in ("traces", "logs"):
+        line = next(line for line in page.splitlines() if line.startswith(f'lookout_otel_dropped_total{{signal="{signal}"}}'))
+        assert float(line.split()[-1]) == 0, line
+
+
 def test_429_with_retry_after_is_honoured_and_gzip_can_be_off(make_proxy):
     receiver = Receiver()
     receiver.script = [(429, {"Retry-After": "1"})]
