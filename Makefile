@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libdeflate-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
 
 .PHONY: run test deps build release unit integration bench clean sanitize tsan-unit fuzz
 
@@ -23,7 +23,7 @@ deps:
 	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
 	pkg-config --exists zlib || missing="$$missing zlib1g-dev"; \
 	pkg-config --exists libbrotlidec || missing="$$missing libbrotli-dev"; \
-	pkg-config --exists libdeflate || missing="$$missing libdeflate-dev"; \
+	pkg-config --exists libisal || missing="$$missing libisal-dev"; \
 	command -v pkg-config >/dev/null || missing="$$missing pkg-config"; \
 	command -v curl >/dev/null || missing="$$missing curl"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \

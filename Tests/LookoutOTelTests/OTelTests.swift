@@ -1,4 +1,5 @@
 import LookoutModel
+import CLookoutCompression
 import LookoutMessages
 import Testing
 @testable import LookoutOTel
@@ -195,6 +196,26 @@ import Testing
         #expect(OTLPPoster.answerEnd(sized, headEnd: sized.count - 2, length: .bytes(2)) == sized.count)
         #expect(OTLPPoster.answerEnd(sized.dropLast(), headEnd: sized.count - 2, length: .bytes(2)) == nil)
         #expect(OTLPPoster.parse(sized)?.status == 200 && OTLPPoster.parse(sized)?.body == Array("ok".utf8))
+    }
+
+    /// A batch's gzip is one member zlib reads back byte for byte: a repetitive batch, random
+    /// bytes (which igzip stores, a little larger), and nothing at all.
+    @Test func batchesGzipToWhatZlibReadsBack() throws {
+        let gzip = BatchGzip()
+        var generator = SystemRandomNumberGenerator()
+        let repetitive = Array(String(repeating: "{\"url.full\":\"http://h.test/x\",\"id\":12}", count: 4000).utf8)
+        let random = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for input in [repetitive, random, []] {
+            let compressed = try #require(gzip.compress(input))
+            #expect(compressed.prefix(2) == [0x1f, 0x8b])
+            var out = [UInt8](repeating: 0, count: input.count + 1)
+            let count = compressed.withUnsafeBufferPointer { source in
+                out.withUnsafeMutableBufferPointer { lookout_inflate(source.baseAddress, source.count, $0.baseAddress, $0.count, 15 + 16) }
+            }
+            #expect(count == input.count)
+            #expect(Array(out.prefix(max(0, count))) == input)
+        }
+        #expect(try #require(gzip.compress(repetitive)).count < repetitive.count / 10)
     }
 
     @Test func urlsLoseTheirCredentials() {

@@ -1,0 +1,31 @@
+#ifndef CLOOKOUT_IGZIP_H
+#define CLOOKOUT_IGZIP_H
+// ISA-L's igzip: whole-buffer gzip for OTLP export batches (one buffer each).
+#include <string.h>
+#include <isa-l/igzip_lib.h>
+
+/// Level 1's working memory, in bytes (a macro, which Swift cannot read).
+static inline size_t lookout_igzip_level1_buffer_size(void) { return ISAL_DEF_LVL1_DEFAULT; }
+
+/// Compresses `in` into `out` as one gzip member (RFC 1952) at level 1, using `level_buffer`
+/// (`lookout_igzip_level1_buffer_size()` bytes). Returns the gzip's length, or 0 when `out` is
+/// too small or igzip fails.
+static inline size_t lookout_igzip_gzip(const unsigned char *in, size_t in_length, unsigned char *out, size_t out_length,
+                                        unsigned char *level_buffer) {
+    if (in_length > UINT32_MAX || out_length > UINT32_MAX) return 0;
+    struct isal_zstream stream;
+    isal_deflate_init(&stream);
+    stream.end_of_stream = 1;
+    stream.flush = NO_FLUSH;
+    stream.level = 1;
+    stream.level_buf = level_buffer;
+    stream.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    stream.gzip_flag = IGZIP_GZIP;
+    stream.next_in = (unsigned char *)in;
+    stream.avail_in = (uint32_t)in_length;
+    stream.next_out = out;
+    stream.avail_out = (uint32_t)out_length;
+    if (isal_deflate(&stream) != COMP_OK || stream.internal_state.state != ZSTATE_END) return 0;
+    return stream.total_out;
+}
+#endif
