@@ -302,14 +302,21 @@ def test_the_sample_collector_config_wires_every_pipeline():
 
 
 def test_an_https_collector_is_trusted_as_origins_are(make_proxy, pki):
-    receiver = Receiver(tls=pki.good.tls)
+    # A kept TLS connection carries two batches, then the Collector closes it and the third goes
+    # on a new one (a new handshake), nothing reported as a failure.
+    receiver = Receiver(tls=pki.good.tls, keep_alive=True, close_after=2)
     untrusted = Receiver(tls=pki.self_signed.tls)
     try:
         with ScriptedOrigin() as origin:
             origin.route("/x", (200, {}, b"x"))
             proxy = make_proxy({**otel(receiver, logs=False), "trust": {"ca_files": [str(pki.root.cert)]}})
-            curl(proxy, origin.url("/x"))
-            assert {kind_of(s) for s in receiver.wait_spans(2)} == {2, 3}
+            for index in range(3):
+                curl(proxy, origin.url(f"/x?n={index}"))
+                receiver.wait_spans(2 * (index + 1))
+            assert {kind_of(s) for s in receiver.spans} == {2, 3} and len(receiver.spans) == 6
+            peers = [request["peer"] for request in receiver.requests]
+            assert len(peers) == 3 and len(set(peers)) == 2 and peers[0] == peers[1] != peers[2], peers
+            assert "cannot export" not in proxy.stderr, proxy.stderr
             # A Collector whose certificate chains to no trusted root gets nothing, and says why.
             refused = make_proxy({**otel(untrusted, logs=False), "trust": {"ca_files": [str(pki.root.cert)]}})
             curl(refused, origin.url("/x"))
