@@ -4,7 +4,7 @@ import LookoutModel
 /// wire protocol, into buffers kept from record to record; the exporter's queues take the bytes.
 /// So the records are never kept as values, and the exporter's thread only wraps, compresses and
 /// sends whole batches.
-struct OTLPRecordEncoder {
+struct OTLPRecordEncoder: ~Copyable {
     let json: Bool
     private var spans = ProtobufSpanSink()
     private var scratch = ProtobufWriter()
@@ -27,7 +27,7 @@ struct OTLPRecordEncoder {
         }
         spans.removeAll()
         SpanBuilder.write(s, trace: trace, into: &spans)
-        spans.out.bytes.withUnsafeBytes { deliver($0, spans.ends) }
+        spans.out.withBytes { deliver($0, spans.ends) }
     }
 
     /// One log record's bytes.
@@ -40,7 +40,7 @@ struct OTLPRecordEncoder {
         scratch.removeAll()
         OTLPProtobuf.writeLogField(&scratch, record)
         ends.removeAll(keepingCapacity: true)
-        ends.append(scratch.bytes.count)
-        scratch.bytes.withUnsafeBytes { deliver($0, ends) }
+        ends.append(scratch.count)
+        scratch.withBytes { deliver($0, ends) }
     }
 }

@@ -1,16 +1,70 @@
 /// Protocol Buffers wire format, written (https://protobuf.dev/programming-guides/encoding/):
 /// enough for the OTLP messages, whose field numbers are written next to each use from
 /// `opentelemetry/proto/**/*.proto`.
-struct ProtobufWriter {
-    private(set) var bytes: [UInt8] = []
+///
+/// It writes into memory it owns, checking only the capacity: appending to an array checked the
+/// array's uniqueness for every byte, a call into the runtime each time, and that was a quarter
+/// of a span's encoding. Not copyable, so no two writers ever share that memory.
+struct ProtobufWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    init(capacity: Int = 256) {
+        self.capacity = max(16, capacity)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// A copy of what was written.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// What was written, in place, for `body` only.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// Room for `more` bytes after `count`.
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        if count + more > capacity { grow(to: count + more) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
+    }
+
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    private mutating func put(_ buffer: UnsafeRawBufferPointer) {
+        guard buffer.count > 0 else { return }
+        reserve(buffer.count)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: buffer.baseAddress!, byteCount: buffer.count)
+        count += buffer.count
+    }
 
     mutating func varint(_ value: UInt64) {
+        reserve(10)
         var value = value
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+            count += 1
             value >>= 7
         }
-        bytes.append(UInt8(value))
+        base[count] = UInt8(value)
+        count += 1
     }
 
     private mutating func tag(_ field: Int, _ wire: UInt64) { varint(UInt64(field) << 3 | wire) }
@@ -25,18 +79,18 @@ struct ProtobufWriter {
     mutating func fixed64(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         tag(field, 1)
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: value.littleEndian) { put($0) }
     }
 
     mutating func fixed32(_ field: Int, _ value: UInt32) {
         guard value != 0 else { return }
         tag(field, 5)
-        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: value.littleEndian) { put($0) }
     }
 
     mutating func double(_ field: Int, _ value: Double) {
         tag(field, 1)
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { put($0) }
     }
 
     /// A string field, its UTF-8 copied straight in (no array on the way).
@@ -53,7 +107,7 @@ struct ProtobufWriter {
     /// buffer in every case.
     private mutating func appendUTF8(_ value: String) {
         var value = value
-        value.withUTF8 { bytes.append(contentsOf: $0) }
+        value.withUTF8 { put(UnsafeRawBufferPointer($0)) }
     }
 
     /// A nested message, written by `body` in place: one length byte is set aside, and the
@@ -69,47 +123,45 @@ struct ProtobufWriter {
     /// where its length goes, for `close`.
     mutating func open(_ field: Int) -> Int {
         tag(field, 2)
-        bytes.append(0)
-        return bytes.count - 1
+        put(0)
+        return count - 1
     }
 
     /// Ends the message `open` began: its length is set, the content moved up only when the
     /// length needs more than one byte.
     mutating func close(_ lengthAt: Int) {
-        let length = bytes.count - lengthAt - 1
+        let length = count - lengthAt - 1
         if length < 0x80 {
-            bytes[lengthAt] = UInt8(length)
+            base[lengthAt] = UInt8(length)
             return
         }
         // The varint's extra bytes are made room for at the end and the content moved up into
-        // it in place: no array for the prefix.
+        // them in place.
         var extra = 0
         var rest = UInt64(length) >> 7
         while rest > 0 {
             extra += 1
             rest >>= 7
         }
-        bytes.append(contentsOf: repeatElement(0, count: extra))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            (base + lengthAt + 1 + extra).update(from: base + lengthAt + 1, count: length)
-            var value = UInt64(length)
-            var at = lengthAt
-            while value >= 0x80 {
-                base[at] = UInt8(truncatingIfNeeded: value) | 0x80
-                value >>= 7
-                at += 1
-            }
-            base[at] = UInt8(value)
+        reserve(extra)
+        (base + lengthAt + 1 + extra).update(from: base + lengthAt + 1, count: length)
+        count += extra
+        var value = UInt64(length)
+        var at = lengthAt
+        while value >= 0x80 {
+            base[at] = UInt8(truncatingIfNeeded: value) | 0x80
+            value >>= 7
+            at += 1
         }
+        base[at] = UInt8(value)
     }
 
     /// A trace or span id (`bytes`, big-endian as W3C writes them): 16 bytes from two words, or 8.
     mutating func id(_ field: Int, high: UInt64? = nil, _ low: UInt64) {
         tag(field, 2)
-        bytes.append(high == nil ? 8 : 16)
-        if let high { withUnsafeBytes(of: high.bigEndian) { bytes += $0 } }
-        withUnsafeBytes(of: low.bigEndian) { bytes += $0 }
+        put(high == nil ? 8 : 16)
+        if let high { withUnsafeBytes(of: high.bigEndian) { put($0) } }
+        withUnsafeBytes(of: low.bigEndian) { put($0) }
     }
 
     /// The tag and length of a length-delimited field whose content follows separately.
@@ -119,10 +171,10 @@ struct ProtobufWriter {
     }
 
     /// Bytes already encoded (fields of the message being written), copied in.
-    mutating func append(encoded: some Collection<UInt8>) { bytes.append(contentsOf: encoded) }
+    mutating func append(encoded: [UInt8]) { encoded.withUnsafeBytes { put($0) } }
 
     /// Empties the writer, keeping its storage for the next message.
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    mutating func removeAll() { count = 0 }
 
     /// A varint field written even when zero (a oneof member).
     mutating func present(_ field: Int, varint value: UInt64) {

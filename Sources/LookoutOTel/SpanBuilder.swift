@@ -16,7 +16,7 @@ enum SpanBuilder {
 
     /// Writes the exchange's spans into `sink`: the SERVER span (with its decisions as events),
     /// then a CLIENT span per attempt.
-    static func write<Sink: SpanSink>(_ s: borrowing ExchangeSummary, trace: TraceContext, into sink: inout Sink) {
+    static func write<Sink: SpanSink & ~Copyable>(_ s: borrowing ExchangeSummary, trace: TraceContext, into sink: inout Sink) {
         sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.spanID,
                             parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
                             traceState: trace.traceState, name: s.method, kind: .server,
@@ -59,7 +59,7 @@ enum SpanBuilder {
         }
     }
 
-    private static func serverAttributes<Sink: SpanSink>(_ s: borrowing ExchangeSummary, _ target: URLParts, into a: inout Sink) {
+    private static func serverAttributes<Sink: SpanSink & ~Copyable>(_ s: borrowing ExchangeSummary, _ target: URLParts, into a: inout Sink) {
         a.attribute("http.request.method", .string(s.method))
         a.attribute("url.full", .string(target.redacted))
         a.attribute("server.address", .string(target.host))
@@ -102,7 +102,7 @@ enum SpanBuilder {
     }
 
     /// A CLIENT span for upstream attempt `number` (1-based).
-    private static func client<Sink: SpanSink>(_ t: TransactionMetrics, _ target: URLParts, number: Int, method: String,
+    private static func client<Sink: SpanSink & ~Copyable>(_ t: TransactionMetrics, _ target: URLParts, number: Int, method: String,
                                               trace: TraceContext, exchangeEnd: Instant, into sink: inout Sink) {
         sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.attemptSpanID(number),
                             parentSpanID: trace.spanID, traceState: trace.traceState, name: method, kind: .client,
@@ -148,7 +148,7 @@ enum SpanBuilder {
     }
 
     /// Why attempt `number` followed the one before: a followed redirect, or a retry.
-    private static func decision<Sink: SpanSink>(after previous: TransactionMetrics, next: TransactionMetrics, number: Int,
+    private static func decision<Sink: SpanSink & ~Copyable>(after previous: TransactionMetrics, next: TransactionMetrics, number: Int,
                                                  into sink: inout Sink) {
         let time = next.fetchStart.unixNanoseconds
         if let status = previous.statusCode, (300..<400).contains(status), previous.url != next.url {

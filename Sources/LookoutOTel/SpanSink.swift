@@ -15,7 +15,7 @@ struct SpanHead: Sendable {
 
 /// Where `SpanBuilder` writes an exchange's spans, one after the other: each begins, takes its
 /// attributes, events and status, and ends.
-protocol SpanSink {
+protocol SpanSink: ~Copyable {
     mutating func begin(_ head: SpanHead)
     mutating func attribute(_ key: String, _ value: OTelValue)
     mutating func event(time: UInt64, name: String, attributes: OTelAttributes)
@@ -50,7 +50,7 @@ struct SpanRecordSink: SpanSink {
 /// (2), with field numbers from `opentelemetry/proto/trace/v1/trace.proto`: no span value and no
 /// attribute list is made on the way. `ends` says where each span's bytes end; `removeAll` keeps
 /// the storage for the next exchange.
-struct ProtobufSpanSink: SpanSink {
+struct ProtobufSpanSink: SpanSink, ~Copyable {
     private(set) var out = ProtobufWriter()
     private(set) var ends: [Int] = []
     private var lengthAt = 0
@@ -92,7 +92,7 @@ struct ProtobufSpanSink: SpanSink {
     mutating func end() {
         out.fixed32(16, flags)
         out.close(lengthAt)
-        ends.append(out.bytes.count)
+        ends.append(out.count)
     }
 
     mutating func removeAll() {
