@@ -136,7 +136,7 @@ final class OTLPPoster: @unchecked Sendable {
                 framing = Self.framing(head: data[..<end.lowerBound], headEnd: end.upperBound)
             }
             if let framing, let end = Self.answerEnd(data, headEnd: framing.headEnd, length: framing.length) {
-                return Self.parse(Array(data[..<end])).map { .answered($0, keep: framing.keep) } ?? .failed(.malformed("the Collector's answer does not start with a status line"))
+                return Self.outcome(Array(data[..<end]), keep: framing.keep)
             }
             guard data.count < Self.maximumAnswerBytes else { return .failed(.malformed("the Collector's answer is over 4 MiB")) }
             switch channel.readSome(into: &data) {
@@ -147,11 +147,16 @@ final class OTLPPoster: @unchecked Sendable {
                 guard let framing, case .untilClose = framing.length else {
                     return .failed(.io("the Collector closed the connection in the middle of its answer"))
                 }
-                return Self.parse(data).map { .answered($0, keep: false) } ?? .failed(.malformed("the Collector's answer does not start with a status line"))
+                return Self.outcome(data, keep: false)
             case .failure(let failure):
                 return data.isEmpty ? .unanswered(failure) : .failed(failure)
             }
         }
+    }
+
+    private static func outcome(_ answer: [UInt8], keep: Bool) -> Outcome {
+        guard let parsed = parse(answer) else { return .failed(.malformed("the Collector's answer does not start with a status line")) }
+        return .answered(parsed, keep: keep)
     }
 
     enum AnswerLength: Equatable {
