@@ -33,10 +33,9 @@ public final class OTLPExporter: @unchecked Sendable {
     private let jsonPrefix: (traces: [UInt8], logs: [UInt8])
     /// `compression: gzip`; used on the exporter's thread only.
     private let gzip: BatchGzip?
-    /// The exporter thread's connection to the Collector, kept from batch to batch.
+    /// The exporter thread's connection to the Collector (through TLS for an https endpoint),
+    /// kept from batch to batch.
     private let poster: OTLPPoster
-    /// For an https endpoint.
-    private let tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
 
     public let droppedSpans = Atomic<UInt64>(0)
     public let droppedLogs = Atomic<UInt64>(0)
@@ -48,10 +47,9 @@ public final class OTLPExporter: @unchecked Sendable {
     /// `trust`: how an https Collector's certificate is judged (nil: an https endpoint fails).
     public init?(settings: OTelSettings, logger: Logger, trust: DefaultTrustEvaluator? = nil) {
         guard let endpoint = OTLPEndpoint(settings.endpoint) else { return nil }
+        var tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?
         if endpoint.isSecure, let trust, let engine = try? TLSEngine(configuration: .client(applicationProtocols: ["http/1.1"])) {
             tls = (engine, trust)
-        } else {
-            tls = nil
         }
         self.settings = settings
         self.endpoint = endpoint
@@ -160,7 +158,7 @@ public final class OTLPExporter: @unchecked Sendable {
 
     /// Sends one batch until it is taken, refused for good, or a flush's deadline passes.
     private func export(_ signal: Signal, count: Int, body: [UInt8]) {
-        // Sent as it is, and said so, when libdeflate could not start.
+        // Sent as it is (and without Content-Encoding) when igzip fails.
         let compressed = gzip?.compress(body)
         let payload = compressed ?? body
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
