@@ -25,8 +25,8 @@ enum FieldParsing {
     static func parseFields(
         _ h: Bytes, from: Int, expectedCount: Int, facts: inout FieldFacts, collectFacts: Bool
     ) throws(HTTPParseError) -> HTTPFields {
-        var fields = HTTPFields()
-        if expectedCount > 0 { fields.reserveCapacity(expectedCount) }
+        var list: [HTTPField] = []
+        if expectedCount > 0 { list.reserveCapacity(expectedCount) }
         var pos = from
         let n = h.count
         while pos < n {
@@ -35,10 +35,10 @@ enum FieldParsing {
             if end > pos && h[end - 1] == ASCII.cr { end -= 1 }
             if end == pos { break }  // the empty line
             let field = try parseFieldLine(h, pos, end, facts: &facts, collectFacts: collectFacts)
-            fields.append(field)
+            list.append(field)
             pos = lf + 1
         }
-        return fields
+        return FieldListWrapping.fields(list)
     }
 
     /// Returns (contentStart, contentEnd, next) for the line starting at `pos` in a complete section.
