@@ -79,21 +79,22 @@ public enum HTTPSerializer {
 
     /// Appends "Name: value\r\n" for each field.
     ///
-    /// Fields are read in place by position, and a value through its `String` when that is
-    /// exactly its bytes: `for field in fields` and `withUnsafeBytesOfValue` copy each field and
-    /// its value first (five retains and releases a field against two, counted with uprobes).
+    /// Fields are read where they are stored (`withFieldBuffer`), and a value through its
+    /// `String` when that is exactly its bytes: `for field in fields` and `withUnsafeBytesOfValue`
+    /// copy each field and its value first (five retains and releases a field against two,
+    /// counted with uprobes).
     public static func appendFields(_ out: inout [UInt8], _ fields: HTTPFields) {
-        var index = fields.startIndex
-        while index < fields.endIndex {
-            appendUTF8(&out, fields[index].name.rawName)
-            out.append(ASCII.colon)
-            out.append(ASCII.sp)
-            if !appendExactValue(&out, fields[index].value) {
-                fields[index].withUnsafeBytesOfValue { out.append(contentsOf: $0) }
+        fields.withFieldBuffer { buffer in
+            for index in buffer.indices {
+                appendUTF8(&out, buffer[index].name.rawName)
+                out.append(ASCII.colon)
+                out.append(ASCII.sp)
+                if !appendExactValue(&out, buffer[index].value) {
+                    buffer[index].withUnsafeBytesOfValue { out.append(contentsOf: $0) }
+                }
+                out.append(ASCII.cr)
+                out.append(ASCII.lf)
             }
-            out.append(ASCII.cr)
-            out.append(ASCII.lf)
-            index += 1
         }
     }
 

@@ -54,7 +54,7 @@ extension HTTP2MessageTranslation {
                 continue
             }
             guard let name = HTTPField.Name(header.name) else { continue }
-            fields.append(HTTPField(name: name, value: header.value))
+            fields.appendField(HTTPField(name: name, value: header.value))
         }
         guard let status, (100...999).contains(status) else { return nil }
         let framing: BodyFraming
@@ -64,7 +64,7 @@ extension HTTP2MessageTranslation {
         } else if let length = fields.value(for: .contentLength).flatMap(UInt64.init) {
             framing = .contentLength(length)
         } else if endStream {
-            fields[.contentLength] = "0"
+            fields.setValue("0", for: .contentLength)
             framing = .contentLength(0)
         } else {
             framing = .chunked
@@ -78,7 +78,7 @@ extension HTTP2MessageTranslation {
     public static func fields(_ headers: [HTTP2Header]) -> HTTPFields {
         var fields = HTTPFields()
         for header in headers where !header.isPseudo {
-            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            if let name = HTTPField.Name(header.name) { fields.appendField(HTTPField(name: name, value: header.value)) }
         }
         return fields
     }

@@ -52,12 +52,12 @@ public enum HTTP2MessageTranslation {
         if let unknownPseudo { return .failure(.invalidField(unknownPseudo)) }
         var fields = HTTPFields()
         fields.reserveCapacity(headers.count)
-        fields.append(HTTPField(name: .host, value: hostValue))
+        fields.appendField(HTTPField(name: .host, value: hostValue))
         // §8.2.3: crumbs split for compression are joined with "; " for HTTP/1.1.
-        if !cookies.isEmpty { fields.append(HTTPField(name: .cookie, value: cookies.joined(separator: "; "))) }
+        if !cookies.isEmpty { fields.appendField(HTTPField(name: .cookie, value: cookies.joined(separator: "; "))) }
         for header in headers where !header.isPseudo && !isCookieOrHost(header.name) {
             guard let name = HTTPField.Name(header.name) else { return .failure(.invalidField(header.name)) }
-            fields.append(HTTPField(name: name, value: header.value))
+            fields.appendField(HTTPField(name: name, value: header.value))
         }
         let framing: BodyFraming
         if endStream {

@@ -47,4 +47,59 @@ struct FieldListWrappingTests {
         #expect(list[1].value == "a.test")
         #expect(changed[.host] == "b.test" && changed[.via] == "1.1 lookout" && changed.count == 2)
     }
+
+    /// `appendField`, `setValue` and `removeFields` leave the same fields as `append`, the
+    /// subscript's setter and removing one by one, on every shape of list.
+    @Test func inPlaceChangesMatchHTTPFieldsOwn() throws {
+        let custom = try #require(HTTPField.Name("X-Trace"))
+        let cases: [HTTPFields] = [
+            [:],
+            [.host: "a.test"],
+            [.accept: "*/*", .host: "a.test", .via: "1.0 x"],
+            [.host: "a.test", .accept: "*/*", .host: "b.test", custom: "1", .host: "c.test"],
+            [custom: "1", .connection: "keep-alive", custom: "2", .te: "trailers"],
+        ]
+        for original in cases {
+            var own = original
+            var inPlace = original
+            own.append(HTTPField(name: .via, value: "1.1 lookout"))
+            inPlace.appendField(HTTPField(name: .via, value: "1.1 lookout"))
+            #expect(inPlace == own && Array(inPlace) == Array(own))
+
+            for name in [HTTPField.Name.host, custom, .cookie] {
+                var own = original
+                var inPlace = original
+                own[name] = "set"
+                inPlace.setValue("set", for: name)
+                #expect(Array(inPlace) == Array(own), "\(name) in \(original)")
+            }
+            var cookie = original
+            cookie.setValue("a=1; b=2", for: .cookie)  // split into crumbs, as the subscript does
+            #expect(cookie[values: .cookie] == ["a=1", "b=2"])
+
+            for doomed in [[HTTPField.Name.host], [custom, .te], [.accept, .host, .via, custom, .connection, .te]] {
+                var own = original
+                var index = own.endIndex
+                while index > own.startIndex {
+                    index -= 1
+                    if doomed.contains(own[index].name) { own.remove(at: index) }
+                }
+                var inPlace = original
+                inPlace.removeFields { doomed.contains($0.name) }
+                #expect(Array(inPlace) == Array(own), "\(doomed) from \(original)")
+            }
+            #expect(original.withFieldBuffer { Array($0) } == Array(original))
+        }
+    }
+
+    /// A change made in place to one copy does not show in another sharing its storage.
+    @Test func inPlaceChangesCopyOnWrite() {
+        let original: HTTPFields = [.host: "a.test", .connection: "close"]
+        var changed = original
+        changed.appendField(HTTPField(name: .via, value: "1.1 lookout"))
+        changed.setValue("b.test", for: .host)
+        changed.removeFields { $0.name == .connection }
+        #expect(Array(original) == [HTTPField(name: .host, value: "a.test"), HTTPField(name: .connection, value: "close")])
+        #expect(Array(changed) == [HTTPField(name: .host, value: "b.test"), HTTPField(name: .via, value: "1.1 lookout")])
+    }
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutModel
 import LookoutUpstream
 
@@ -23,6 +24,6 @@ public struct ViaHeaderAdapter: RequestAdapter {
     public init() {}
 
     public func adapt(_ head: inout UpstreamRequestHead) {
-        head.headerFields.append(HTTPField(name: .via, value: Self.value))
+        head.headerFields.appendField(HTTPField(name: .via, value: Self.value))
     }
 }

@@ -92,7 +92,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         if let cacheStatus {
-            response.fields.append(HTTPField(name: .cacheStatus, value: cacheStatus))
+            response.fields.appendField(HTTPField(name: .cacheStatus, value: cacheStatus))
             self.cacheStatus = nil
         }
         return .proceed

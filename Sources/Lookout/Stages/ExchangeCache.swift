@@ -205,7 +205,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
             }
         }
         fields[.age] = String(Int(age))
-        fields.append(HTTPField(name: .cacheStatus, value: status.fieldValue()))
+        fields.appendField(HTTPField(name: .cacheStatus, value: status.fieldValue()))
         if m.status == 200 && Self.clientConditionMatches(requestFields, stored: m.fields) {
             // RFC 9110 §15.4.5: a 304 carries the validators and caching fields, no content fields.
             for name in [HTTPField.Name.contentType, .contentEncoding, .contentLanguage, .contentRange] { fields[name] = nil }

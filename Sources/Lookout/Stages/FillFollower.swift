@@ -68,7 +68,7 @@ final class FillFollower {  // confined to the following exchange's loop queue
                       !(snapshot.ending == .failed && snapshot.written == 0) else { return give(.goUpstream) }
                 var fields = m.fields
                 fields[.age] = "0"
-                fields.append(HTTPField(name: .cacheStatus, value: CacheStatus(
+                fields.appendField(HTTPField(name: .cacheStatus, value: CacheStatus(
                     forward: .uriMiss, forwardStatus: m.status, collapsed: true).fieldValue()))
                 if let length = head.expectedLength {
                     fields[.contentLength] = String(length)

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutModel
 import LookoutUpstream
 
@@ -7,7 +8,7 @@ import LookoutUpstream
 final class ForwardedStage: ExchangeStage, Sendable {
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {
         // RFC 7239 §4: a proxy appends its element, after any the client sent.
-        request.head.headerFields.append(HTTPField(name: ForwardedElement.name, value: ForwardedElement.value(
+        request.head.headerFields.appendField(HTTPField(name: ForwardedElement.name, value: ForwardedElement.value(
             clientAddress: exchange.summary.clientAddress, scheme: request.origin.scheme)))
     }
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LookoutHTTP
 import LookoutModel
 import LookoutUpstream
 
@@ -12,7 +13,7 @@ final class ViaStage: ExchangeStage, Sendable {
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
-        response.fields.append(HTTPField(name: .via, value: ViaHeaderAdapter.value))
+        response.fields.appendField(HTTPField(name: .via, value: ViaHeaderAdapter.value))
         return .proceed
     }
 }

@@ -21,7 +21,7 @@ extension Exchange {
         // them; reserving room for Host and Via makes that copy the only allocation — set in
         // place, Host copied them at their exact size and the appended Via grew them again.
         adaptation.head.headerFields.reserveCapacity(head.headerFields.count + 2)
-        adaptation.head.headerFields[HTTPField.Name.host] = hostOverride ?? origin.hostFieldValue
+        adaptation.head.headerFields.setValue(hostOverride ?? origin.hostFieldValue, for: .host)
         HopByHopHeaders.remove(from: &adaptation.head.headerFields)
         var chunked = false
         if withBody {
