@@ -105,12 +105,15 @@ public enum HTTP2MessageTranslation {
             }
         }
 
+        /// The fields are lent (`withFieldBuffer`), not copied one by one as `for field in fields` does.
         func forEach(_ body: (_ name: String, _ value: String) -> Void) {
-            for field in fields {
-                let name = field.name.canonicalName
-                if (isRequest && name.utf8.count == 4 && name == "host") || HopByHopHeaders.isConnectionSpecific(name)
-                    || (!named.isEmpty && named.contains(name)) { continue }
-                body(name, field.value)
+            fields.withFieldBuffer { buffer in
+                for index in buffer.indices {
+                    let name = buffer[index].name.canonicalName
+                    if (isRequest && name.utf8.count == 4 && name == "host") || HopByHopHeaders.isConnectionSpecific(name)
+                        || (!named.isEmpty && named.contains(name)) { continue }
+                    body(name, buffer[index].value)
+                }
             }
         }
     }
