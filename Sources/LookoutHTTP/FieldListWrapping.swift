@@ -4,7 +4,7 @@ import HTTPTypes
 ///
 /// `HTTPFields` keeps its fields in one stored `[HTTPField]`, but its only public way in,
 /// `append`, goes through `insert(_:at:)` with a `CollectionOfOne`: each field is copied twice on
-/// the way and released twice after (36 retains and as many releases per proxied request, counted
+/// the way and released twice after (27 retains and as many releases per proxied request, counted
 /// with uprobes, from parsing alone). When the layout is that single array — checked once, by
 /// size and by wrapping a sample and reading it back — the array is taken as it is; otherwise
 /// the fields are appended one by one.
