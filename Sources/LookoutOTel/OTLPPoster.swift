@@ -125,86 +125,28 @@ final class OTLPPoster: @unchecked Sendable {
         return request
     }
 
-    /// Sends `request` and reads its answer: a head, then a body framed by Content-Length, by
-    /// chunks, or by the close (RFC 9112 §6.3).
+    /// Sends `request` and reads its answer (`AnswerReader`).
     private func exchange(_ channel: inout Channel, _ request: [UInt8]) -> Outcome {
         if let failure = channel.send(request) { return .unanswered(failure) }
+        var reader = AnswerReader()
         var data: [UInt8] = []
-        var framing: (headEnd: Int, length: AnswerLength, keep: Bool)?
-        while true {
-            if framing == nil, let end = data.firstRange(of: [13, 10, 13, 10]) {
-                framing = Self.framing(head: data[..<end.lowerBound], headEnd: end.upperBound)
-            }
-            if let framing, let end = Self.answerEnd(data, headEnd: framing.headEnd, length: framing.length) {
-                return Self.outcome(Array(data[..<end]), keep: framing.keep)
-            }
-            guard data.count < Self.maximumAnswerBytes else { return .failed(.malformed("the Collector's answer is over 4 MiB")) }
-            switch channel.readSome(into: &data) {
-            case .success(true):
-                continue
-            case .success(false):
-                if data.isEmpty { return .unanswered(.io("the Collector closed the connection without answering")) }
-                guard let framing, case .untilClose = framing.length else {
-                    return .failed(.io("the Collector closed the connection in the middle of its answer"))
+        do {
+            while true {
+                data.removeAll(keepingCapacity: true)
+                switch channel.readSome(into: &data) {
+                case .success(true):
+                    if let (answer, keep) = try reader.take(data) { return .answered(answer, keep: keep) }
+                case .success(false):
+                    if let (answer, keep) = try reader.closed() { return .answered(answer, keep: keep) }
+                    return reader.hasStarted
+                        ? .failed(.io("the Collector closed the connection in the middle of its answer"))
+                        : .unanswered(.io("the Collector closed the connection without answering"))
+                case .failure(let failure):
+                    return reader.hasStarted ? .failed(failure) : .unanswered(failure)
                 }
-                return Self.outcome(data, keep: false)
-            case .failure(let failure):
-                return data.isEmpty ? .unanswered(failure) : .failed(failure)
             }
-        }
-    }
-
-    private static func outcome(_ answer: [UInt8], keep: Bool) -> Outcome {
-        guard let parsed = parse(answer) else { return .failed(.malformed("the Collector's answer does not start with a status line")) }
-        return .answered(parsed, keep: keep)
-    }
-
-    enum AnswerLength: Equatable {
-        case bytes(Int), chunked, untilClose
-    }
-
-    /// How the answer whose head is `head` ends, and whether its connection can be kept.
-    static func framing(head: ArraySlice<UInt8>, headEnd: Int) -> (headEnd: Int, length: AnswerLength, keep: Bool) {
-        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n")
-        var length = AnswerLength.untilClose
-        var keep = lines.first?.hasPrefix("HTTP/1.1") ?? false
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmedOfWhitespace.lowercased()
-            if name == "content-length", length == .untilClose, let count = Int(value), count >= 0 { length = .bytes(count) }
-            if name == "transfer-encoding", value.hasSuffix("chunked") { length = .chunked }  // wins over a length (§6.3)
-            if name == "connection", value.split(separator: ",").contains(where: { $0.trimmedOfWhitespace == "close" }) {
-                keep = false
-            }
-        }
-        if length == .untilClose { keep = false }
-        return (headEnd, length, keep)
-    }
-
-    /// Where the answer ends in `data`, or nil while more is to come.
-    static func answerEnd(_ data: [UInt8], headEnd: Int, length: AnswerLength) -> Int? {
-        switch length {
-        case .bytes(let count): return data.count >= headEnd + count ? headEnd + count : nil
-        case .untilClose: return nil
-        case .chunked:
-            // chunk-size [ext] CRLF data CRLF ... 0 CRLF [trailers] CRLF (RFC 9112 §7.1)
-            var index = headEnd
-            while let lineEnd = data[index...].firstRange(of: [13, 10]) {
-                let sizeText = String(decoding: data[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-                guard let size = Int(sizeText.trimmedOfWhitespace, radix: 16), size >= 0 else { return nil }
-                if size == 0 {
-                    var at = lineEnd.upperBound
-                    while let trailerEnd = data[at...].firstRange(of: [13, 10]) {
-                        if trailerEnd.lowerBound == at { return trailerEnd.upperBound }
-                        at = trailerEnd.upperBound
-                    }
-                    return nil
-                }
-                index = lineEnd.upperBound + size + 2
-                guard index <= data.count else { return nil }
-            }
-            return nil
+        } catch {
+            return .failed(error)
         }
     }
 
@@ -239,45 +181,5 @@ final class OTLPPoster: @unchecked Sendable {
         }
         return .failure(.connect(lastError))
     }
-
-    /// The answer in `data` (one whole answer); nil when it does not start with a status line.
-    static func parse(_ data: [UInt8]) -> Answer? {
-        guard let end = data.firstRange(of: [13, 10, 13, 10]) else { return nil }
-        let lines = String(decoding: data[..<end.lowerBound], as: UTF8.self).split(separator: "\r\n")
-        let statusParts = lines.first?.split(separator: " ") ?? []
-        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else { return nil }
-        var retryAfter: Double?
-        var chunked = false
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].drop { $0 == " " }
-            if name == "retry-after" { retryAfter = Double(value) }  // seconds; an HTTP date is taken as none
-            if name == "transfer-encoding", value.lowercased().contains("chunked") { chunked = true }
-        }
-        var body = Array(data[end.upperBound...])
-        if chunked { body = dechunked(body) }
-        return Answer(status: status, retryAfter: retryAfter, body: body)
-    }
-
-    private static func dechunked(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = 0
-        while index < data.count, let lineEnd = data[index...].firstRange(of: [13, 10]) {
-            let sizeText = String(decoding: data[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText, radix: 16), size > 0, lineEnd.upperBound + size <= data.count else { break }
-            out += data[lineEnd.upperBound..<(lineEnd.upperBound + size)]
-            index = lineEnd.upperBound + size + 2
-        }
-        return out
-    }
 }
 
-extension Substring {
-    /// Without the spaces and tabs around it (optional whitespace, RFC 9110 §5.6.3).
-    fileprivate var trimmedOfWhitespace: Substring {
-        let isText: (Character) -> Bool = { $0 != " " && $0 != "\t" }
-        guard let first = firstIndex(where: isText), let last = lastIndex(where: isText) else { return "" }
-        return self[first...last]
-    }
-}

@@ -173,29 +173,69 @@ import Testing
     }
 
     /// How a Collector's answer ends (RFC 9112 §6.3) and whether its connection is kept.
-    @Test func answersAreFramedAndConnectionsKeptAsHTTP11Says() {
-        func framing(_ head: String) -> (OTLPPoster.AnswerLength, Bool) {
-            let f = OTLPPoster.framing(head: Array(head.utf8)[...], headEnd: head.utf8.count + 4)
-            return (f.length, f.keep)
+    @Test func answersAreFramedAndConnectionsKeptAsHTTP11Says() throws {
+        /// The answer once `text` is read, given whole or a byte at a time, and then closed if asked.
+        func read(_ text: String, thenClosed: Bool = false, byteByByte: Bool = false) throws -> (answer: OTLPPoster.Answer, keep: Bool)? {
+            var reader = OTLPPoster.AnswerReader()
+            let bytes = Array(text.utf8)
+            let pieces = byteByByte ? bytes.map { [$0] } : [bytes]
+            for piece in pieces {
+                if let done = try reader.take(piece) { return done }
+            }
+            return thenClosed ? try reader.closed() : nil
         }
-        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 12") == (.bytes(12), true))
-        #expect(framing("HTTP/1.1 200 OK\r\ncontent-length:  0 \r\nConnection: keep-alive, close") == (.bytes(0), false))
-        #expect(framing("HTTP/1.0 200 OK\r\nContent-Length: 3") == (.bytes(3), false))
-        #expect(framing("HTTP/1.1 200 OK\r\nServer: x") == (.untilClose, false))
-        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked") == (.chunked, true))
+        func keeps(_ text: String) throws -> Bool? { try read(text)?.keep }
+        #expect(try keeps("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n0123456789ab") == true)
+        #expect(try keeps("HTTP/1.1 200 OK\r\ncontent-length:  0 \r\nConnection: keep-alive, close\r\n\r\n") == false)
+        #expect(try keeps("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc") == false)
+        // Until the close: complete only once the Collector closes, and never kept.
+        #expect(try read("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nabc") == nil)
+        let untilClose = try read("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nabc", thenClosed: true)
+        #expect(untilClose?.keep == false && untilClose?.answer.body == Array("abc".utf8))
+        // Both framings at once is refused (§6.3: it ought to be handled as an error).
+        #expect(throws: OTLPPoster.Failure.self) {
+            try read("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n")
+        }
 
-        let head = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
-        func end(_ body: String) -> Int? { OTLPPoster.answerEnd(head + Array(body.utf8), headEnd: head.count, length: .chunked) }
-        #expect(end("3\r\nabc\r\n") == nil)
-        #expect(end("3\r\nabc\r\n0\r\n") == nil)
-        #expect(end("3;x=y\r\nabc\r\n0\r\n\r\n") == head.count + 17)
-        #expect(end("0\r\nTrailer: t\r\n") == nil)
-        #expect(end("0\r\nTrailer: t\r\n\r\n") == head.count + 17)
-        #expect(end("zz\r\n") == nil)
-        let sized = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
-        #expect(OTLPPoster.answerEnd(sized, headEnd: sized.count - 2, length: .bytes(2)) == sized.count)
-        #expect(OTLPPoster.answerEnd(sized.dropLast(), headEnd: sized.count - 2, length: .bytes(2)) == nil)
-        #expect(OTLPPoster.parse(sized)?.status == 200 && OTLPPoster.parse(sized)?.body == Array("ok".utf8))
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        func chunked(_ body: String) throws -> (answer: OTLPPoster.Answer, keep: Bool)? { try read(head + body) }
+        #expect(try chunked("3\r\nabc\r\n") == nil)
+        #expect(try chunked("3\r\nabc\r\n0\r\n") == nil)
+        let extended = try chunked("3;x=y\r\nabc\r\n0\r\n\r\n")
+        #expect(extended?.answer.body == Array("abc".utf8) && extended?.keep == true)
+        #expect(try chunked("0\r\nTrailer: t\r\n") == nil)
+        #expect(try chunked("0\r\nTrailer: t\r\n\r\n")?.answer.body == [])
+        #expect(throws: OTLPPoster.Failure.self) { try chunked("zz\r\n") }
+
+        let sized = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let whole = try read(sized)
+        #expect(whole?.answer.status == 200 && whole?.answer.body == Array("ok".utf8))
+        #expect(try read(String(sized.dropLast())) == nil)
+        #expect(try read(sized, byteByByte: true)?.answer.body == Array("ok".utf8))
+    }
+
+    /// Interim answers are passed over, Retry-After is read, and an answer the connection cannot
+    /// be trusted after (bytes beyond it, a close in its middle, a close before it) is told apart.
+    @Test func answersAroundTheEdgesAreReadAsHTTP11Says() throws {
+        var reader = OTLPPoster.AnswerReader()
+        let interim = try reader.take(Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Busy\r\nRetry-After: 7\r\nContent-Length: 0\r\n\r\n".utf8))
+        #expect(interim?.answer.status == 503 && interim?.answer.retryAfter == 7 && interim?.keep == true)
+
+        reader = OTLPPoster.AnswerReader()
+        #expect(try reader.take(Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nHTTP/1.1".utf8))?.keep == false)
+
+        reader = OTLPPoster.AnswerReader()
+        #expect(try reader.take(Array("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc".utf8)) == nil)
+        #expect(throws: OTLPPoster.Failure.self) { try reader.closed() }
+
+        reader = OTLPPoster.AnswerReader()
+        #expect(try reader.closed() == nil && !reader.hasStarted)
+
+        reader = OTLPPoster.AnswerReader()
+        let large = "HTTP/1.1 200 OK\r\nContent-Length: \(OTLPPoster.maximumAnswerBytes + 1)\r\n\r\n"
+        #expect(throws: OTLPPoster.Failure.self) {
+            _ = try reader.take(Array(large.utf8) + [UInt8](repeating: 0x61, count: OTLPPoster.maximumAnswerBytes + 1))
+        }
     }
 
     /// A batch's gzip is one member zlib reads back byte for byte: a repetitive batch, random
