@@ -42,7 +42,7 @@ enum OTLPProtobuf {
         out.fixed64(1, record.time)                                   // time_unix_nano
         out.number(2, record.severity)                                // severity_number
         out.string(3, record.severityText)                            // severity_text
-        out.message(5) { $0.string(1, record.body) }                  // body: AnyValue.string_value
+        out.message(5) { $0.string(1, utf8: record.body) }            // body: AnyValue.string_value
         for (key, value) in record.attributes { writeAttribute(&out, 6, key, value) }
         out.fixed32(8, record.sampled ? 1 : 0)                        // flags
         if record.traceIDHigh != 0 || record.traceIDLow != 0 {

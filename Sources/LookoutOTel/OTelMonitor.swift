@@ -45,7 +45,7 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         let line = encoder.eventRecord(event)
         let now = Instant.now().unixNanoseconds
         let record = LogRecordData(time: event.context.time.unixNanoseconds, observed: now, severity: 9, severityText: "INFO",
-                                   body: String(decoding: line, as: UTF8.self), eventName: event.name,
+                                   body: line, eventName: event.name,
                                    attributes: Self.eventAttributes(event))
         wire.log(record) { exporter.enqueue(.logs, $0, ends: $1) }
     }
@@ -59,7 +59,7 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         if let error = s.error { attributes.append(("error.type", .string(error.code))) }
         var record = LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
                                    severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",
-                                   body: String(decoding: line, as: UTF8.self), eventName: "lookout.exchange", attributes: attributes)
+                                   body: line, eventName: "lookout.exchange", attributes: attributes)
         if let trace {
             record.traceIDHigh = trace.traceIDHigh
             record.traceIDLow = trace.traceIDLow

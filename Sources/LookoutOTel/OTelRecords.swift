@@ -34,7 +34,9 @@ struct LogRecordData: Sendable {
     /// SeverityNumber: 9 INFO, 13 WARN, 17 ERROR.
     var severity: UInt64
     var severityText: String
-    var body: String
+    /// The record's JSON line, as the log writes it: UTF-8 by construction (it is encoded from
+    /// Swift strings), so it goes into the protobuf `string_value` as it is, never decoded.
+    var body: [UInt8]
     var eventName: String
     var attributes: OTelAttributes
     var traceIDHigh: UInt64 = 0

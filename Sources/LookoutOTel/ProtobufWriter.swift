@@ -55,7 +55,17 @@ struct ProtobufWriter: ~Copyable {
         count += buffer.count
     }
 
+    /// Most varints written are tags and short lengths, one byte each: that case is inlined.
+    @inline(__always)
     mutating func varint(_ value: UInt64) {
+        if value < 0x80 {
+            put(UInt8(truncatingIfNeeded: value))
+        } else {
+            longVarint(value)
+        }
+    }
+
+    private mutating func longVarint(_ value: UInt64) {
         reserve(10)
         var value = value
         while value >= 0x80 {
@@ -67,6 +77,15 @@ struct ProtobufWriter: ~Copyable {
         count += 1
     }
 
+    /// A fixed-width little-endian value, stored in place (no copy call for eight bytes).
+    @inline(__always)
+    private mutating func putWord<Word: FixedWidthInteger>(_ value: Word) {
+        reserve(MemoryLayout<Word>.size)
+        UnsafeMutableRawPointer(base + count).storeBytes(of: value, as: Word.self)
+        count += MemoryLayout<Word>.size
+    }
+
+    @inline(__always)
     private mutating func tag(_ field: Int, _ wire: UInt64) { varint(UInt64(field) << 3 | wire) }
 
     /// A varint field (uint32, uint64, int64, bool, enum); zero is left out, as proto3 does.
@@ -79,18 +98,18 @@ struct ProtobufWriter: ~Copyable {
     mutating func fixed64(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         tag(field, 1)
-        withUnsafeBytes(of: value.littleEndian) { put($0) }
+        putWord(value.littleEndian)
     }
 
     mutating func fixed32(_ field: Int, _ value: UInt32) {
         guard value != 0 else { return }
         tag(field, 5)
-        withUnsafeBytes(of: value.littleEndian) { put($0) }
+        putWord(value.littleEndian)
     }
 
     mutating func double(_ field: Int, _ value: Double) {
         tag(field, 1)
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { put($0) }
+        putWord(value.bitPattern.littleEndian)
     }
 
     /// A string field, its UTF-8 copied straight in (no array on the way).
@@ -100,6 +119,14 @@ struct ProtobufWriter: ~Copyable {
         tag(field, 2)
         varint(UInt64(count))
         appendUTF8(value)
+    }
+
+    /// A string field from bytes that are UTF-8 already (protobuf requires it of `string`).
+    mutating func string(_ field: Int, utf8 value: [UInt8]) {
+        guard !value.isEmpty else { return }
+        tag(field, 2)
+        varint(UInt64(value.count))
+        value.withUnsafeBytes { put($0) }
     }
 
     /// `String.UTF8View` has no contiguous storage for a small string (15 bytes or fewer, most
@@ -113,6 +140,7 @@ struct ProtobufWriter: ~Copyable {
     /// A nested message, written by `body` in place: one length byte is set aside, and the
     /// content moved up only when its length needs more (128 bytes or over) — no buffer per
     /// nested message. An empty one is still written: it may be meaningful.
+    @inline(__always)
     mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
         let lengthAt = open(field)
         body(&self)
@@ -121,6 +149,7 @@ struct ProtobufWriter: ~Copyable {
 
     /// Begins a nested message written by separate calls (`message` in two halves): returns
     /// where its length goes, for `close`.
+    @inline(__always)
     mutating func open(_ field: Int) -> Int {
         tag(field, 2)
         put(0)
@@ -129,12 +158,17 @@ struct ProtobufWriter: ~Copyable {
 
     /// Ends the message `open` began: its length is set, the content moved up only when the
     /// length needs more than one byte.
+    @inline(__always)
     mutating func close(_ lengthAt: Int) {
         let length = count - lengthAt - 1
         if length < 0x80 {
             base[lengthAt] = UInt8(length)
-            return
+        } else {
+            closeLong(lengthAt, length)
         }
+    }
+
+    private mutating func closeLong(_ lengthAt: Int, _ length: Int) {
         // The varint's extra bytes are made room for at the end and the content moved up into
         // them in place.
         var extra = 0
@@ -160,8 +194,8 @@ struct ProtobufWriter: ~Copyable {
     mutating func id(_ field: Int, high: UInt64? = nil, _ low: UInt64) {
         tag(field, 2)
         put(high == nil ? 8 : 16)
-        if let high { withUnsafeBytes(of: high.bigEndian) { put($0) } }
-        withUnsafeBytes(of: low.bigEndian) { put($0) }
+        if let high { putWord(high.bigEndian) }
+        putWord(low.bigEndian)
     }
 
     /// The tag and length of a length-delimited field whose content follows separately.

@@ -74,7 +74,7 @@ enum SpanBuilder {
         a.attribute("client.address", .string(clientHost))
         if let clientPort { a.attribute("client.port", .int(Int64(clientPort))) }
         if let status = s.status { a.attribute("http.response.status_code", .int(Int64(status))) }
-        if let agent = s.requestHeaders?[.userAgent] { a.attribute("user_agent.original", .string(agent)) }
+        if let agent = s.requestHeaders?.value(for: .userAgent) { a.attribute("user_agent.original", .string(agent)) }
         if let error = s.error {
             a.attribute("error.type", .string(error.code))
             a.attribute("lookout.error.code", .string(error.code))
@@ -170,53 +170,88 @@ enum SpanBuilder {
     // MARK: - Helpers
 
     /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
-    /// Byte offsets, not characters: URLs are ASCII, and this runs for every exchange.
+    /// Read as bytes in place: URLs are ASCII, and this runs for every exchange.
     static func redacted(_ url: String) -> String {
-        let bytes = url.utf8
-        guard let authorityStart = authorityStart(bytes) else { return url }
-        let authority = bytes[authorityStart...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        guard let at = authority.lastIndex(of: UInt8(ascii: "@")) else { return url }
-        return String(url[..<authorityStart]) + "REDACTED:REDACTED" + String(url[at...])
+        var url = url
+        return url.withUTF8 { bytes -> String? in
+            guard let start = authorityOffset(bytes) else { return nil }
+            let end = authorityEnd(bytes, from: start)
+            guard let at = lastOffset(of: UInt8(ascii: "@"), in: bytes, start..<end) else { return nil }
+            return text(bytes, 0..<start) + "REDACTED:REDACTED" + text(bytes, at..<bytes.count)
+        } ?? url
     }
 
-    /// Where the authority starts, after `scheme://`.
-    private static func authorityStart(_ bytes: String.UTF8View) -> String.Index? {
-        var previous: (UInt8, UInt8) = (0, 0)
-        for index in bytes.indices {
+    /// Where the authority starts: just after the first `://`, unless a `?` or `#` comes first.
+    private static func authorityOffset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        while index < bytes.count {
             let byte = bytes[index]
-            if previous == (UInt8(ascii: ":"), UInt8(ascii: "/")), byte == UInt8(ascii: "/") { return bytes.index(after: index) }
-            previous = (previous.1, byte)
             if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return nil }
+            if byte == UInt8(ascii: "/"), index >= 2, bytes[index - 1] == UInt8(ascii: "/"), bytes[index - 2] == UInt8(ascii: ":") {
+                return index + 1
+            }
+            index += 1
         }
         return nil
     }
 
-    /// The host and port a URL (or a tunnel's `host:port`) names.
-    static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
-        let bytes = url.utf8
-        var defaultPort = kind == .tunnel ? 443 : 80
-        var authority = Substring(url)
-        if let start = authorityStart(bytes) {
-            defaultPort = url.hasPrefix("https") ? 443 : 80
-            let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            authority = url[start..<(end ?? bytes.endIndex)]
+    /// Where the authority that starts at `start` ends: at the path, query or fragment.
+    private static func authorityEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return index }
+            index += 1
         }
-        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
-        let (host, port) = splitAddress(String(authority))
-        return (host, port ?? defaultPort)
+        return bytes.count
     }
 
-    /// `host:port`, `[v6]:port` or a bare host (by bytes, as above).
+    private static func lastOffset(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var index = range.upperBound
+        while index > range.lowerBound {
+            index -= 1
+            if bytes[index] == byte { return index }
+        }
+        return nil
+    }
+
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// The host and port a URL (or a tunnel's `host:port`) names.
+    static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
+        var url = url
+        return url.withUTF8 { bytes in
+            var defaultPort = kind == .tunnel ? 443 : 80
+            var authority = 0..<bytes.count
+            if let start = authorityOffset(bytes) {
+                let https = "https".utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes.prefix(5)))
+                defaultPort = https ? 443 : 80
+                authority = start..<authorityEnd(bytes, from: start)
+            }
+            if let at = lastOffset(of: UInt8(ascii: "@"), in: bytes, authority) { authority = (at + 1)..<authority.upperBound }
+            let (host, port) = splitAddress(UnsafeBufferPointer(rebasing: bytes[authority]))
+            return (host, port ?? defaultPort)
+        }
+    }
+
+    /// `host:port`, `[v6]:port` or a bare host.
     static func splitAddress(_ address: String) -> (String, Int?) {
-        let bytes = address.utf8
+        var address = address
+        return address.withUTF8 { splitAddress($0) }
+    }
+
+    private static func splitAddress(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int?) {
+        let all = 0..<bytes.count
         if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
-            let host = String(address[bytes.index(after: bytes.startIndex)..<close])
-            let rest = address[bytes.index(after: close)...]
-            return (host, rest.utf8.first == UInt8(ascii: ":") ? Int(rest.dropFirst()) : nil)
+            let host = text(bytes, 1..<close)
+            let hasPort = close + 1 < bytes.count && bytes[close + 1] == UInt8(ascii: ":")
+            return (host, hasPort ? Int(text(bytes, (close + 2)..<bytes.count)) : nil)
         }
-        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
-            return (String(address[..<colon]), Int(Substring(address[bytes.index(after: colon)...])))
+        if let colon = lastOffset(of: UInt8(ascii: ":"), in: bytes, all), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
+            return (text(bytes, 0..<colon), Int(text(bytes, (colon + 1)..<bytes.count)))
         }
-        return (address, nil)
+        return (text(bytes, all), nil)
     }
 }

@@ -265,4 +265,21 @@ import Testing
         #expect(SpanBuilder.hostAndPort("h.test:8443", kind: .tunnel) == ("h.test", 8443))
         #expect(SpanBuilder.hostAndPort("http://[::1]:81/", kind: .http) == ("::1", 81))
     }
+
+    @Test func urlPartsAroundTheEdges() {
+        #expect(SpanBuilder.redacted("http://h.test?x=@y") == "http://h.test?x=@y")
+        #expect(SpanBuilder.redacted("https://a@b@h.test:1/p") == "https://REDACTED:REDACTED@h.test:1/p")
+        #expect(SpanBuilder.redacted("h.test:443") == "h.test:443")
+        #expect(SpanBuilder.redacted("") == "")
+        #expect(SpanBuilder.hostAndPort("http://user@h.test:8080/x", kind: .http) == ("h.test", 8080))
+        #expect(SpanBuilder.hostAndPort("https://[::1]/", kind: .http) == ("::1", 443))
+        #expect(SpanBuilder.hostAndPort("http://h.test:abc/", kind: .http) == ("h.test", 80))
+        #expect(SpanBuilder.hostAndPort("h.test", kind: .tunnel) == ("h.test", 443))
+        #expect(SpanBuilder.hostAndPort("http://h.test#a@b", kind: .http) == ("h.test", 80))
+        #expect(SpanBuilder.splitAddress("fe80::1") == ("fe80::1", nil))
+        #expect(SpanBuilder.splitAddress("127.0.0.1:5000") == ("127.0.0.1", 5000))
+        #expect(SpanBuilder.splitAddress("[::1]") == ("::1", nil))
+        #expect(SpanBuilder.splitAddress("[::1]:8") == ("::1", 8))
+        #expect(SpanBuilder.splitAddress("") == ("", nil))
+    }
 }
