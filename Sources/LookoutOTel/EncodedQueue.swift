@@ -12,10 +12,19 @@ struct EncodedQueue {
 
     private(set) var batches: [Batch] = []
     private(set) var total = 0
+    /// The size of the last batch that filled up: a new batch reserves that much, so it is not
+    /// grown (and copied) a dozen times on the way to `maxRecords` records.
+    private var fullBatchBytes = 0
     let maxRecords: Int
     let maxQueue: Int
     /// Between two records of a batch: "," in OTLP/JSON's arrays, nothing between protobuf fields.
     let separator: [UInt8]
+
+    init(maxRecords: Int, maxQueue: Int, separator: [UInt8]) {
+        self.maxRecords = maxRecords
+        self.maxQueue = maxQueue
+        self.separator = separator
+    }
 
     /// Appends the records that `ends` marks off in `bytes` (each ends where the next begins);
     /// returns how many did not fit.
@@ -28,11 +37,16 @@ struct EncodedQueue {
                 dropped += 1
                 continue
             }
-            if batches.isEmpty || batches[batches.count - 1].count >= maxRecords { batches.append(Batch(since: now)) }
+            if batches.isEmpty || batches[batches.count - 1].count >= maxRecords {
+                var batch = Batch(since: now)
+                batch.bytes.reserveCapacity(fullBatchBytes)
+                batches.append(batch)
+            }
             let last = batches.count - 1
             if batches[last].count > 0 { batches[last].bytes += separator }
             batches[last].bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
             batches[last].count += 1
+            if batches[last].count == maxRecords { fullBatchBytes = batches[last].bytes.count }
             total += 1
         }
         return dropped

@@ -109,6 +109,16 @@ import Testing
         #expect(queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 2 && queue.takeFirst()?.count == 1 && queue.isEmpty)
     }
 
+    @Test func queuedBatchesHoldTheirRecordsAndReserveAFullBatch() {
+        var queue = EncodedQueue(maxRecords: 2, maxQueue: 10, separator: Array(",".utf8))
+        let records = Array("abbcccdddde".utf8)
+        _ = records.withUnsafeBytes { queue.append($0, ends: [1, 3, 6, 10, 11], now: 7) }
+        #expect(queue.batches.count == 3 && queue.oldest == 7)
+        #expect(queue.batches.map { String(decoding: $0.bytes, as: UTF8.self) } == ["a,bb", "ccc,dddd", "e"])
+        // Each batch after a full one starts with room for as much as that one held.
+        #expect(queue.batches[2].bytes.capacity >= "ccc,dddd".utf8.count)
+    }
+
     /// Attributes of every kind and of lengths around each varint boundary (127/128 bytes,
     /// 16,383/16,384) read back as written, the span's own length included.
     @Test func attributesReadBackAsWritten() throws {
