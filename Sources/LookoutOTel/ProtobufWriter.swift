@@ -49,10 +49,23 @@ struct ProtobufWriter: ~Copyable {
     }
 
     private mutating func put(_ buffer: UnsafeRawBufferPointer) {
-        guard buffer.count > 0 else { return }
-        reserve(buffer.count)
-        UnsafeMutableRawPointer(base + count).copyMemory(from: buffer.baseAddress!, byteCount: buffer.count)
-        count += buffer.count
+        let length = buffer.count
+        guard length > 0 else { return }
+        reserve(length)
+        let to = UnsafeMutableRawPointer(base + count)
+        let from = buffer.baseAddress!
+        if length >= 8 && length <= 16 {
+            // Most attribute keys and values: two overlapping word moves instead of a call to
+            // memmove, which costs more than the copy at this size.
+            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            (to + length - 8).storeBytes(of: (from + length - 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+        } else if length >= 4 && length < 8 {
+            to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            (to + length - 4).storeBytes(of: (from + length - 4).loadUnaligned(as: UInt32.self), as: UInt32.self)
+        } else {
+            to.copyMemory(from: from, byteCount: length)
+        }
+        count += length
     }
 
     /// Most varints written are tags and short lengths, one byte each: that case is inlined.
