@@ -48,16 +48,21 @@ struct ProtobufWriter: ~Copyable {
         count += 1
     }
 
+    @inline(__always)
     private mutating func put(_ buffer: UnsafeRawBufferPointer) {
         let length = buffer.count
         guard length > 0 else { return }
         reserve(length)
         let to = UnsafeMutableRawPointer(base + count)
         let from = buffer.baseAddress!
-        if length >= 8 && length <= 16 {
-            // Most attribute keys and values: two overlapping word moves instead of a call to
+        if length >= 8 && length <= 32 {
+            // Most attribute keys and values: overlapping word moves instead of a call to
             // memmove, which costs more than the copy at this size.
             to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            if length > 16 {
+                (to + 8).storeBytes(of: (from + 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                (to + length - 16).storeBytes(of: (from + length - 16).loadUnaligned(as: UInt64.self), as: UInt64.self)
+            }
             (to + length - 8).storeBytes(of: (from + length - 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
         } else if length >= 4 && length < 8 {
             to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)

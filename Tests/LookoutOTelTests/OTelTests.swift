@@ -120,10 +120,10 @@ import Testing
     }
 
     /// Attributes of every kind and of lengths around each varint boundary (127/128 bytes,
-    /// 16,383/16,384) and each way of copying short strings (under 4, 4 to 7, 8 to 16 bytes)
+    /// 16,383/16,384) and each way of copying short strings (under 4, 4 to 7, 8 to 16, 17 to 32 bytes)
     /// read back as written, the span's own length included.
     @Test func attributesReadBackAsWritten() throws {
-        let lengths = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 100, 117, 118, 127, 128, 300, 16_370, 16_383, 16_384, 70_000]
+        let lengths = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 31, 32, 33, 100, 117, 118, 127, 128, 300, 16_370, 16_383, 16_384, 70_000]
         var written: [(String, OTelValue)] = lengths.map { ("s\($0)", .string(String(repeating: "é", count: $0 / 2) + String(repeating: "x", count: $0 % 2))) }
         written += [("i", .int(-1)), ("i0", .int(0)), ("big", .int(Int64.max)), ("d", .double(-2.5)), ("t", .bool(true)),
                     ("list", .strings(["a", "", String(repeating: "y", count: 200)])), ("", .string("no key"))]
