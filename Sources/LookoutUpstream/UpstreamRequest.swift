@@ -28,7 +28,7 @@ package struct UpstreamRequest: Sendable {
     /// The same request with the field `name` set to `value` (a per-attempt field: `traceparent`).
     package func setting(_ name: HTTPField.Name, to value: String) -> UpstreamRequest {
         var fields = fields
-        fields[name] = value
+        fields.setValue(value, for: name)
         return UpstreamRequest(origin: origin, method: method, url: url, target: target, fields: fields,
                                bodyIsChunked: bodyIsChunked, hasBody: hasBody, asksForUpgrade: asksForUpgrade,
                                acceptsTrailers: acceptsTrailers)

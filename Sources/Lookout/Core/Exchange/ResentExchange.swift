@@ -28,7 +28,7 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
     static func start(_ entry: RecentRequests.Entry, edits: ExchangeEdits, operatorAddress: String,
                       environment: ExchangeEnvironment, context: LoopContext) -> Result<UInt64, ResendProblem> {
         let url = edits.url ?? entry.url
-        guard case .absolute(let scheme, let host, let port, let path)? = RequestTarget.parseAbsolute(url),
+        guard case .absolute(let scheme, _, _, _)? = RequestTarget.parseAbsolute(url),
               scheme == "http" || scheme == "https" else {
             return .failure(ResendProblem(status: 400, "url: \"\(url)\" is not an absolute http or https URL"))
         }
