@@ -26,42 +26,39 @@ public enum StreamFormat: String, Sendable {
     case sse, ndjson, jsonSeq = "json-seq", grpc, grpcWeb = "grpc-web"
 
     /// The format a `Content-Type` names, if it is one of these. Read for every response, so
-    /// compared byte by byte (ASCII case-insensitively) with no string made.
+    /// compared in the string's own UTF-8, ASCII case-insensitively, with no string made.
     public static func of(contentType: String?) -> StreamFormat? {
-        guard let contentType else { return nil }
-        let bytes = contentType.utf8
-        // The media type: up to the parameters, optional whitespace trimmed (RFC 9110 §8.3.1).
-        var start = bytes.startIndex
-        var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
-        while end > start, bytes[bytes.index(before: end)] == 0x20 || bytes[bytes.index(before: end)] == 0x09 {
-            end = bytes.index(before: end)
+        guard var contentType else { return nil }
+        return contentType.withUTF8 { bytes in
+            // The media type: up to the parameters, optional whitespace trimmed (RFC 9110 §8.3.1).
+            var start = 0
+            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            let type = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            func named(_ literal: StaticString) -> Bool {
+                type.count == literal.utf8CodeUnitCount && startsWith(type, literal)
+            }
+            if named("text/event-stream") { return .sse }
+            if named("application/x-ndjson") || named("application/jsonl") || named("application/x-jsonlines")
+                || named("application/jsonlines") { return .ndjson }
+            if named("application/json-seq") { return .jsonSeq }
+            if named("application/grpc-web") || named("application/grpc-web+proto") { return .grpcWeb }
+            if named("application/grpc") { return .grpc }
+            // `application/grpc+proto`, `+json`, …: any gRPC subtype suffix.
+            let prefix: StaticString = "application/grpc+"
+            if type.count > prefix.utf8CodeUnitCount, startsWith(type, prefix) { return .grpc }
+            return nil
         }
-        let type = Substring(contentType)[start..<end].utf8
-        func named(_ literal: StaticString) -> Bool {
-            type.count == literal.utf8CodeUnitCount && startsWith(type, literal)
-        }
-        if named("text/event-stream") { return .sse }
-        if named("application/x-ndjson") || named("application/jsonl") || named("application/x-jsonlines")
-            || named("application/jsonlines") { return .ndjson }
-        if named("application/json-seq") { return .jsonSeq }
-        if named("application/grpc-web") || named("application/grpc-web+proto") { return .grpcWeb }
-        if named("application/grpc") { return .grpc }
-        // `application/grpc+proto`, `+json`, …: any gRPC subtype suffix.
-        let prefix: StaticString = "application/grpc+"
-        if type.count > prefix.utf8CodeUnitCount, startsWith(type, prefix) { return .grpc }
-        return nil
     }
 
     /// Whether `bytes` begins with `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
-    private static func startsWith(_ bytes: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
+    private static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
         guard bytes.count >= lowercase.utf8CodeUnitCount else { return false }
-        var index = bytes.startIndex
         for offset in 0..<lowercase.utf8CodeUnitCount {
-            let byte: UInt8 = bytes[index]
+            let byte = bytes[offset]
             let lower: UInt8 = lowercase.utf8Start[offset]
             guard byte == lower || (lower >= 0x61 && lower <= 0x7a && byte | 0x20 == lower) else { return false }
-            index = bytes.index(after: index)
         }
         return true
     }
