@@ -30,11 +30,12 @@ public final class LiveMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     ///   - keepLifecycle: also keep lifecycle events when nobody streams them (`log.verbose`).
     ///   - sharesSummaryRecords: reuse the summary records the JSON-lines log encodes with the same
     ///     options, and offer ours to it (`FinishedExchange.share`).
-    ///   - targetQueue: where `queue` runs; the log monitor's queue, so that the two take turns on
-    ///     one thread and the second finds the record the first encoded.
+    ///   - sharedQueue: the log monitor's queue, to run on instead of one of its own: monitors on
+    ///     one queue are handed each event in turn (`CompositeEventMonitor`), so this one finds the
+    ///     record the log just encoded.
     public init(ringSize: Int, keepLifecycle: Bool = false, revealSecrets: Bool = false, includeHeaders: Bool = false,
-                sharesSummaryRecords: Bool = false, targetQueue: DispatchQueue? = nil, heartbeatInterval: Double = 15) {
-        queue = DispatchQueue(label: "lookout.live", target: targetQueue)
+                sharesSummaryRecords: Bool = false, sharedQueue: DispatchQueue? = nil, heartbeatInterval: Double = 15) {
+        queue = sharedQueue ?? DispatchQueue(label: "lookout.live")
         ring = LiveRing(capacity: ringSize)
         encoder = LogLineEncoder(revealSecrets: revealSecrets, includeHeaders: includeHeaders,
                                  sharesSummaryRecords: sharesSummaryRecords)

@@ -18,11 +18,12 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
 
     /// `verbose`: lifecycle records are exported as log records too (`log.verbose`).
     /// `sharesSummaryRecords`: the log (or the live view) encodes the same line; one encoding serves both.
-    /// `targetQueue`: where `queue` runs; the log monitor's, so that the two take turns on one
-    /// thread (one wake-up for both, each batch of summaries read while it is in cache).
+    /// `sharedQueue`: the log monitor's queue, to run on instead of one of its own: monitors on one
+    /// queue are handed each event in turn (`CompositeEventMonitor`), so this one reads each
+    /// summary right after the log did, while it is still in cache, and finds its line encoded.
     public init(settings: OTelSettings, exporter: OTLPExporter, verbose: Bool, revealSecrets: Bool, includeHeaders: Bool,
-                sharesSummaryRecords: Bool = false, targetQueue: DispatchQueue? = nil) {
-        queue = DispatchQueue(label: "lookout.otel", target: targetQueue)
+                sharesSummaryRecords: Bool = false, sharedQueue: DispatchQueue? = nil) {
+        queue = sharedQueue ?? DispatchQueue(label: "lookout.otel")
         self.settings = settings
         self.exporter = exporter
         interest = settings.logs && verbose ? .all : .summaries

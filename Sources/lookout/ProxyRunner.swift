@@ -34,9 +34,9 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
 
     init(configuration file: LookoutConfiguration, logger: Logger) throws {
         self.logger = logger
-        // The log and the live view write the same summary records: with both on, their queues
-        // take turns on one thread and each summary is encoded once, by whichever runs first.
-        // OpenTelemetry's log records carry the same line.
+        // The log and the live view write the same summary records, and OpenTelemetry's log
+        // records carry the same line: with them on, they run on the log's queue, are handed each
+        // event in turn, and each summary is encoded once, by the first.
         let sharesRecords = file.log.enabled && (file.ui.enabled || (file.otel.isEnabled && file.otel.logs))
         let recordQueue = DispatchQueue(label: "lookout.monitor.records", qos: .utility)
         if file.log.enabled {
@@ -45,7 +45,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
                                                  revealSecrets: file.log.revealSecrets,
                                                  includeHeaders: file.log.includeHeaders,
                                                  sharesSummaryRecords: sharesRecords,
-                                                 queue: DispatchQueue(label: "lookout.monitor.jsonlines", target: recordQueue),
+                                                 queue: recordQueue,
                                                  onError: { [logger] error in logger.error("traffic log: \(error)") })
         } else {
             logMonitor = nil
@@ -65,7 +65,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             adminEndpoints.append(OTelStatus(exporter: otelExporter, endpoint: file.otel.endpoint))
             monitors.append(OTelMonitor(settings: file.otel, exporter: otelExporter, verbose: file.log.verbose,
                                         revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
-                                        sharesSummaryRecords: sharesRecords, targetQueue: file.log.enabled ? recordQueue : nil))
+                                        sharesSummaryRecords: sharesRecords, sharedQueue: file.log.enabled ? recordQueue : nil))
             logger.info("otel: \(file.otel.traces ? "traces" : "")\(file.otel.traces && file.otel.logs ? " and " : "")\(file.otel.logs ? "logs" : "") to \(file.otel.endpoint) (\(file.otel.wireProtocol.rawValue))")
         }
         if file.metrics.enabled {
@@ -86,7 +86,7 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         if file.ui.enabled {
             let live = LiveMonitor(ringSize: file.ui.ringSize, keepLifecycle: file.log.enabled && file.log.verbose,
                                    revealSecrets: file.log.revealSecrets, includeHeaders: file.log.includeHeaders,
-                                   sharesSummaryRecords: sharesRecords, targetQueue: sharesRecords ? recordQueue : nil,
+                                   sharesSummaryRecords: sharesRecords, sharedQueue: sharesRecords ? recordQueue : nil,
                                    heartbeatInterval: file.ui.heartbeat)
             monitors.append(live)
             adminEndpoints.append(LiveEndpoint(monitor: live, descriptorSets: file.grpcDescriptorSets.flatMap(\.bytes)))

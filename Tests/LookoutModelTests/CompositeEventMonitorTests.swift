@@ -52,6 +52,51 @@ private struct ProbedEvent: EventKind {
         #expect(composite.droppedEventCount == 0)
     }
 
+    /// Monitors on one queue share a mailbox: each event goes to each of them in turn, to those
+    /// whose interest it is in; a drop counts once for each monitor that lost the event.
+    @Test func monitorsOnOneQueueAreHandedEachEventInTurn() {
+        let shared = DispatchQueue(label: "shared")
+        let seen = Recorder()
+        let first = ClosureEventMonitor(queue: shared) { event in
+            dispatchPrecondition(condition: .onQueue(shared))
+            seen.names.withLock { $0.append("a\(event.context.connectionID)") }
+        }
+        let second = ClosureEventMonitor(queue: shared) { event in
+            seen.names.withLock { $0.append("b\(event.context.connectionID)") }
+        }
+        let summariesOnly = ClosureEventMonitor(queue: shared, interest: .summaries) { event in
+            seen.names.withLock { $0.append("s\(event.context.connectionID)") }
+        }
+        let composite = CompositeEventMonitor(monitors: [first, second, summariesOnly])
+        for n in 0..<3 { composite.post(event(UInt64(n))) }
+        composite.flush()
+        #expect(seen.names.withLock { $0 } == ["a0", "b0", "a1", "b1", "a2", "b2"])
+
+        let gate = DispatchSemaphore(value: 0)
+        shared.async { gate.wait() }
+        let bounded = CompositeEventMonitor(monitors: [first, second, summariesOnly], mailboxLimit: 4)
+        for n in 0..<10 { bounded.post(event(UInt64(n))) }
+        #expect(bounded.droppedEventCount == 12)  // six events, each lost by two monitors
+        gate.signal()
+        bounded.flush()
+    }
+
+    /// A monitor sharing its queue changes its interest without changing its neighbours'.
+    @Test func aMonitorOnASharedQueueCanChangeItsInterest() {
+        let monitor = SwitchingMonitor()
+        let neighbour = Recorder()
+        let composite = CompositeEventMonitor(monitors: [monitor, ClosureEventMonitor(queue: monitor.queue) { event in
+            neighbour.names.withLock { $0.append(event.name) }
+        }])
+        composite.post(event(1))
+        monitor.verbose.store(true, ordering: .relaxed)
+        composite.updateInterest(of: monitor)
+        composite.post(event(2))
+        composite.flush()
+        #expect(monitor.seen.names.withLock { $0 } == ["task.didCreateTask"])
+        #expect(neighbour.names.withLock { $0 } == ["task.didCreateTask", "task.didCreateTask"])
+    }
+
     @Test func aStalledMonitorIsBoundedAndCountedWithoutBlocking() {
         let stalledQueue = DispatchQueue(label: "stalled")
         let gate = DispatchSemaphore(value: 0)

@@ -4,65 +4,103 @@ import LookoutSync
 
 /// Fans events out to several monitors, each on its own queue, without ever blocking the caller.
 ///
-/// Each monitor has a bounded mailbox. Posting appends under a short lock and, only when the
+/// Monitors that run on the same queue share a mailbox, and each event is handed to each of them
+/// in turn: the log, the live view and OpenTelemetry all read an exchange's summary while it is
+/// still in cache, and a post takes one lock for all of them. Each mailbox is bounded. Posting appends under a short lock and, only when the
 /// mailbox was empty, schedules one drain on the monitor's queue a few milliseconds later — so
 /// events cost one thread wake-up per batch, not one per event (a wake-up per request measurably
 /// slowed the proxy). A monitor that falls behind loses the newest events once its mailbox is
 /// full; the losses are counted (`droppedEventCount`) instead of slowing traffic.
 public final class CompositeEventMonitor: Sendable {
     private final class Mailbox: Sendable {
-        /// What the posting threads and the monitor's queue share, under `state`'s lock.
+        /// What the posting threads and the monitors' queue share, under `state`'s lock.
         struct State: ~Copyable {
-            var events: [LookoutEvent] = []
+            /// Each event with the members it is for (bit `i`: `members[i]`), as their interest
+            /// was when it was posted.
+            var events: [(LookoutEvent, UInt8)] = []
             var draining = false
-            /// The last batch the monitor handled, waiting for the next `post` to release it.
-            var handled: [LookoutEvent] = []
+            /// The last batch the monitors handled, waiting for the next `post` to release it.
+            var handled: [(LookoutEvent, UInt8)] = []
             /// Counts the batches handed back, so a sweep can tell a batch that waited a whole
             /// period from a newer one.
             var handedBack: UInt64 = 0
             var sweepScheduled = false
         }
 
-        let monitor: EventMonitor
-        /// The monitor's interest, read on every post; a monitor may change it (`updateInterest`).
-        let interest: Atomic<UInt8>
+        /// The monitors on `queue`, in the order they were given (at most `maxMembers`).
+        let members: [EventMonitor]
+        let queue: DispatchQueue
+        /// The members' interests, read on every post, eight bits each (member `i` at bit `8 i`);
+        /// a monitor may change its own (`updateInterest`).
+        let interests: Atomic<UInt64>
         let limit: Int
         let state = Guarded<State>(State())
+        /// Events dropped, counted once for each member that lost them.
         let dropped = Atomic<UInt64>(0)
+        static let maxMembers = 8
 
         /// How long events gather before a drain; bounds how late a record is written.
         static let batchWindow = DispatchTimeInterval.milliseconds(5)
-        /// How long a handled batch waits for a post to release it before the monitor's queue does.
+        /// How long a handled batch waits for a post to release it before the monitors' queue does.
         static let handBackWindow = DispatchTimeInterval.seconds(1)
 
-        init(monitor: EventMonitor, limit: Int) {
-            self.monitor = monitor
-            self.interest = Atomic(monitor.interest.rawValue)
+        init(members: [EventMonitor], limit: Int) {
+            self.members = members
+            self.queue = members[0].queue
+            self.interests = Atomic(members.indices.reduce(UInt64(0)) { $0 | UInt64(members[$1].interest.rawValue) << (8 * $1) })
             self.limit = limit
         }
 
-        func post(_ event: LookoutEvent) {
-            var handled: [LookoutEvent] = []
+        /// The members that want events of `interest`, as a bit set.
+        @inline(__always) func recipients(of interest: EventInterest) -> UInt8 {
+            let all = interests.load(ordering: .relaxed)
+            var mask: UInt8 = 0
+            for index in members.indices where EventInterest(rawValue: UInt8(truncatingIfNeeded: all >> (8 * index))).contains(interest) {
+                mask |= 1 << index
+            }
+            return mask
+        }
+
+        /// The union of the members' interests.
+        var interestUnion: UInt8 {
+            let all = interests.load(ordering: .relaxed)
+            return members.indices.reduce(UInt8(0)) { $0 | UInt8(truncatingIfNeeded: all >> (8 * $1)) }
+        }
+
+        func updateInterest(of monitor: EventMonitor) {
+            guard let index = members.firstIndex(where: { $0 === monitor }) else { return }
+            let shift = UInt64(8 * index)
+            var current = interests.load(ordering: .relaxed)
+            while true {
+                let wanted = current & ~(0xFF << shift) | UInt64(monitor.interest.rawValue) << shift
+                let (exchanged, original) = interests.compareExchange(expected: current, desired: wanted, ordering: .relaxed)
+                if exchanged { return }
+                current = original
+            }
+        }
+
+        func post(_ event: LookoutEvent, to recipients: UInt8) {
+            var handled: [(LookoutEvent, UInt8)] = []
             let scheduleDrain: Bool = state.withLock { state in
                 if !state.handled.isEmpty { swap(&handled, &state.handled) }
                 if state.events.count >= limit {
-                    dropped.add(1, ordering: .relaxed)
+                    dropped.add(UInt64(recipients.nonzeroBitCount), ordering: .relaxed)
                     return false
                 }
-                state.events.append(event)
+                state.events.append((event, recipients))
                 if state.draining { return false }
                 state.draining = true
                 return true
             }
             if scheduleDrain {
-                monitor.queue.asyncAfter(deadline: .now() + Mailbox.batchWindow) { self.drain() }
+                queue.asyncAfter(deadline: .now() + Mailbox.batchWindow) { self.drain() }
             }
             // `handled` goes here, outside the lock: see `handBack`.
         }
 
         private func drain() {
             while true {
-                var batch: [LookoutEvent] = state.withLock { state in
+                var batch: [(LookoutEvent, UInt8)] = state.withLock { state in
                     if state.events.isEmpty {
                         state.draining = false
                         return []
@@ -73,11 +111,16 @@ public final class CompositeEventMonitor: Sendable {
                     return batch
                 }
                 if batch.isEmpty { return }
-                for event in batch { monitor.receive(event) }
+                if members.count == 1 {
+                    for (event, _) in batch { members[0].receive(event) }
+                } else {
+                    for (event, recipients) in batch {
+                        for index in members.indices where recipients & (1 << index) != 0 { members[index].receive(event) }
+                    }
+                }
                 handBack(&batch)
             }
         }
-
         /// Leaves the handled batch for the next `post` to release, on the thread that built its
         /// events. glibc gives each thread its own malloc arena, and a free of another arena's
         /// memory takes that arena's lock: freed here, every event's memory went back under the
@@ -85,7 +128,7 @@ public final class CompositeEventMonitor: Sendable {
         /// (futex waits and wake-ups were 8 % of the loop's time at 100 HTTP/2 streams). Released
         /// by the posting thread, the memory goes to that thread's cache and serves its next
         /// allocations. A batch nobody claims (no post for `handBackWindow`) is released here.
-        private func handBack(_ batch: inout [LookoutEvent]) {
+        private func handBack(_ batch: inout [(LookoutEvent, UInt8)]) {
             let sweep: UInt64? = state.withLock { state in
                 swap(&state.handled, &batch)  // `batch` now holds the previous one, if unclaimed
                 state.handedBack &+= 1
@@ -97,12 +140,12 @@ public final class CompositeEventMonitor: Sendable {
         }
 
         private func scheduleSweep(seen: UInt64) {
-            monitor.queue.asyncAfter(deadline: .now() + Mailbox.handBackWindow) { self.sweep(seen: seen) }
+            queue.asyncAfter(deadline: .now() + Mailbox.handBackWindow) { self.sweep(seen: seen) }
         }
 
         /// Releases a handed-back batch that waited a whole window (the proxy went quiet).
         private func sweep(seen: UInt64) {
-            var stale: [LookoutEvent] = []
+            var stale: [(LookoutEvent, UInt8)] = []
             let again: UInt64? = state.withLock { state in
                 if state.handled.isEmpty || state.handedBack == seen {
                     swap(&stale, &state.handled)
@@ -116,9 +159,9 @@ public final class CompositeEventMonitor: Sendable {
 
         /// Waits until everything posted so far has been handled.
         func flush() {
-            monitor.queue.sync {}
+            queue.sync {}
             while state.withLock({ $0.draining || !$0.events.isEmpty }) {
-                monitor.queue.sync {}
+                queue.sync {}
             }
         }
     }
@@ -127,9 +170,9 @@ public final class CompositeEventMonitor: Sendable {
     /// The union of what the monitors want; events outside it are never built.
     private let combinedInterest: Atomic<UInt8>
 
-    /// `mailboxLimit` bounds the events waiting for each monitor.
+    /// `mailboxLimit` bounds the events waiting for each queue's monitors.
     public init(monitors: [EventMonitor], mailboxLimit: Int = 65536) {
-        mailboxes = monitors.map { Mailbox(monitor: $0, limit: max(1, mailboxLimit)) }
+        mailboxes = Self.byQueue(monitors).map { Mailbox(members: $0, limit: max(1, mailboxLimit)) }
         combinedInterest = Atomic(monitors.reduce(EventInterest()) { $0.union($1.interest) }.rawValue)
         for monitor in monitors { monitor.didJoin(self) }
     }
@@ -146,19 +189,31 @@ public final class CompositeEventMonitor: Sendable {
     /// live stream with a verbose subscriber) asks for them, and stops, without a restart.
     /// Events already posted are unaffected; the next ones follow the new interest.
     public func updateInterest(of monitor: EventMonitor) {
-        for mailbox in mailboxes where mailbox.monitor === monitor {
-            mailbox.interest.store(monitor.interest.rawValue, ordering: .relaxed)
-        }
-        let union = mailboxes.reduce(UInt8(0)) { $0 | $1.interest.load(ordering: .relaxed) }
+        for mailbox in mailboxes { mailbox.updateInterest(of: monitor) }
+        let union = mailboxes.reduce(UInt8(0)) { $0 | $1.interestUnion }
         combinedInterest.store(union, ordering: .relaxed)
+    }
+
+    /// The monitors grouped by the queue they run on, in the order first seen; a group holds at
+    /// most `Mailbox.maxMembers` (a further one on the same queue starts another group).
+    private static func byQueue(_ monitors: [EventMonitor]) -> [[EventMonitor]] {
+        var groups: [[EventMonitor]] = []
+        for monitor in monitors {
+            if let index = groups.firstIndex(where: { $0[0].queue === monitor.queue && $0.count < Mailbox.maxMembers }) {
+                groups[index].append(monitor)
+            } else {
+                groups.append([monitor])
+            }
+        }
+        return groups
     }
 
     /// Delivers `event` to every monitor that wants it; never blocks on a monitor.
     public func post(_ event: LookoutEvent) {
         let interest = event.interest
-        for mailbox in mailboxes
-        where EventInterest(rawValue: mailbox.interest.load(ordering: .relaxed)).contains(interest) {
-            mailbox.post(event)
+        for mailbox in mailboxes {
+            let recipients = mailbox.recipients(of: interest)
+            if recipients != 0 { mailbox.post(event, to: recipients) }
         }
     }
 
