@@ -15,8 +15,11 @@ Both Lookouts run side by side for the whole measurement, behind the same nginx 
     sending 64 KiB masked frames to a sink (`ws_bench.py`); "req/s" is MiB/s, CPU per MiB.
 Each round prints both builds' requests per second and their CPU time per request (user and
 system, every thread, from /proc/PID/task/*/stat); the end prints the medians, the paired B/A
-ratio of the rounds' throughputs and CPU, and in how many rounds B was ahead. The logs are
-truncated between rounds (the writer follows a truncation), so long runs do not fill the disk.
+ratio of the rounds' throughputs and CPU, and in how many rounds B was ahead. `--per-thread`
+also splits each build's CPU per request by thread name, as medians over the rounds (the event
+loops are `lookout.poll`, Dispatch's workers — the monitors' queues — show as `-qos.overcommit`,
+and threads Lookout starts itself, such as the OTLP exporter's, carry the binary's name). The logs
+are truncated between rounds (the writer follows a truncation), so long runs do not fill the disk.
 
   python3 Tests/bench/ab.py --work /tmp/ab --a /tmp/lookout-before --b .build/release/lookout --row h2 --rounds 12
   python3 Tests/bench/ab.py --work /tmp/ab --a .build/release/lookout --b .build/release/lookout \
@@ -25,6 +28,7 @@ truncated between rounds (the writer follows a truncation), so long runs do not 
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import threading
@@ -40,6 +44,24 @@ import tls_bench  # noqa: E402
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 
+def thread_ticks(pid):
+    """User and system ticks so far of each thread of `pid`, by thread name (`lookout.poll.1` and
+    `lookout.poll.0` both count as `lookout.poll`)."""
+    ticks = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended
+        name = re.sub(r"\.\d+$", "", name)
+        user, system = ticks.get(name, (0, 0))
+        ticks[name] = (user + int(fields[11]), system + int(fields[12]))
+    return ticks
+
+
 def cpu_seconds(pid):
     """User and system time of the process `pid` (all its threads) so far, in seconds."""
     user, system = bench._tree_user_system_ticks(pid)
@@ -52,21 +74,28 @@ class Build:
     def __init__(self, label, process, port, log_path):
         self.label, self.process, self.port, self.log_path = label, process, port, log_path
         self.rounds = []  # (requests per second, user µs per request, system µs per request)
+        self.threads = []  # per round: {thread name: (user µs, system µs) per request}
 
     def measure(self, load, warm_up):
         """One round; the CPU time counts from the end of the load's `warm_up` seconds, whose
         requests the load tool leaves out of its count too."""
         start = {}
-        timer = threading.Timer(warm_up, lambda: start.update(cpu=cpu_seconds(self.process.popen.pid)))
+        pid = self.process.popen.pid
+        timer = threading.Timer(warm_up, lambda: start.update(cpu=cpu_seconds(pid), threads=thread_ticks(pid)))
         timer.start()
         result = load(self)
         timer.join()
         user0, system0 = start["cpu"]
-        user1, system1 = cpu_seconds(self.process.popen.pid)
+        user1, system1 = cpu_seconds(pid)
+        threads1 = thread_ticks(pid)
         if "failed" in result:
             raise RuntimeError(f"{self.label}: {result['failed']}")
         requests = result["requests"]
         self.rounds.append((result["rps"], (user1 - user0) * 1e6 / requests, (system1 - system0) * 1e6 / requests))
+        per_request = 1e6 / TICKS_PER_SECOND / requests
+        self.threads.append({name: ((user - start["threads"].get(name, (0, 0))[0]) * per_request,
+                                    (system - start["threads"].get(name, (0, 0))[1]) * per_request)
+                             for name, (user, system) in threads1.items()})
         open(self.log_path, "w").close()
         return self.rounds[-1]
 
@@ -147,6 +176,7 @@ def main():
     ap.add_argument("--duration", type=int, default=4, help="seconds per round and build")
     ap.add_argument("--conns", type=int, default=64, help="wrk connections (h1)")
     ap.add_argument("--streams", type=int, default=100, help="concurrent streams on one connection (h2)")
+    ap.add_argument("--per-thread", action="store_true", help="also split CPU per request by thread name")
     args = ap.parse_args()
     if os.path.exists(args.work):
         sys.exit(f"--work {args.work} exists; give a new directory")
@@ -165,6 +195,8 @@ def main():
             print(f"round {number + 1:2}: A {a[0]:9,.0f} req/s {a[1] + a[2]:6.2f} µs   "
                   f"B {b[0]:9,.0f} req/s {b[1] + b[2]:6.2f} µs   B/A {b[0] / a[0]:.3f}", flush=True)
         report(builds)
+        if args.per_thread:
+            report_threads(builds)
     finally:
         if sink is not None:
             sink.kill()
@@ -182,6 +214,18 @@ def report(builds):
               f"system µs")
     print(f"paired B/A: throughput {statistics.median(throughput):.3f} (B ahead in {sum(r > 1 for r in throughput)} "
           f"of {len(throughput)} rounds), CPU per request {statistics.median(cpu):.3f}")
+
+
+def report_threads(builds):
+    """Each build's CPU per request by thread name: medians over the rounds, busiest first."""
+    for build in builds:
+        names = sorted({name for round_ in build.threads for name in round_},
+                       key=lambda name: -statistics.median(sum(r.get(name, (0, 0))) for r in build.threads))
+        for name in names:
+            user = statistics.median(r.get(name, (0, 0))[0] for r in build.threads)
+            system = statistics.median(r.get(name, (0, 0))[1] for r in build.threads)
+            if user + system >= 0.01:
+                print(f"{build.label}  {name:20} {user:6.2f} user + {system:5.2f} system µs per request")
 
 
 if __name__ == "__main__":
