@@ -111,16 +111,13 @@ public final class CompositeEventMonitor: Sendable {
                     return batch
                 }
                 if batch.isEmpty { return }
-                if members.count == 1 {
-                    for (event, _) in batch { members[0].receive(event) }
-                } else {
-                    for (event, recipients) in batch {
-                        for index in members.indices where recipients & (1 << index) != 0 { members[index].receive(event) }
-                    }
+                for (event, recipients) in batch {
+                    for index in members.indices where recipients & (1 << index) != 0 { members[index].receive(event) }
                 }
                 handBack(&batch)
             }
         }
+
         /// Leaves the handled batch for the next `post` to release, on the thread that built its
         /// events. glibc gives each thread its own malloc arena, and a free of another arena's
         /// memory takes that arena's lock: freed here, every event's memory went back under the
