@@ -15,6 +15,11 @@ struct EncodedQueue {
     /// The size of the last batch that filled up: a new batch reserves that much, so it is not
     /// grown (and copied) a dozen times on the way to `maxRecords` records.
     private var fullBatchBytes = 0
+    /// Storage of batches already sent, emptied, for the next batches: memory whose pages are
+    /// in place. A new allocation of this size was a fresh mapping, and filling it took a page
+    /// fault every 4 KiB on the monitor's queue.
+    private(set) var spare: [[UInt8]] = []
+    static let maximumSpare = 2
     let maxRecords: Int
     let maxQueue: Int
     /// Between two records of a batch: "," in OTLP/JSON's arrays, nothing between protobuf fields.
@@ -39,7 +44,11 @@ struct EncodedQueue {
             }
             if batches.isEmpty || batches[batches.count - 1].count >= maxRecords {
                 var batch = Batch(since: now)
-                batch.bytes.reserveCapacity(fullBatchBytes)
+                if let storage = spare.popLast() {
+                    batch.bytes = storage
+                } else {
+                    batch.bytes.reserveCapacity(fullBatchBytes)
+                }
                 batches.append(batch)
             }
             let last = batches.count - 1
@@ -56,6 +65,16 @@ struct EncodedQueue {
     /// When the oldest waiting record arrived.
     var oldest: UInt64? { batches.first?.since }
     var hasFullBatch: Bool { (batches.first?.count ?? 0) >= maxRecords }
+
+    /// Takes back the storage of a batch the exporter has sent (emptied, its capacity kept),
+    /// leaving `bytes` empty; at most `maximumSpare` are kept.
+    mutating func recycle(_ bytes: inout [UInt8]) {
+        var storage: [UInt8] = []
+        swap(&storage, &bytes)
+        guard spare.count < Self.maximumSpare else { return }
+        storage.removeAll(keepingCapacity: true)
+        spare.append(storage)
+    }
 
     mutating func takeFirst() -> Batch? {
         guard !batches.isEmpty else { return nil }

@@ -44,17 +44,26 @@ extension OTLPPoster {
             }
         }
 
-        mutating func send(_ bytes: [UInt8]) -> Failure? {
-            guard let tls else { return sendRaw(bytes) }
-            var offset = 0
-            while offset < bytes.count {
-                let written: Int
-                do { written = try bytes[offset...].withUnsafeBytes { try tls.writePlaintext($0) } } catch {
-                    return .io("TLS write failed: \(error)")
+        /// Sends the parts one after the other, as one stream: in clear, each but the last with
+        /// `MSG_MORE`, so a small head does not leave in a segment of its own.
+        mutating func send(_ parts: [UnsafeRawBufferPointer]) -> Failure? {
+            guard let tls else {
+                for (index, part) in parts.enumerated() {
+                    if let failure = sendRaw(part, more: index < parts.count - 1) { return failure }
                 }
-                if let failure = sendRaw(tls.takeCiphertext()) { return failure }
-                offset += written
-                if written == 0 { return .io("TLS write made no progress") }
+                return nil
+            }
+            for part in parts {
+                var offset = 0
+                while offset < part.count {
+                    let written: Int
+                    do { written = try tls.writePlaintext(UnsafeRawBufferPointer(rebasing: part[offset...])) } catch {
+                        return .io("TLS write failed: \(error)")
+                    }
+                    if let failure = sendRaw(tls.takeCiphertext()) { return failure }
+                    offset += written
+                    if written == 0 { return .io("TLS write made no progress") }
+                }
             }
             return nil
         }
@@ -93,9 +102,14 @@ extension OTLPPoster {
         }
 
         private func sendRaw(_ bytes: [UInt8]) -> Failure? {
+            bytes.withUnsafeBytes { sendRaw($0, more: false) }
+        }
+
+        private func sendRaw(_ bytes: UnsafeRawBufferPointer, more: Bool) -> Failure? {
+            let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
             var offset = 0
             while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let n = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, flags)
                 if n > 0 {
                     offset += n
                 } else if n < 0 && (errno == EAGAIN || errno == EINTR) {

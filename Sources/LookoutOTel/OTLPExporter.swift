@@ -116,17 +116,28 @@ public final class OTLPExporter: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let spanBatch = spans.takeFirst()
-            let logBatch = logs.takeFirst()
+            var spanBatch = spans.takeFirst()
+            var logBatch = logs.takeFirst()
             busy = true
             condition.unlock()
-            if let spanBatch { export(.traces, count: spanBatch.count, body: request(.traces, spanBatch.bytes)) }
-            if let logBatch { export(.logs, count: logBatch.count, body: request(.logs, logBatch.bytes)) }
+            send(.traces, &spanBatch)
+            send(.logs, &logBatch)
             condition.lock()
             busy = false
             condition.broadcast()
             condition.unlock()
         }
+    }
+
+    /// Exports `taken`, then gives its storage back to the queue for a later batch.
+    /// The batch is moved out of `taken`, so its storage is not shared when it is given back
+    /// (shared storage would be copied, not reused).
+    private func send(_ signal: Signal, _ taken: inout EncodedQueue.Batch?) {
+        guard var batch = taken.take() else { return }
+        export(signal, count: batch.count, records: batch.bytes)
+        condition.lock()
+        if signal == .traces { spans.recycle(&batch.bytes) } else { logs.recycle(&batch.bytes) }
+        condition.unlock()
     }
 
     /// A batch is full, or its first record has waited `max_delay_ms`, or a flush asks (under the lock).
@@ -146,26 +157,28 @@ public final class OTLPExporter: @unchecked Sendable {
         return due > now ? Double(due - now) / 1e9 : 0.001
     }
 
-    /// A whole request around a batch of encoded records.
-    private func request(_ signal: Signal, _ records: [UInt8]) -> [UInt8] {
-        if settings.wireProtocol == .json {
-            return (signal == .traces ? jsonPrefix.traces : jsonPrefix.logs) + records + OTLPJSON.requestSuffix.utf8
+    /// Sends one batch until it is taken, refused for good, or a flush's deadline passes. The
+    /// request is the prefix (resource and scope) and the records as they lie, compressed from
+    /// there or sent in parts: the batch is never copied into a request first.
+    private func export(_ signal: Signal, count: Int, records: [UInt8]) {
+        let json = settings.wireProtocol == .json
+        let prefix = json ? (signal == .traces ? jsonPrefix.traces : jsonPrefix.logs)
+            : OTLPProtobuf.requestPrefix(recordsLength: records.count, resourceAndScope: resourceAndScope)
+        // OTLP/JSON's records close the arrays and objects the prefix opened.
+        let body = json ? records + OTLPJSON.requestSuffix.utf8 : records
+        if let gzip, gzip.compress(prefix, body, { deliver(signal, count: count, gzip: true, [$0]) }) != nil { return }
+        // Sent as it is (and without Content-Encoding) when compression is off or igzip fails.
+        prefix.withUnsafeBytes { head in
+            body.withUnsafeBytes { rest in deliver(signal, count: count, gzip: false, [head, rest]) }
         }
-        var body = OTLPProtobuf.requestPrefix(recordsLength: records.count, resourceAndScope: resourceAndScope)
-        body += records
-        return body
     }
 
-    /// Sends one batch until it is taken, refused for good, or a flush's deadline passes.
-    private func export(_ signal: Signal, count: Int, body: [UInt8]) {
-        // Sent as it is (and without Content-Encoding) when igzip fails.
-        let compressed = gzip?.compress(body)
-        let payload = compressed ?? body
+    private func deliver(_ signal: Signal, count: Int, gzip: Bool, _ body: [UnsafeRawBufferPointer]) {
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
         var backoff = 1.0
         while true {
             let wait: Double
-            switch poster.post(path: endpoint.path(for: signal.rawValue), contentType: contentType, gzip: compressed != nil, body: payload) {
+            switch poster.post(path: endpoint.path(for: signal.rawValue), contentType: contentType, gzip: gzip, body: body) {
             case .success(let answer) where (200..<300).contains(answer.status):
                 counted(signal, exported: count, answer: answer)
                 return

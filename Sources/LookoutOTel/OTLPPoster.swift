@@ -47,6 +47,10 @@ final class OTLPPoster: @unchecked Sendable {
     private var kept: Channel?
     /// The largest answer read (a Collector answers a few bytes, or a partial-success message).
     static let maximumAnswerBytes = 4 << 20
+    /// The request head's lines after `Content-Length`, the same for every request.
+    private let fixedHeaderLines: String
+    /// `Host`'s value: an IPv6 literal in brackets (RFC 9110 §7.2, RFC 3986 §3.2.2).
+    private let hostField: String
 
     init(endpoint: OTLPEndpoint, headers: [(String, String)], timeoutMilliseconds: Int,
          tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?) {
@@ -54,15 +58,22 @@ final class OTLPPoster: @unchecked Sendable {
         self.headers = headers
         self.timeoutMilliseconds = timeoutMilliseconds
         self.tls = tls
+        hostField = endpoint.host.utf8.contains(UInt8(ascii: ":")) ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"
+        fixedHeaderLines = "User-Agent: lookout/\(LookoutVersion.string)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined()
     }
 
     deinit {
         if let kept { close(kept.fd) }
     }
 
-    func post(path: String, contentType: String, gzip: Bool, body: [UInt8]) -> Result<Answer, Failure> {
+    /// POSTs the concatenation of `body`'s parts, sent as they lie.
+    func post(path: String, contentType: String, gzip: Bool, body: [UnsafeRawBufferPointer]) -> Result<Answer, Failure> {
         let deadline = Instant.now().nanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
-        let request = requestBytes(path: path, contentType: contentType, gzip: gzip, body: body)
+        let head = self.head(path: path, contentType: contentType, gzip: gzip, length: body.reduce(0) { $0 + $1.count })
+        return head.withUnsafeBytes { head in post([head] + body, deadline: deadline) }
+    }
+
+    private func post(_ request: [UnsafeRawBufferPointer], deadline: UInt64) -> Result<Answer, Failure> {
         if var channel = kept {
             kept = nil
             channel.deadline = deadline
@@ -113,20 +124,16 @@ final class OTLPPoster: @unchecked Sendable {
         return .success(channel)
     }
 
-    private func requestBytes(path: String, contentType: String, gzip: Bool, body: [UInt8]) -> [UInt8] {
-        let hostField = endpoint.host.contains(":") ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"
-        var head = "POST \(path) HTTP/1.1\r\nHost: \(hostField)\r\nContent-Type: \(contentType)\r\n"
-        head += "Content-Length: \(body.count)\r\nUser-Agent: lookout/\(LookoutVersion.string)\r\n"
+    private func head(path: String, contentType: String, gzip: Bool, length: Int) -> [UInt8] {
+        var head = "POST \(path) HTTP/1.1\r\nHost: \(hostField)\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\n"
         if gzip { head += "Content-Encoding: gzip\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += fixedHeaderLines
         head += "\r\n"
-        var request = Array(head.utf8)
-        request += body
-        return request
+        return Array(head.utf8)
     }
 
     /// Sends `request` and reads its answer (`AnswerReader`).
-    private func exchange(_ channel: inout Channel, _ request: [UInt8]) -> Outcome {
+    private func exchange(_ channel: inout Channel, _ request: [UnsafeRawBufferPointer]) -> Outcome {
         if let failure = channel.send(request) { return .unanswered(failure) }
         var reader = AnswerReader()
         var data: [UInt8] = []

@@ -13,12 +13,13 @@ struct OTLPRecordEncoder: ~Copyable {
     init(json: Bool) { self.json = json }
 
     /// The exchange's spans, handed to `deliver` as bytes and where each span ends.
-    mutating func spans(_ s: borrowing ExchangeSummary, trace: TraceContext,
+    /// `target`: what was read from the summary's URL (`SpanBuilder.URLParts`).
+    mutating func spans(_ s: borrowing ExchangeSummary, trace: TraceContext, target: SpanBuilder.URLParts,
                         _ deliver: (UnsafeRawBufferPointer, [Int]) -> Void) {
         if json {
             var text: [UInt8] = []
             ends.removeAll(keepingCapacity: true)
-            for span in SpanBuilder.spans(s, trace: trace) {
+            for span in SpanBuilder.spans(s, trace: trace, target: target) {
                 text += OTLPJSON.spanJSON(span).utf8
                 ends.append(text.count)
             }
@@ -26,7 +27,7 @@ struct OTLPRecordEncoder: ~Copyable {
             return
         }
         spans.removeAll()
-        SpanBuilder.write(s, trace: trace, into: &spans)
+        SpanBuilder.write(s, trace: trace, target: target, into: &spans)
         spans.out.withBytes { deliver($0, spans.ends) }
     }
 

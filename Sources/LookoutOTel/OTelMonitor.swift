@@ -35,11 +35,16 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         let handled: Void? = event.withSummary { (summary: borrowing ExchangeSummary) in
             let trace = summary.trace ?? (summary.kind == .admin ? nil
                 : TraceContext.start(parent: nil, traceState: nil, sampleRatio: settings.sampleRatio))
+            // The URL's parts are read once, for the spans and the log record both.
+            var url: String?
             if settings.traces, let trace, trace.sampled {
-                wire.spans(summary, trace: trace) { exporter.enqueue(.traces, $0, ends: $1) }
+                let target = SpanBuilder.URLParts(summary.url, kind: summary.kind)
+                url = target.redacted
+                wire.spans(summary, trace: trace, target: target) { exporter.enqueue(.traces, $0, ends: $1) }
             }
             if settings.logs, let line = encoder.summaryRecord(of: event) {
-                wire.log(Self.logRecord(summary, line: line, trace: trace)) { exporter.enqueue(.logs, $0, ends: $1) }
+                let record = Self.logRecord(summary, line: line, trace: trace, url: url ?? SpanBuilder.redacted(summary.url))
+                wire.log(record) { exporter.enqueue(.logs, $0, ends: $1) }
             }
         }
         guard handled == nil, settings.logs else { return }
@@ -51,11 +56,12 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
         wire.log(record) { exporter.enqueue(.logs, $0, ends: $1) }
     }
 
-    private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?) -> LogRecordData {
+    /// `url`: the summary's URL, redacted.
+    private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?, url: String) -> LogRecordData {
         let failed = s.error != nil || (s.status ?? 0) >= 500
         let warned = !failed && (s.status ?? 0) >= 400
         var attributes: OTelAttributes = [("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
-                                          ("http.request.method", .string(s.method)), ("url.full", .string(SpanBuilder.redacted(s.url)))]
+                                          ("http.request.method", .string(s.method)), ("url.full", .string(url))]
         if let status = s.status { attributes.append(("http.response.status_code", .int(Int64(status)))) }
         if let error = s.error { attributes.append(("error.type", .string(error.code))) }
         var record = LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,

@@ -8,21 +8,20 @@ import LookoutModel
 /// are the summary's own clock readings, so a span and its log line agree to the microsecond.
 enum SpanBuilder {
     /// The exchange's spans as values (OTLP/JSON, tests).
-    static func spans(_ s: borrowing ExchangeSummary, trace: TraceContext) -> [SpanRecord] {
+    static func spans(_ s: borrowing ExchangeSummary, trace: TraceContext, target: URLParts? = nil) -> [SpanRecord] {
         var sink = SpanRecordSink()
-        write(s, trace: trace, into: &sink)
+        write(s, trace: trace, target: target ?? URLParts(s.url, kind: s.kind), into: &sink)
         return sink.spans
     }
 
     /// Writes the exchange's spans into `sink`: the SERVER span (with its decisions as events),
-    /// then a CLIENT span per attempt.
-    static func write<Sink: SpanSink & ~Copyable>(_ s: borrowing ExchangeSummary, trace: TraceContext, into sink: inout Sink) {
+    /// then a CLIENT span per attempt. `target` is what was read from the summary's URL.
+    static func write<Sink: SpanSink & ~Copyable>(_ s: borrowing ExchangeSummary, trace: TraceContext, target: URLParts,
+                                                 into sink: inout Sink) {
         sink.begin(SpanHead(traceIDHigh: trace.traceIDHigh, traceIDLow: trace.traceIDLow, spanID: trace.spanID,
                             parentSpanID: trace.parentSpanID, parentIsRemote: trace.parentSpanID != nil,
                             traceState: trace.traceState, name: s.method, kind: .server,
                             start: s.start.unixNanoseconds, end: s.end.unixNanoseconds))
-        // An attempt to the exchange's own URL (most of them) reuses what was read from it.
-        let target = URLParts(s.url, kind: s.kind)
         serverAttributes(s, target, into: &sink)
         if let error = s.error {
             sink.status(code: 2, message: error.message)
@@ -42,6 +41,7 @@ enum SpanBuilder {
         sink.end()
         for (index, attempt) in attempts.enumerated() {
             let url = attempt.url ?? ""
+            // An attempt to the exchange's own URL (most of them) reuses what was read from it.
             let parts = s.kind != .tunnel && url == s.url ? target : URLParts(url, kind: .http)
             client(attempt, parts, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
         }
@@ -247,11 +247,23 @@ enum SpanBuilder {
         if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
             let host = text(bytes, 1..<close)
             let hasPort = close + 1 < bytes.count && bytes[close + 1] == UInt8(ascii: ":")
-            return (host, hasPort ? Int(text(bytes, (close + 2)..<bytes.count)) : nil)
+            return (host, hasPort ? port(bytes, (close + 2)..<bytes.count) : nil)
         }
         if let colon = lastOffset(of: UInt8(ascii: ":"), in: bytes, all), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
-            return (text(bytes, 0..<colon), Int(text(bytes, (colon + 1)..<bytes.count)))
+            return (text(bytes, 0..<colon), port(bytes, (colon + 1)..<bytes.count))
         }
         return (text(bytes, all), nil)
+    }
+
+    /// A port's decimal digits read in place (no string made to parse): nil unless 1–5 digits.
+    private static func port(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        guard !range.isEmpty, range.count <= 5 else { return nil }
+        var value = 0
+        for index in range {
+            let digit = Int(bytes[index]) - Int(UInt8(ascii: "0"))
+            guard digit >= 0 && digit <= 9 else { return nil }
+            value = value * 10 + digit
+        }
+        return value
     }
 }

@@ -119,6 +119,30 @@ import Testing
         #expect(queue.batches[2].bytes.capacity >= "ccc,dddd".utf8.count)
     }
 
+    /// A sent batch's storage comes back emptied and the next batch is written into it, holding
+    /// only its own records; no more than two are kept.
+    @Test func sentBatchesLendTheirStorageToTheNext() {
+        var queue = EncodedQueue(maxRecords: 2, maxQueue: 10, separator: [])
+        let large = [UInt8](repeating: 0x61, count: 5000)
+        _ = large.withUnsafeBytes { queue.append($0, ends: [2500, 5000], now: 1) }
+        guard var sent = queue.takeFirst() else {
+            Issue.record("no batch")
+            return
+        }
+        let storage = sent.bytes.withUnsafeBufferPointer { $0.baseAddress }
+        queue.recycle(&sent.bytes)
+        #expect(sent.bytes.isEmpty && queue.isEmpty)
+        _ = Array("xyz".utf8).withUnsafeBytes { queue.append($0, ends: [3], now: 2) }
+        #expect(queue.batches.count == 1 && queue.batches[0].bytes == Array("xyz".utf8))
+        #expect(queue.batches[0].bytes.capacity >= 5000)
+        #expect(queue.batches[0].bytes.withUnsafeBufferPointer { $0.baseAddress } == storage)
+        #expect(queue.spare.isEmpty)
+        var others = [[UInt8]](repeating: large, count: 3)
+        for index in others.indices { queue.recycle(&others[index]) }
+        #expect(queue.spare.count == EncodedQueue.maximumSpare && queue.spare.allSatisfy { $0.isEmpty && $0.capacity >= 5000 })
+        #expect(others.allSatisfy { $0.isEmpty })
+    }
+
     /// Attributes of every kind and of lengths around each varint boundary (127/128 bytes,
     /// 16,383/16,384) and each way of copying short strings (under 4, 4 to 7, 8 to 16, 17 to 32 bytes)
     /// read back as written, the span's own length included.
@@ -256,6 +280,15 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let repetitive = Array(String(repeating: "{\"url.full\":\"http://h.test/x\",\"id\":12}", count: 4000).utf8)
         let random = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        // In two parts (an export's prefix and its records), split anywhere: still one member.
+        for split in [0, 1, 7, 65_536, repetitive.count] {
+            let compressed = try #require(gzip.compress(Array(repetitive[..<split]), Array(repetitive[split...])) { Array($0) })
+            var out = [UInt8](repeating: 0, count: repetitive.count + 1)
+            let count = compressed.withUnsafeBufferPointer { source in
+                out.withUnsafeMutableBufferPointer { lookout_inflate(source.baseAddress, source.count, $0.baseAddress, $0.count, 15 + 16) }
+            }
+            #expect(count == repetitive.count && Array(out.prefix(max(0, count))) == repetitive)
+        }
         for input in [repetitive, random, []] {
             let compressed = try #require(gzip.compress(input))
             #expect(compressed.prefix(2) == [0x1f, 0x8b])
@@ -292,5 +325,12 @@ import Testing
         #expect(SpanBuilder.splitAddress("[::1]") == ("::1", nil))
         #expect(SpanBuilder.splitAddress("[::1]:8") == ("::1", 8))
         #expect(SpanBuilder.splitAddress("") == ("", nil))
+        // A port is 1 to 5 decimal digits, read in place; anything else is no port.
+        #expect(SpanBuilder.splitAddress("h.test:65535") == ("h.test", 65535))
+        #expect(SpanBuilder.splitAddress("h.test:0") == ("h.test", 0))
+        for bad in ["h.test:", "h.test:8x", "h.test:+80", "h.test:123456", "h.test: 80"] {
+            #expect(SpanBuilder.splitAddress(bad) == ("h.test", nil), "\(bad)")
+        }
+        #expect(SpanBuilder.splitAddress("[::1]:") == ("::1", nil))
     }
 }
