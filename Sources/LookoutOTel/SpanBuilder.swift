@@ -174,96 +174,33 @@ enum SpanBuilder {
     static func redacted(_ url: String) -> String {
         var url = url
         return url.withUTF8 { bytes -> String? in
-            guard let start = authorityOffset(bytes) else { return nil }
-            let end = authorityEnd(bytes, from: start)
-            guard let at = lastOffset(of: UInt8(ascii: "@"), in: bytes, start..<end) else { return nil }
-            return text(bytes, 0..<start) + "REDACTED:REDACTED" + text(bytes, at..<bytes.count)
+            let layout = URLAuthority.Layout(bytes)
+            guard layout.start > 0, let at = layout.at else { return nil }
+            return text(bytes, 0..<layout.start) + "REDACTED:REDACTED" + text(bytes, at..<bytes.count)
         } ?? url
-    }
-
-    /// Where the authority starts: just after the first `://`, unless a `?` or `#` comes first.
-    private static func authorityOffset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return nil }
-            if byte == UInt8(ascii: "/"), index >= 2, bytes[index - 1] == UInt8(ascii: "/"), bytes[index - 2] == UInt8(ascii: ":") {
-                return index + 1
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// Where the authority that starts at `start` ends: at the path, query or fragment.
-    private static func authorityEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        var index = start
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return index }
-            index += 1
-        }
-        return bytes.count
-    }
-
-    private static func lastOffset(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-        var index = range.upperBound
-        while index > range.lowerBound {
-            index -= 1
-            if bytes[index] == byte { return index }
-        }
-        return nil
     }
 
     private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
-    /// The host and port a URL (or a tunnel's `host:port`) names.
+    /// The host and port a URL (or a tunnel's `host:port`) names; without a port, the scheme's
+    /// (a tunnel's: 443).
     static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
         var url = url
         return url.withUTF8 { bytes in
-            var defaultPort = kind == .tunnel ? 443 : 80
-            var authority = 0..<bytes.count
-            if let start = authorityOffset(bytes) {
-                let https = "https".utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes.prefix(5)))
-                defaultPort = https ? 443 : 80
-                authority = start..<authorityEnd(bytes, from: start)
-            }
-            if let at = lastOffset(of: UInt8(ascii: "@"), in: bytes, authority) { authority = (at + 1)..<authority.upperBound }
-            let (host, port) = splitAddress(UnsafeBufferPointer(rebasing: bytes[authority]))
-            return (host, port ?? defaultPort)
+            let layout = URLAuthority.Layout(bytes)
+            let defaultPort = layout.start == 0 ? (kind == .tunnel ? 443 : 80) : layout.isHTTPS ? 443 : 80
+            return (text(bytes, layout.bareHost), layout.port ?? defaultPort)
         }
     }
 
-    /// `host:port`, `[v6]:port` or a bare host.
+    /// `host:port`, `[v6]:port` or a bare host (a peer's address as the log writes it).
     static func splitAddress(_ address: String) -> (String, Int?) {
         var address = address
-        return address.withUTF8 { splitAddress($0) }
-    }
-
-    private static func splitAddress(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int?) {
-        let all = 0..<bytes.count
-        if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
-            let host = text(bytes, 1..<close)
-            let hasPort = close + 1 < bytes.count && bytes[close + 1] == UInt8(ascii: ":")
-            return (host, hasPort ? port(bytes, (close + 2)..<bytes.count) : nil)
+        return address.withUTF8 { bytes in
+            let layout = URLAuthority.Layout(bytes)
+            return (text(bytes, layout.bareHost), layout.port)
         }
-        if let colon = lastOffset(of: UInt8(ascii: ":"), in: bytes, all), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
-            return (text(bytes, 0..<colon), port(bytes, (colon + 1)..<bytes.count))
-        }
-        return (text(bytes, all), nil)
-    }
-
-    /// A port's decimal digits read in place (no string made to parse): nil unless 1–5 digits.
-    private static func port(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-        guard !range.isEmpty, range.count <= 5 else { return nil }
-        var value = 0
-        for index in range {
-            let digit = Int(bytes[index]) - Int(UInt8(ascii: "0"))
-            guard digit >= 0 && digit <= 9 else { return nil }
-            value = value * 10 + digit
-        }
-        return value
     }
 }
