@@ -32,8 +32,8 @@ struct EncodedQueue {
     }
 
     /// Appends the records that `ends` marks off in `bytes` (each ends where the next begins);
-    /// returns how many did not fit.
-    mutating func append(_ bytes: UnsafeRawBufferPointer, ends: [Int], now: UInt64) -> Int {
+    /// returns how many did not fit. `now` is read only when a batch begins.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, ends: [Int], now: @autoclosure () -> UInt64) -> Int {
         var start = 0
         var dropped = 0
         for end in ends {
@@ -43,7 +43,7 @@ struct EncodedQueue {
                 continue
             }
             if batches.isEmpty || batches[batches.count - 1].count >= maxRecords {
-                var batch = Batch(since: now)
+                var batch = Batch(since: now())
                 if let storage = spare.popLast() {
                     batch.bytes = storage
                 } else {

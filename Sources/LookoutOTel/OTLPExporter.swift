@@ -73,15 +73,14 @@ public final class OTLPExporter: @unchecked Sendable {
     /// Records of `signal`, encoded: `ends` says where each ends in `bytes`. A full queue drops
     /// and counts what does not fit.
     func enqueue(_ signal: Signal, _ bytes: UnsafeRawBufferPointer, ends: [Int]) {
-        let now = Instant.now().nanoseconds
         condition.lock()
         let dropped: Int
         let full: Bool
         if signal == .traces {
-            dropped = spans.append(bytes, ends: ends, now: now)
+            dropped = spans.append(bytes, ends: ends, now: Instant.now().nanoseconds)
             full = spans.hasFullBatch
         } else {
-            dropped = logs.append(bytes, ends: ends, now: now)
+            dropped = logs.append(bytes, ends: ends, now: Instant.now().nanoseconds)
             full = logs.hasFullBatch
         }
         if full { condition.signal() }

@@ -53,9 +53,15 @@ enum SpanBuilder {
         var host: String
         var port: Int
 
+        /// One scan of the URL for all three.
         init(_ url: String, kind: ExchangeSummary.Kind) {
-            redacted = SpanBuilder.redacted(url)
-            (host, port) = hostAndPort(url, kind: kind)
+            var bytes = url
+            let (redacted, host, port) = bytes.withUTF8 { bytes in
+                let layout = URLAuthority.Layout(bytes)
+                let (host, port) = SpanBuilder.hostAndPort(bytes, layout, kind: kind)
+                return (SpanBuilder.redacted(bytes, layout), host, port)
+            }
+            (self.redacted, self.host, self.port) = (redacted ?? url, host, port)
         }
     }
 
@@ -173,11 +179,13 @@ enum SpanBuilder {
     /// Read as bytes in place: URLs are ASCII, and this runs for every exchange.
     static func redacted(_ url: String) -> String {
         var url = url
-        return url.withUTF8 { bytes -> String? in
-            let layout = URLAuthority.Layout(bytes)
-            guard layout.start > 0, let at = layout.at else { return nil }
-            return text(bytes, 0..<layout.start) + "REDACTED:REDACTED" + text(bytes, at..<bytes.count)
-        } ?? url
+        return url.withUTF8 { redacted($0, URLAuthority.Layout($0)) } ?? url
+    }
+
+    /// The URL without its credentials; nil when it has none.
+    private static func redacted(_ bytes: UnsafeBufferPointer<UInt8>, _ layout: URLAuthority.Layout) -> String? {
+        guard layout.start > 0, let at = layout.at else { return nil }
+        return text(bytes, 0..<layout.start) + "REDACTED:REDACTED" + text(bytes, at..<bytes.count)
     }
 
     private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
@@ -188,11 +196,13 @@ enum SpanBuilder {
     /// (a tunnel's: 443).
     static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
         var url = url
-        return url.withUTF8 { bytes in
-            let layout = URLAuthority.Layout(bytes)
-            let defaultPort = layout.start == 0 ? (kind == .tunnel ? 443 : 80) : layout.isHTTPS ? 443 : 80
-            return (text(bytes, layout.bareHost), layout.port ?? defaultPort)
-        }
+        return url.withUTF8 { hostAndPort($0, URLAuthority.Layout($0), kind: kind) }
+    }
+
+    private static func hostAndPort(_ bytes: UnsafeBufferPointer<UInt8>, _ layout: URLAuthority.Layout,
+                                    kind: ExchangeSummary.Kind) -> (String, Int) {
+        let defaultPort = layout.start == 0 ? (kind == .tunnel ? 443 : 80) : layout.isHTTPS ? 443 : 80
+        return (text(bytes, layout.bareHost), layout.port ?? defaultPort)
     }
 
     /// `host:port`, `[v6]:port` or a bare host (a peer's address as the log writes it).

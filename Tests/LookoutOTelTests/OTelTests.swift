@@ -332,5 +332,12 @@ import Testing
             #expect(SpanBuilder.splitAddress(bad) == ("h.test", nil), "\(bad)")
         }
         #expect(SpanBuilder.splitAddress("[::1]:") == ("::1", nil))
+        // All three from one scan, the same as each alone.
+        for (url, kind) in [("https://u:p@h.test/x", ExchangeSummary.Kind.http), ("http://[::1]:81/", .http), ("h.test:8443", .tunnel)] {
+            let parts = SpanBuilder.URLParts(url, kind: kind)
+            #expect(parts.redacted == SpanBuilder.redacted(url))
+            #expect((parts.host, parts.port) == SpanBuilder.hostAndPort(url, kind: kind))
+        }
+        #expect(SpanBuilder.URLParts("https://u:p@h.test/x", kind: .http).redacted == "https://REDACTED:REDACTED@h.test/x")
     }
 }
