@@ -55,6 +55,11 @@ enum OTLPProtobuf {
 
     /// A `KeyValue` as field `field` of the enclosing message.
     static func writeAttribute(_ out: inout ProtobufWriter, _ field: Int, _ key: String, _ value: OTelValue) {
+        switch value {
+        case .string(let text): if out.shortKeyValue(field, key, string: text) { return }
+        case .int(let number): if out.shortKeyValue(field, key, int: number) { return }
+        default: break
+        }
         out.message(field) { kv in
             kv.string(1, key)                                         // KeyValue.key
             kv.message(2) { writeValue(&$0, value) }                  // KeyValue.value

@@ -53,8 +53,12 @@ struct ProtobufWriter: ~Copyable {
         let length = buffer.count
         guard length > 0 else { return }
         reserve(length)
-        let to = UnsafeMutableRawPointer(base + count)
-        let from = buffer.baseAddress!
+        Self.copy(buffer.baseAddress!, length, to: UnsafeMutableRawPointer(base + count))
+        count += length
+    }
+
+    @inline(__always)
+    private static func copy(_ from: UnsafeRawPointer, _ length: Int, to: UnsafeMutableRawPointer) {
         if length >= 8 && length <= 32 {
             // Most attribute keys and values: overlapping word moves instead of a call to
             // memmove, which costs more than the copy at this size.
@@ -67,10 +71,9 @@ struct ProtobufWriter: ~Copyable {
         } else if length >= 4 && length < 8 {
             to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
             (to + length - 4).storeBytes(of: (from + length - 4).loadUnaligned(as: UInt32.self), as: UInt32.self)
-        } else {
+        } else if length > 0 {
             to.copyMemory(from: from, byteCount: length)
         }
-        count += length
     }
 
     /// Most varints written are tags and short lengths, one byte each: that case is inlined.
@@ -227,6 +230,78 @@ struct ProtobufWriter: ~Copyable {
 
     /// Empties the writer, keeping its storage for the next message.
     mutating func removeAll() { count = 0 }
+
+    /// An attribute (`KeyValue`, as field `field`) with a string value, in one pass when every
+    /// length in it fits one byte (most attributes): `KeyValue { key (1), value (2): AnyValue {
+    /// string_value (1) } }`, whose lengths are all known before a byte is written, so none is
+    /// set aside and filled in later. False, with nothing written, otherwise.
+    @inline(__always)
+    mutating func shortKeyValue(_ field: Int, _ key: String, string value: String) -> Bool {
+        var key = key
+        var value = value
+        return key.withUTF8 { key in
+            value.withUTF8 { value in
+                let anyValue = 2 + value.count
+                let keyValue = 2 + key.count + 2 + anyValue
+                guard field < 16, !key.isEmpty, keyValue < 0x80 else { return false }
+                reserve(2 + keyValue)
+                let at = base + count
+                at[0] = UInt8(field << 3 | 2)
+                at[1] = UInt8(keyValue)
+                at[2] = 0x0A                                                 // KeyValue.key
+                at[3] = UInt8(key.count)
+                Self.copy(UnsafeRawPointer(key.baseAddress!), key.count, to: at + 4)
+                let next = at + 4 + key.count
+                next[0] = 0x12                                               // KeyValue.value
+                next[1] = UInt8(anyValue)
+                next[2] = 0x0A                                               // AnyValue.string_value
+                next[3] = UInt8(value.count)
+                if let bytes = value.baseAddress { Self.copy(UnsafeRawPointer(bytes), value.count, to: next + 4) }
+                count += 2 + keyValue
+                return true
+            }
+        }
+    }
+
+    /// An attribute with an integer value, in one pass as `shortKeyValue(_:_:string:)` is:
+    /// `KeyValue { key (1), value (2): AnyValue { int_value (3) } }`.
+    @inline(__always)
+    mutating func shortKeyValue(_ field: Int, _ key: String, int value: Int64) -> Bool {
+        var key = key
+        let number = UInt64(bitPattern: value)
+        var digits = 1
+        var rest = number >> 7
+        while rest > 0 {
+            digits += 1
+            rest >>= 7
+        }
+        return key.withUTF8 { key in
+            let anyValue = 1 + digits
+            let keyValue = 2 + key.count + 2 + anyValue
+            guard field < 16, !key.isEmpty, keyValue < 0x80 else { return false }
+            reserve(2 + keyValue)
+            let at = base + count
+            at[0] = UInt8(field << 3 | 2)
+            at[1] = UInt8(keyValue)
+            at[2] = 0x0A                                                     // KeyValue.key
+            at[3] = UInt8(key.count)
+            Self.copy(UnsafeRawPointer(key.baseAddress!), key.count, to: at + 4)
+            var next = at + 4 + key.count
+            next[0] = 0x12                                                   // KeyValue.value
+            next[1] = UInt8(anyValue)
+            next[2] = 0x18                                                   // AnyValue.int_value
+            next += 3
+            var remaining = number
+            while remaining >= 0x80 {
+                next.pointee = UInt8(truncatingIfNeeded: remaining) | 0x80
+                next += 1
+                remaining >>= 7
+            }
+            next.pointee = UInt8(remaining)
+            count += 2 + keyValue
+            return true
+        }
+    }
 
     /// A varint field written even when zero (a oneof member).
     mutating func present(_ field: Int, varint value: UInt64) {

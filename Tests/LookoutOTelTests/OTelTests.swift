@@ -150,7 +150,12 @@ import Testing
         let lengths = [0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 31, 32, 33, 100, 117, 118, 127, 128, 300, 16_370, 16_383, 16_384, 70_000]
         var written: [(String, OTelValue)] = lengths.map { ("s\($0)", .string(String(repeating: "é", count: $0 / 2) + String(repeating: "x", count: $0 % 2))) }
         written += [("i", .int(-1)), ("i0", .int(0)), ("big", .int(Int64.max)), ("d", .double(-2.5)), ("t", .bool(true)),
-                    ("list", .strings(["a", "", String(repeating: "y", count: 200)])), ("", .string("no key"))]
+                    ("list", .strings(["a", "", String(repeating: "y", count: 200)])), ("", .string("no key")), ("", .int(3))]
+        // Around where a whole attribute stops fitting one length byte (keys and values both).
+        for keyLength in [1, 100, 117, 118, 119, 121, 122, 123, 127, 128, 200] {
+            let key = String(repeating: "k", count: keyLength)
+            written += [(key, .string("v")), (key, .int(300)), (key, .int(-1)), (key, .string(String(repeating: "w", count: 122 - min(keyLength, 122))))]
+        }
         var sink = ProtobufSpanSink()
         sink.begin(SpanHead(traceIDHigh: 1, traceIDLow: 2, spanID: 3, name: "GET", kind: .server, start: 10, end: 20))
         for (key, value) in written { sink.attribute(key, value) }
