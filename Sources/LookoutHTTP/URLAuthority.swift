@@ -25,42 +25,69 @@ public enum URLAuthority {
 
         private var isBracketed = false
 
+        /// One pass over the bytes: the scheme, then the authority up to its end.
         public init(_ bytes: UnsafeBufferPointer<UInt8>) {
             end = bytes.count
-            // After "://" when the URL has a scheme: the scheme ends at the first ':' (RFC 3986 §3).
-            if let colon = Self.first(UInt8(ascii: ":"), in: bytes, 0..<bytes.count), colon + 2 < bytes.count,
-               bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
-                start = colon + 3
-                isHTTPS = colon == 5 && Self.lowercased(bytes, 0..<5, equals: "https")
-            }
-            // The authority ends at the path, query or fragment (RFC 3986 §3.2).
+            start = Self.schemeEnd(bytes)
+            isHTTPS = start == 8 && Self.lowercased(bytes, 0..<5, equals: "https")
+            var hostStart = start
+            var firstColon: Int?
+            var lastColon: Int?
+            var close: Int?
             var index = start
-            while index < end {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
+            while index < bytes.count {
+                switch bytes[index] {
+                // The authority ends at the path, query or fragment (RFC 3986 §3.2).
+                case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"):
                     end = index
+                    index = bytes.count
+                    continue
+                case UInt8(ascii: "@"):
+                    // The last '@' ends the user info; what came before it is not the host's.
+                    at = index
+                    hostStart = index + 1
+                    (firstColon, lastColon, close) = (nil, nil, nil)
+                case UInt8(ascii: ":"):
+                    if firstColon == nil { firstColon = index }
+                    lastColon = index
+                case UInt8(ascii: "]"):
+                    if close == nil { close = index }
+                default:
                     break
                 }
                 index += 1
             }
-            at = Self.last(UInt8(ascii: "@"), in: bytes, start..<end)
-            let hostStart = at.map { $0 + 1 } ?? start
             host = hostStart..<end
             var portStart: Int?
-            if hostStart < end, bytes[hostStart] == UInt8(ascii: "["),
-               let close = Self.first(UInt8(ascii: "]"), in: bytes, hostStart..<end) {
+            if hostStart < end, bytes[hostStart] == UInt8(ascii: "["), let close {
                 // An IP literal (RFC 3986 §3.2.2): its colons are not the port's.
                 isBracketed = true
                 host = hostStart..<(close + 1)
                 if close + 1 < end, bytes[close + 1] == UInt8(ascii: ":") { portStart = close + 2 }
-            } else if let colon = Self.first(UInt8(ascii: ":"), in: bytes, hostStart..<end),
-                      Self.last(UInt8(ascii: ":"), in: bytes, hostStart..<end) == colon {
+            } else if let colon = firstColon, lastColon == colon {
                 // One colon: host and port. More than one, unbracketed, is an IPv6 address as a
                 // peer's address is written: all host.
                 host = hostStart..<colon
                 portStart = colon + 1
             }
             if let portStart { port = Self.port(bytes, portStart..<end) }
+        }
+
+        /// Where the authority starts: after `scheme://` (RFC 3986 §3.1: a letter, then letters,
+        /// digits, '+', '-' or '.'), else 0.
+        private static func schemeEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+                let other = (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                guard letter || (index > 0 && other) else { break }
+                index += 1
+            }
+            guard index > 0, index + 2 < bytes.count, bytes[index] == UInt8(ascii: ":"),
+                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return 0 }
+            return index + 3
         }
 
         /// `bytes` read as an authority; the string's UTF-8 is read in place.
@@ -79,24 +106,6 @@ public enum URLAuthority {
                 value = value * 10 + digit
             }
             return value
-        }
-
-        private static func first(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-            var index = range.lowerBound
-            while index < range.upperBound {
-                if bytes[index] == byte { return index }
-                index += 1
-            }
-            return nil
-        }
-
-        private static func last(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-            var index = range.upperBound
-            while index > range.lowerBound {
-                index -= 1
-                if bytes[index] == byte { return index }
-            }
-            return nil
         }
 
         /// Schemes are case-insensitive (RFC 3986 §3.1).

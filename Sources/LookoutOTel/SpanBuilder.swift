@@ -70,8 +70,7 @@ enum SpanBuilder {
         a.attribute("url.full", .string(target.redacted))
         a.attribute("server.address", .string(target.host))
         a.attribute("server.port", .int(Int64(target.port)))
-        a.attribute("network.protocol.version",
-                    .string(s.httpVersion.hasPrefix("HTTP/") ? String(s.httpVersion.utf8.dropFirst(5))! : s.httpVersion))
+        a.attribute("network.protocol.version", .string(protocolVersion(s.httpVersion)))
         a.attribute("lookout.kind", .string(s.kind.rawValue))
         a.attribute("lookout.id", .int(Int64(s.requestID)))
         a.attribute("lookout.attempts", .int(Int64(s.attempts)))
@@ -174,6 +173,16 @@ enum SpanBuilder {
     }
 
     // MARK: - Helpers
+
+    /// `network.protocol.version` from the log's `HTTP/1.1`: `1.1`.
+    static func protocolVersion(_ version: String) -> String {
+        switch version {
+        case "HTTP/1.1": "1.1"
+        case "HTTP/2": "2"
+        case "HTTP/1.0": "1.0"
+        default: version.hasPrefix("HTTP/") ? String(version.dropFirst(5)) : version
+        }
+    }
 
     /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
     /// Read as bytes in place: URLs are ASCII, and this runs for every exchange.

@@ -27,5 +27,11 @@ import Testing
             #expect(URLAuthority.Layout(bad).port == nil, "\(bad)")
         }
         #expect(URLAuthority.Layout("http://h:65535/").port == 65535 && !URLAuthority.Layout("httpsx://h/").isHTTPS)
+        // A scheme is a letter, then letters, digits, '+', '-' or '.' (RFC 3986 §3.1); the colons
+        // of user info are not the port's.
+        #expect(URLAuthority.Layout("svn+ssh://u:pw@h.test/").start == 10)
+        #expect(URLAuthority.Layout("1http://h.test/").start == 0)
+        #expect(URLAuthority.Layout("http://u:p@h.test/").port == nil && URLAuthority.Layout("http://u:p@h.test:8/").port == 8)
+        #expect(URLAuthority.Layout("http://u]@[::1]:9/").bareHost == 11..<14 && URLAuthority.Layout("http://u]@[::1]:9/").port == 9)
     }
 }

@@ -344,5 +344,6 @@ import Testing
             #expect((parts.host, parts.port) == SpanBuilder.hostAndPort(url, kind: kind))
         }
         #expect(SpanBuilder.URLParts("https://u:p@h.test/x", kind: .http).redacted == "https://REDACTED:REDACTED@h.test/x")
+        #expect(["HTTP/1.1", "HTTP/2", "HTTP/1.0", "HTTP/3", "h2c"].map(SpanBuilder.protocolVersion) == ["1.1", "2", "1.0", "3", "h2c"])
     }
 }
