@@ -241,23 +241,10 @@ struct ProtobufWriter: ~Copyable {
         var value = value
         return key.withUTF8 { key in
             value.withUTF8 { value in
-                let anyValue = 2 + value.count
-                let keyValue = 2 + key.count + 2 + anyValue
-                guard field < 16, !key.isEmpty, keyValue < 0x80 else { return false }
-                reserve(2 + keyValue)
-                let at = base + count
-                at[0] = UInt8(field << 3 | 2)
-                at[1] = UInt8(keyValue)
-                at[2] = 0x0A                                                 // KeyValue.key
-                at[3] = UInt8(key.count)
-                Self.copy(UnsafeRawPointer(key.baseAddress!), key.count, to: at + 4)
-                let next = at + 4 + key.count
-                next[0] = 0x12                                               // KeyValue.value
-                next[1] = UInt8(anyValue)
-                next[2] = 0x0A                                               // AnyValue.string_value
-                next[3] = UInt8(value.count)
-                if let bytes = value.baseAddress { Self.copy(UnsafeRawPointer(bytes), value.count, to: next + 4) }
-                count += 2 + keyValue
+                guard let content = shortKeyValueHead(field, key, anyValue: 2 + value.count) else { return false }
+                content[0] = 0x0A                                            // AnyValue.string_value
+                content[1] = UInt8(value.count)
+                if let bytes = value.baseAddress { Self.copy(UnsafeRawPointer(bytes), value.count, to: content + 2) }
                 return true
             }
         }
@@ -276,21 +263,9 @@ struct ProtobufWriter: ~Copyable {
             rest >>= 7
         }
         return key.withUTF8 { key in
-            let anyValue = 1 + digits
-            let keyValue = 2 + key.count + 2 + anyValue
-            guard field < 16, !key.isEmpty, keyValue < 0x80 else { return false }
-            reserve(2 + keyValue)
-            let at = base + count
-            at[0] = UInt8(field << 3 | 2)
-            at[1] = UInt8(keyValue)
-            at[2] = 0x0A                                                     // KeyValue.key
-            at[3] = UInt8(key.count)
-            Self.copy(UnsafeRawPointer(key.baseAddress!), key.count, to: at + 4)
-            var next = at + 4 + key.count
-            next[0] = 0x12                                                   // KeyValue.value
-            next[1] = UInt8(anyValue)
-            next[2] = 0x18                                                   // AnyValue.int_value
-            next += 3
+            guard var next = shortKeyValueHead(field, key, anyValue: 1 + digits) else { return false }
+            next[0] = 0x18                                                   // AnyValue.int_value
+            next += 1
             var remaining = number
             while remaining >= 0x80 {
                 next.pointee = UInt8(truncatingIfNeeded: remaining) | 0x80
@@ -298,9 +273,29 @@ struct ProtobufWriter: ~Copyable {
                 remaining >>= 7
             }
             next.pointee = UInt8(remaining)
-            count += 2 + keyValue
             return true
         }
+    }
+
+    /// A short attribute's tag, length and key, and its value's tag and length: where the
+    /// `anyValue` bytes of the AnyValue go (already counted), or nil when a length would not fit
+    /// one byte.
+    @inline(__always)
+    private mutating func shortKeyValueHead(_ field: Int, _ key: UnsafeBufferPointer<UInt8>, anyValue: Int) -> UnsafeMutablePointer<UInt8>? {
+        let keyValue = 2 + key.count + 2 + anyValue
+        guard field < 16, !key.isEmpty, keyValue < 0x80 else { return nil }
+        reserve(2 + keyValue)
+        let at = base + count
+        at[0] = UInt8(field << 3 | 2)
+        at[1] = UInt8(keyValue)
+        at[2] = 0x0A                                                         // KeyValue.key
+        at[3] = UInt8(key.count)
+        Self.copy(UnsafeRawPointer(key.baseAddress!), key.count, to: at + 4)
+        let value = at + 4 + key.count
+        value[0] = 0x12                                                      // KeyValue.value
+        value[1] = UInt8(anyValue)
+        count += 2 + keyValue
+        return value + 2
     }
 
     /// A varint field written even when zero (a oneof member).
