@@ -156,9 +156,8 @@ public final class OTLPExporter: @unchecked Sendable {
         return due > now ? Double(due - now) / 1e9 : 0.001
     }
 
-    /// Sends one batch until it is taken, refused for good, or a flush's deadline passes. The
-    /// request is the prefix (resource and scope) and the records as they lie, compressed from
-    /// there or sent in parts: the batch is never copied into a request first.
+    /// One batch as a request: the prefix (resource and scope) and the records as they lie,
+    /// compressed from there or sent in parts; the batch is never copied into a request first.
     private func export(_ signal: Signal, count: Int, records: [UInt8]) {
         let json = settings.wireProtocol == .json
         let prefix = json ? (signal == .traces ? jsonPrefix.traces : jsonPrefix.logs)
@@ -172,6 +171,7 @@ public final class OTLPExporter: @unchecked Sendable {
         }
     }
 
+    /// Posts `body` until it is taken, refused for good, or a flush's deadline passes.
     private func deliver(_ signal: Signal, count: Int, gzip: Bool, _ body: [UnsafeRawBufferPointer]) {
         let contentType = settings.wireProtocol == .json ? "application/json" : "application/x-protobuf"
         var backoff = 1.0
