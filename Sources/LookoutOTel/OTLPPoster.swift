@@ -38,7 +38,6 @@ final class OTLPPoster: @unchecked Sendable {
     }
 
     let endpoint: OTLPEndpoint
-    let headers: [(String, String)]
     let timeoutMilliseconds: Int
     /// For an https endpoint: the TLS engine, and how the Collector's certificate is judged (the
     /// roots of `trust.system_roots` and `trust.ca_files`, its name checked).
@@ -55,7 +54,6 @@ final class OTLPPoster: @unchecked Sendable {
     init(endpoint: OTLPEndpoint, headers: [(String, String)], timeoutMilliseconds: Int,
          tls: (engine: TLSEngine, evaluator: DefaultTrustEvaluator)?) {
         self.endpoint = endpoint
-        self.headers = headers
         self.timeoutMilliseconds = timeoutMilliseconds
         self.tls = tls
         hostField = endpoint.host.utf8.contains(UInt8(ascii: ":")) ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"

@@ -1,4 +1,3 @@
-import Foundation
 import LookoutHTTP
 import LookoutModel
 
@@ -34,17 +33,29 @@ enum SpanBuilder {
                 ("lookout.cache.status", .string(cache.status)), ("lookout.cache.stored", .bool(cache.stored)),
             ])
         }
-        let attempts = s.transactions.isEmpty ? (s.upstream.map { [$0] } ?? []) : s.transactions
-        for index in attempts.indices.dropFirst() {
-            decision(after: attempts[index - 1], next: attempts[index], number: index + 1, into: &sink)
+        // `transactions` lists the attempts when there were several; one attempt is `upstream`
+        // alone. Read in place: no array and no copy of the metrics per exchange.
+        for index in s.transactions.indices.dropFirst() {
+            decision(after: s.transactions[index - 1], next: s.transactions[index], number: index + 1, into: &sink)
         }
         sink.end()
-        for (index, attempt) in attempts.enumerated() {
-            let url = attempt.url ?? ""
-            // An attempt to the exchange's own URL (most of them) reuses what was read from it.
-            let parts = s.kind != .tunnel && url == s.url ? target : URLParts(url, kind: .http)
-            client(attempt, parts, number: index + 1, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
+        if s.transactions.isEmpty {
+            if s.upstream != nil { clientSpan(s, s.upstream!, number: 1, trace: trace, target: target, into: &sink) }
+        } else {
+            for index in s.transactions.indices {
+                clientSpan(s, s.transactions[index], number: index + 1, trace: trace, target: target, into: &sink)
+            }
         }
+    }
+
+    /// The CLIENT span of attempt `number`; an attempt to the exchange's own URL (most of them)
+    /// reuses what was read from it.
+    private static func clientSpan<Sink: SpanSink & ~Copyable>(_ s: borrowing ExchangeSummary, _ attempt: TransactionMetrics,
+                                                              number: Int, trace: TraceContext, target: URLParts,
+                                                              into sink: inout Sink) {
+        let url = attempt.url ?? ""
+        let parts = s.kind != .tunnel && url == s.url ? target : URLParts(url, kind: .http)
+        client(attempt, parts, number: number, method: s.method, trace: trace, exchangeEnd: s.end, into: &sink)
     }
 
     /// What the spans say of a URL: `url.full` redacted, `server.address` and `server.port`.
@@ -94,9 +105,9 @@ enum SpanBuilder {
         }
         if let sent = s.tunnelBytesClientToUpstream { a.attribute("lookout.bytes.client_to_upstream", .int(Int64(sent))) }
         if let received = s.tunnelBytesUpstreamToClient { a.attribute("lookout.bytes.upstream_to_client", .int(Int64(received))) }
-        if let upstream = s.upstream {
-            a.attribute("lookout.bytes.request_body", .int(Int64(upstream.requestBodyBytes)))
-            a.attribute("lookout.bytes.response_body", .int(Int64(upstream.responseBodyBytes)))
+        if let requestBody = s.upstream?.requestBodyBytes, let responseBody = s.upstream?.responseBodyBytes {
+            a.attribute("lookout.bytes.request_body", .int(Int64(requestBody)))
+            a.attribute("lookout.bytes.response_body", .int(Int64(responseBody)))
         }
         if let messages = s.messages {
             a.attribute("lookout.messages.protocol", .string(messages.protocolName))

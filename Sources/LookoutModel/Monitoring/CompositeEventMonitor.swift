@@ -6,11 +6,12 @@ import LookoutSync
 ///
 /// Monitors that run on the same queue share a mailbox, and each event is handed to each of them
 /// in turn: the log, the live view and OpenTelemetry all read an exchange's summary while it is
-/// still in cache, and a post takes one lock for all of them. Each mailbox is bounded. Posting appends under a short lock and, only when the
-/// mailbox was empty, schedules one drain on the monitor's queue a few milliseconds later — so
-/// events cost one thread wake-up per batch, not one per event (a wake-up per request measurably
-/// slowed the proxy). A monitor that falls behind loses the newest events once its mailbox is
-/// full; the losses are counted (`droppedEventCount`) instead of slowing traffic.
+/// still in cache, and a post takes one lock for all of them. Each mailbox is bounded. Posting
+/// appends under a short lock and, only when the mailbox was empty, schedules one drain on the
+/// monitors' queue a few milliseconds later — so events cost one thread wake-up per batch, not
+/// one per event (a wake-up per request measurably slowed the proxy). A monitor that falls behind
+/// loses the newest events once its mailbox is full; the losses are counted
+/// (`droppedEventCount`) instead of slowing traffic.
 public final class CompositeEventMonitor: Sendable {
     private final class Mailbox: Sendable {
         /// What the posting threads and the monitors' queue share, under `state`'s lock.
