@@ -1,5 +1,6 @@
 import CLookoutNGHTTP2
 import HTTPTypes
+import LookoutHTTP
 
 /// Limits and windows of the client side of an HTTP/2 connection (Lookout toward an origin).
 public struct HTTP2ClientSettings: Sendable {
@@ -69,9 +70,9 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
     private var session: OpaquePointer { core.session }
     private var incoming = HTTP2IncomingSection()
     /// Streams whose final (non-1xx) response head arrived: a later HEADERS is the trailer section.
-    private var answered: Set<Int32> = []
+    private var answered = IDTable<Int32, Void>()
     /// Why streams ended early, until their close is reported.
-    private var problems: [Int32: HTTP2StreamProblem] = [:]
+    private var problems = IDTable<Int32, HTTP2StreamProblem>()
 
     public init(settings: HTTP2ClientSettings) throws {
         self.settings = settings
@@ -250,7 +251,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
             return HTTP2ClientSession.with(userData) { this in
                 this.incoming.forget(stream)
                 this.core.forgetBody(of: stream)
-                this.answered.remove(stream)
+                this.answered.removeValue(forKey: stream)
                 let problem = this.problems.removeValue(forKey: stream)
                 this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), problem: problem)
                 return 0
@@ -270,7 +271,7 @@ public final class HTTP2ClientSession {  // confined to the owning connection's 
                 return
             }
             let status = fields.headers.first { $0.name == ":status" }?.value ?? ""
-            if !status.hasPrefix("1") { answered.insert(stream) }
+            if !status.hasPrefix("1") { answered[stream] = () }
             delegate?.http2Session(self, didReceiveResponse: fields.headers, stream: stream, endStream: endStream,
                                    fieldBytes: fields.bytes)
             if endStream { delegate?.http2Session(self, didFinishResponse: stream, trailers: nil) }

@@ -1,5 +1,6 @@
 import CLookoutNGHTTP2
 import HTTPTypes
+import LookoutHTTP
 
 /// Limits and windows of the server side of an HTTP/2 connection.
 public struct HTTP2ServerSettings: Sendable {
@@ -75,7 +76,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
 
     private var incoming = HTTP2IncomingSection()
     /// Streams the peer reset (RST_STREAM received), until their close is reported.
-    private var resetByPeer: Set<Int32> = []
+    private var resetByPeer = IDTable<Int32, Void>()
     private var resets: FrameRateLimit
     private var controlFrames: FrameRateLimit
     /// Set once the connection is being cut off for abuse.
@@ -94,7 +95,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
     private var connectionWindowOpened = false
     /// With `acceptsAbsolutePaths`: per stream with a `content-length`, the length and the DATA
     /// bytes so far, which must agree at END_STREAM (RFC 9113 §8.1.1).
-    private var declaredLengths: [Int32: (declared: UInt64, received: UInt64)] = [:]
+    private var declaredLengths = IDTable<Int32, (declared: UInt64, received: UInt64)>()
 
     public init(settings: HTTP2ServerSettings) throws {
         self.settings = settings
@@ -377,7 +378,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
                 this.incoming.forget(stream)
                 this.core.forgetBody(of: stream)
                 this.declaredLengths[stream] = nil
-                let byPeer = this.resetByPeer.remove(stream) != nil
+                let byPeer = this.resetByPeer.removeValue(forKey: stream) != nil
                 this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
                 return 0
             }
@@ -423,7 +424,7 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
             }
             if endStream { finishRequest(stream, trailers: nil) }
         case NGHTTP2_RST_STREAM.rawValue:
-            resetByPeer.insert(stream)
+            resetByPeer[stream] = ()
             if !resets.take() { cutOff("rapid reset: streams opened and reset faster than \(settings.resetsPerSecond) a second") }
         case NGHTTP2_PING.rawValue, NGHTTP2_SETTINGS.rawValue, NGHTTP2_PRIORITY.rawValue:
             let isAck = frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0

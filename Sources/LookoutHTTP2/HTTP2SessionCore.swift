@@ -1,5 +1,6 @@
 import CLookoutNGHTTP2
 import HTTPTypes
+import LookoutHTTP
 
 /// What both sides of an HTTP/2 connection do alike over one nghttp2 session: create it with
 /// Lookout's options, hand its frames to the owner's writes, queue the streams' bodies until
@@ -9,7 +10,7 @@ import HTTPTypes
 final class HTTP2SessionCore {  // confined to the owning connection's loop queue
     let session: OpaquePointer
     private let streamBufferBytes: Int
-    private var bodies: [Int32: HTTP2OutboundBody] = [:]
+    private var bodies = IDTable<Int32, HTTP2OutboundBody>()
     /// Streams whose producer may continue, told after the output loop.
     private var drained: [Int32] = []
 

@@ -34,7 +34,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     }
 
     /// Streams whose task still waits for their response.
-    private var streams: [Int32: OpenStream] = [:]
+    private var streams = IDTable<Int32, OpenStream>()
     /// Streams opened so far: a stream after the first is on a reused connection.
     package private(set) var streamsOpened = 0
     private var flushScheduled = false

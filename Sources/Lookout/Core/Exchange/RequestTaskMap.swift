@@ -1,3 +1,4 @@
+import LookoutHTTP
 import LookoutModel
 import LookoutUpstream
 /// Something the request-task map can key by id.
@@ -11,9 +12,9 @@ protocol TaskMapIdentifiable: AnyObject {
 /// upstream callback can arrive for an exchange the map has forgotten. Inconsistent use traps:
 /// limping on with a wrong map would send one client's bytes to another.
 final class RequestTaskMap<Request: TaskMapIdentifiable, Task: TaskMapIdentifiable> {  // confined to one event loop's queue
-    private var tasksByRequest: [UInt64: Task] = [:]
-    private var requestsByTask: [UInt64: Request] = [:]
-    private var progress: [UInt64: (completed: Bool, metricsGathered: Bool)] = [:]
+    private var tasksByRequest = IDTable<UInt64, Task>()
+    private var requestsByTask = IDTable<UInt64, Request>()
+    private var progress = IDTable<UInt64, (completed: Bool, metricsGathered: Bool)>()
 
     var count: Int { requestsByTask.count }
     var isEmpty: Bool { requestsByTask.isEmpty }

@@ -35,7 +35,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private let records: ExchangeRecords
     private let routing: HTTP2StreamRouting
     private unowned let delegate: HTTP2ClientSideDelegate
-    private var streams: [Int32: HTTP2ClientStream] = [:]
+    private var streams = IDTable<Int32, HTTP2ClientStream>()
     private var flushScheduled = false
     private var outputBlocked = false
     private var ended = false
@@ -43,7 +43,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private let timer: LoopTimer
     private var lastActivity = Instant.now()
     /// Per stream with a response waiting on the client's window: when the window last moved.
-    private var stalledSince: [Int32: (sent: UInt64, since: Instant)] = [:]
+    private var stalledSince = IDTable<Int32, (sent: UInt64, since: Instant)>()
     /// The last `:authority` found to name the intercepted origin (`namesOrigin`).
     private var lastMatchedAuthority: String?
     /// Intercepted: "https://host[:port]", which every stream's URL starts with.
