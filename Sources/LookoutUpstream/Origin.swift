@@ -17,6 +17,11 @@ package final class Origin: Hashable, Sendable {
     package let parent: ParentProxy?
     /// `host` prepared for the per-host rule sets, once.
     package let ruleKey: HostRuleKey
+    /// "host:port", IPv6 in brackets. Made once: every request names it several times (its
+    /// attempt's record, the TLS session cache, HTTP/2's `:authority`).
+    package let authority: String
+    /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
+    package let hostFieldValue: String
 
     package init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil) {
         self.host = host
@@ -24,6 +29,11 @@ package final class Origin: Hashable, Sendable {
         self.isSecure = isSecure
         self.parent = parent
         self.ruleKey = ruleKey ?? HostRuleKey(host)
+        // An IPv6 literal needs brackets. Bytes, not `String.contains(":")`, which walks
+        // grapheme clusters.
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        authority = "\(name):\(port)"
+        hostFieldValue = port == (isSecure ? 443 : 80) ? name : authority
     }
 
     // The pool key: `ruleKey` follows from `host`.
@@ -45,21 +55,6 @@ package final class Origin: Hashable, Sendable {
     }
 
     package var scheme: String { isSecure ? "https" : "http" }
-
-    /// An IPv6 literal (needs brackets). Looks at bytes: `String.contains(":")` walks grapheme
-    /// clusters, which showed in the per-request profile.
-    private var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
-
-    /// "host:port", IPv6 in brackets.
-    package var authority: String {
-        isIPv6Literal ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
-
-    /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
-    package var hostFieldValue: String {
-        let name = isIPv6Literal ? "[\(host)]" : host
-        return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
-    }
 
     /// "https://host[:port]" followed by `path`, as a client would have written the URL.
     package func url(path: String) -> String { "\(scheme)://\(hostFieldValue)\(path)" }
