@@ -81,6 +81,31 @@ private struct ProbedEvent: EventKind {
         bounded.flush()
     }
 
+    /// A mailbox holds at most eight monitors (their interests share one 64-bit word): the
+    /// ninth and tenth on the same queue get a mailbox of their own, and every one of the ten
+    /// still sees every event once, in order; an interest change reaches the one it names.
+    @Test func moreThanEightMonitorsOnOneQueueEachSeeEveryEvent() {
+        let shared = DispatchQueue(label: "shared-ten")
+        let seen = (0..<10).map { _ in Recorder() }
+        let monitors = (0..<10).map { index in
+            ClosureEventMonitor(queue: shared) { event in
+                dispatchPrecondition(condition: .onQueue(shared))
+                seen[index].names.withLock { $0.append(event.context.connectionID.description) }
+            }
+        }
+        let switching = SwitchingMonitor(queue: shared)
+        let composite = CompositeEventMonitor(monitors: monitors + [switching])
+        for n in 0..<100 { composite.post(event(UInt64(n))) }
+        switching.verbose.store(true, ordering: .relaxed)
+        composite.updateInterest(of: switching)
+        composite.post(event(100))
+        composite.flush()
+        let expected = (0...100).map(String.init)
+        for recorder in seen { #expect(recorder.names.withLock { $0 } == expected) }
+        #expect(switching.seen.names.withLock { $0 } == ["task.didCreateTask"])
+        #expect(composite.droppedEventCount == 0)
+    }
+
     /// A monitor sharing its queue changes its interest without changing its neighbours'.
     @Test func aMonitorOnASharedQueueCanChangeItsInterest() {
         let monitor = SwitchingMonitor()
@@ -124,13 +149,14 @@ private struct ProbedEvent: EventKind {
 
     /// A monitor whose interest changes at run time (the live stream while a verbose client watches).
     private final class SwitchingMonitor: EventMonitor, @unchecked Sendable {  // `composite` set once at join
-        let queue = DispatchQueue(label: "switching")
+        let queue: DispatchQueue
         let verbose = Atomic(false)
         let seen = Recorder()
         var composite: CompositeEventMonitor?
         var interest: EventInterest { verbose.load(ordering: .relaxed) ? .all : .summaries }
         func receive(_ event: LookoutEvent) { seen.names.withLock { $0.append(event.name) } }
         func didJoin(_ composite: CompositeEventMonitor) { self.composite = composite }
+        init(queue: DispatchQueue = DispatchQueue(label: "switching")) { self.queue = queue }
     }
 
     @Test func aMonitorCanChangeItsInterest() {
