@@ -28,7 +28,7 @@ extension ClientConnection {
             return
         }
         // The destination prepared once for every per-host rule set it meets on the way.
-        let destination = destinationHost(head).map(HostRuleKey.init)
+        let destination = destinationKey(head)
         if let destination,
            let refusal = environment.accessRefusal(method: head.method.rawValue, host: destination) {
             reject(head, requestID: requestID, error: refusal)
@@ -43,9 +43,7 @@ extension ClientConnection {
                 reject(head, requestID: requestID, error: .requestRejected(reason: .unsupportedScheme(scheme)))
                 return
             }
-            let isSecure = scheme == "https"
-            let origin = Origin(host: host, port: port ?? (isSecure ? 443 : 80), isSecure: isSecure,
-                                parent: parent, ruleKey: destination)
+            let origin = self.origin(host: host, port: port, isSecure: scheme == "https", parent: parent, ruleKey: destination)
             if let settings = h2cSettings(head),
                beginH2C(head, settings: settings, requestID: requestID, origin: origin, path: path, url: head.rawTarget) {
                 return
@@ -64,13 +62,28 @@ extension ClientConnection {
         }
     }
 
-    /// The host a proxied request goes to (nil for the proxy's own pages).
-    private func destinationHost(_ head: RequestHead) -> String? {
+    /// The host a proxied request goes to, prepared for the per-host rules (nil for the proxy's
+    /// own pages); the origin already at hand has it prepared.
+    private func destinationKey(_ head: RequestHead) -> HostRuleKey? {
         switch head.target {
-        case .authority(let host, _), .absolute(_, let host, _, _): return host
-        case .origin: return interceptedOrigin?.host
+        case .authority(let host, _), .absolute(_, let host, _, _):
+            if let lastOrigin, lastOrigin.host == host { return lastOrigin.ruleKey }
+            return HostRuleKey(host)
+        case .origin: return interceptedOrigin?.ruleKey
         case .asterisk: return nil
         }
+    }
+
+    /// The origin of a plain proxied request: the last one again when it is the same.
+    private func origin(host: String, port: Int?, isSecure: Bool, parent: ParentProxy?, ruleKey: HostRuleKey?) -> Origin {
+        let port = port ?? (isSecure ? 443 : 80)
+        if let lastOrigin, lastOrigin.host == host, lastOrigin.port == port, lastOrigin.isSecure == isSecure,
+           lastOrigin.parent == parent {
+            return lastOrigin
+        }
+        let origin = Origin(host: host, port: port, isSecure: isSecure, parent: parent, ruleKey: ruleKey)
+        lastOrigin = origin
+        return origin
     }
 
     func startExchange(_ head: consuming RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {

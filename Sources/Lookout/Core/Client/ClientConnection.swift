@@ -37,6 +37,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var closeReason = "closed"
     /// After an intercepted CONNECT: the https origin the requests inside go to.
     var interceptedOrigin: Origin?
+    /// The origin of the last plain proxied request: a kept-alive client usually asks the same
+    /// origin again, and then gets the same `Origin` (its rule key, authority and Host value made
+    /// once per connection, not once per request).
+    var lastOrigin: Origin?
     /// True while an intercepted client's TLS handshake runs.
     var isAwaitingClientHandshake = false
     /// What the one timer is waiting for: a request head to complete, or the next request.
