@@ -5,7 +5,8 @@
 /// full; a removal shifts the entries after it back, so no tombstones pile up.
 ///
 /// A value type like `Dictionary`: iterating a copy while the original changes is safe. Order is
-/// unspecified. The id `Key.max` of an unsigned 64-bit key cannot be stored (ids never reach it).
+/// unspecified. Every key of a type narrower than 64 bits can be stored; of a 64-bit type, all but
+/// the one whose bits are all ones (`UInt64.max`, `Int64(-1)`), which no id reaches.
 @frozen
 public struct IDTable<Key: FixedWidthInteger, Value> {
     /// The key plus one, as a `UInt64`, in each used slot; 0 marks a free one.
@@ -22,7 +23,8 @@ public struct IDTable<Key: FixedWidthInteger, Value> {
 
     @inlinable @inline(__always)
     static func tag(_ key: Key) -> UInt64 {
-        let tag = UInt64(truncatingIfNeeded: key) &+ 1
+        // The key's own bit pattern (a negative Int32 is not sign-extended), plus one.
+        let tag = UInt64(truncatingIfNeeded: Key.Magnitude(truncatingIfNeeded: key)) &+ 1
         precondition(tag != 0, "an IDTable key of all ones")
         return tag
     }

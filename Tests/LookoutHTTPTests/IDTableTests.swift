@@ -50,4 +50,15 @@ import Testing
         table[0] = 7  // key 0 is a key like any other
         #expect(table[0] == 7 && table.count == 1)
     }
+
+    /// A narrower signed key keeps its own bit pattern: -1 and the extremes are keys like others.
+    @Test func negativeAndExtremeKeys() {
+        var table = IDTable<Int32, Int>()
+        for key in [Int32(-1), .min, .max, 0, 1] { table[key] = Int(key) }
+        #expect(table.count == 5)
+        for key in [Int32(-1), .min, .max, 0, 1] { #expect(table[key] == Int(key)) }
+        #expect(Dictionary(uniqueKeysWithValues: table.map { ($0.key, $0.value) })
+                == [-1: -1, .min: Int(Int32.min), .max: Int(Int32.max), 0: 0, 1: 1])
+        #expect(table.removeValue(forKey: -1) == -1 && table[-1] == nil && table[.max] == Int(Int32.max))
+    }
 }
