@@ -21,6 +21,9 @@ public protocol ByteStream: AnyObject {
     func resumeReading()
     func pauseReading()
     @discardableResult func write(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Queues the bytes `serialize` appends to the stream's own queue: a message head written in
+    /// place, without an array of its own first. Returns what `write` would.
+    @discardableResult func write(serializedBy serialize: (inout [UInt8]) -> Void) -> Bool
     /// Ends the sending side once everything queued is out; reading continues.
     func shutdownWrite()
     /// Closes now, dropping anything queued; `abortive` resets the connection.
@@ -37,6 +40,13 @@ extension ByteStream {
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { write($0) }
+    }
+
+    @discardableResult
+    public func write(serializedBy serialize: (inout [UInt8]) -> Void) -> Bool {
+        var bytes: [UInt8] = []
+        serialize(&bytes)
+        return write(bytes)
     }
 
     public func close() { close(abortive: false) }

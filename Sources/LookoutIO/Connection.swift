@@ -204,6 +204,22 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         return admitMore()
     }
 
+    /// Serialized straight into the queue (a head is never a large slice worth writing directly).
+    @discardableResult
+    public func write(serializedBy serialize: (inout [UInt8]) -> Void) -> Bool {
+        loop.assertOnLoop()
+        guard !isClosed else { return false }
+        prepareToAppend()
+        let before = pending.count
+        serialize(&pending)
+        if pending.count == before {
+            if pendingByteCount == 0 { loop.returnWriteBuffer(&pending) }  // idle connections stay small
+            return pendingByteCount < highWaterMark
+        }
+        scheduleFlush()
+        return admitMore()
+    }
+
     /// Closes the sending side (FIN) once everything queued is written; reading continues.
     public func shutdownWrite() {
         loop.assertOnLoop()
@@ -224,12 +240,17 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
+        prepareToAppend()
+        pending.append(contentsOf: bytes)
+    }
+
+    /// The queue emptied of what was sent, or a spare buffer of the loop's when it has none.
+    private func prepareToAppend() {
         if pendingOffset > 0 && pendingOffset == pending.count {
             pending.removeAll(keepingCapacity: true)
             pendingOffset = 0
         }
         if pending.capacity == 0 { pending = loop.takeWriteBuffer() }
-        pending.append(contentsOf: bytes)
     }
 
     private func scheduleFlush() {

@@ -235,6 +235,32 @@ public final class TLSStream: ByteStream, ConnectionDelegate, @unchecked Sendabl
         return flushCiphertext()
     }
 
+    /// Serialized straight into the gathered plaintext while the batch gathers (as `write` would
+    /// gather a head); otherwise written as `write` writes.
+    @discardableResult
+    public func write(serializedBy serialize: (inout [UInt8]) -> Void) -> Bool {
+        loop.assertOnLoop()
+        guard !isClosed else { return false }
+        guard isHandshakeComplete, loop.isBatching, gatheredPlaintext.count < Self.gatheredPlaintextLimit,
+              transport.pendingByteCount + gatheredPlaintext.count + Self.gatheredWriteLimit < transport.highWaterMark else {
+            var bytes: [UInt8] = []
+            serialize(&bytes)
+            return write(bytes)
+        }
+        let wasEmpty = gatheredPlaintext.isEmpty
+        if wasEmpty { gatheredPlaintext.reserveCapacity(4096) }
+        let before = gatheredPlaintext.count
+        serialize(&gatheredPlaintext)
+        let added = gatheredPlaintext.count - before
+        guard added > 0 else {
+            if wasEmpty { gatheredPlaintext = [] }
+            return transport.pendingByteCount < transport.highWaterMark
+        }
+        if wasEmpty { loop.needsEncryption(self) }
+        bytesWritten += UInt64(added)
+        return true
+    }
+
     /// At the end of the loop batch: encrypts the gathered plaintext and queues it on the socket.
     func encryptGathered() {
         guard !isClosed else { gatheredPlaintext = []; return }

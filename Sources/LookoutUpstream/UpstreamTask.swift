@@ -248,10 +248,14 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         metrics.upstreamConnectionID = connection.connection.id
         parser.expectResponse(to: request.method)
         metrics.requestStart = .now()
-        let head = HTTPSerializer.requestHead(method: request.method, target: request.target, version: .http1_1,
-                                              headerFields: request.fields)
-        metrics.requestHeaderBytes = UInt64(head.count)
-        connection.connection.write(head)
+        var headBytes = 0
+        connection.connection.write { out in
+            let start = out.count
+            HTTPSerializer.appendRequestHead(into: &out, method: request.method, target: request.target, version: .http1_1,
+                                             headerFields: request.fields)
+            headBytes = out.count - start
+        }
+        metrics.requestHeaderBytes = UInt64(headBytes)
         armFirstByteTimer()
         delegate.taskIsReadyForBody(self)
     }

@@ -8,14 +8,14 @@ import LookoutUpstream
 /// are or in chunks (§7.1), trailers after the last chunk. One exchange at a time writes here.
 extension ClientConnection: ClientResponseWriter {
     func writeInformational(status: Int, reasonPhrase: String, fields: HTTPFields) {
-        connection.write(HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase, version: .http1_1,
-                                                     headerFields: fields))
+        connection.write { HTTPSerializer.appendResponseHead(into: &$0, status: status, reasonPhrase: reasonPhrase,
+                                                             version: .http1_1, headerFields: fields) }
     }
 
     func writeHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
         responseFraming = framing
-        connection.write(HTTPSerializer.responseHead(status: status, reasonPhrase: reasonPhrase, version: .http1_1,
-                                                     headerFields: fields))
+        connection.write { HTTPSerializer.appendResponseHead(into: &$0, status: status, reasonPhrase: reasonPhrase,
+                                                             version: .http1_1, headerFields: fields) }
     }
 
     @discardableResult
