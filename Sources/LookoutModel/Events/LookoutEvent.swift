@@ -67,6 +67,12 @@ public struct LookoutEvent: Sendable {
         box = EventBox(context: context, kind: kind)
     }
 
+    /// `request.didFinish` for `finished`, which is its own box: one allocation per exchange, not
+    /// a box around the object that holds the summary.
+    public init(finished: FinishedExchange) {
+        box = finished
+    }
+
     public var context: EventContext { box.context }
     /// What happened; its type is the event's kind.
     public var kind: any EventKind { box.anyKind }
@@ -76,19 +82,20 @@ public struct LookoutEvent: Sendable {
 
     /// The kind, when it is `Kind` (a class check, no existential opened).
     public func kind<Kind: EventKind>(_ type: Kind.Type) -> Kind? {
-        (box as? EventBox<Kind>)?.kind
+        if let finished = box as? FinishedExchange { return RequestDidFinish(finished: finished) as? Kind }
+        return (box as? EventBox<Kind>)?.kind
     }
 
     /// The finished exchange a `request.didFinish` event carries; nil for any other event.
     public var finishedExchange: FinishedExchange? {
-        (box as? EventBox<RequestDidFinish>)?.kind.finished
+        box as? FinishedExchange ?? (box as? EventBox<RequestDidFinish>)?.kind.finished
     }
 
     /// Runs `body` on the summary of a `request.didFinish` event where it is stored, without
     /// copying it (a copy retains and releases each of its strings and arrays); nil for other events.
     @inline(__always)
     public func withSummary<Result>(_ body: (borrowing ExchangeSummary) throws -> Result) rethrows -> Result? {
-        guard let finished = (box as? EventBox<RequestDidFinish>)?.kind.finished else { return nil }
+        guard let finished = finishedExchange else { return nil }
         return try Self.lend(finished, to: body)
     }
 
@@ -106,8 +113,9 @@ public struct LookoutEvent: Sendable {
     }
 }
 
-/// The type-erased box; `EventBox<Kind>` is the only subclass.
-class EventBoxBase: @unchecked Sendable {  // immutable
+/// The type-erased box: `EventBox<Kind>`, or a `FinishedExchange`, which boxes itself. Public only
+/// so that `FinishedExchange` can be a public subclass; nothing outside the module sees its members.
+public class EventBoxBase: @unchecked Sendable {  // immutable
     let context: EventContext
     init(context: EventContext) { self.context = context }
     var anyKind: any EventKind { preconditionFailure("abstract") }

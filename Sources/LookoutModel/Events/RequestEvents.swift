@@ -203,6 +203,10 @@ public struct RequestDidFinish: EventKind {
         finished = FinishedExchange(summary)
     }
 
+    init(finished: FinishedExchange) {
+        self.finished = finished
+    }
+
     /// A copy of the summary; monitors read it in place with `LookoutEvent.withSummary`.
     public var summary: ExchangeSummary { finished.summary }
 
@@ -215,8 +219,12 @@ public struct RequestDidFinish: EventKind {
 
 /// A finished exchange's summary in an object of its own, so that it can be lent out without a
 /// copy: Swift borrows a `let` property of a final class that a caller passes in, where it copies a
-/// struct's field read through a generic event box.
-public final class FinishedExchange: Sendable {
+/// struct's field read through a generic event box. It is also its `request.didFinish` event's
+/// box (`LookoutEvent(finished:)`).
+///
+/// `@unchecked Sendable`: the summary and context are constants; the shared record is written
+/// once, before `recordState` publishes it.
+public final class FinishedExchange: EventBoxBase, @unchecked Sendable {
     public let summary: ExchangeSummary
     /// The summary's record as the first monitor that wrote it encoded it, tagged with the
     /// encoder's format, for another monitor that writes the same record (the JSON-lines log and
@@ -228,8 +236,19 @@ public final class FinishedExchange: Sendable {
     nonisolated(unsafe) private var sharedFormat: UInt8 = 0
     nonisolated(unsafe) private var sharedBytes: [UInt8] = []
 
-    public init(_ summary: consuming ExchangeSummary) {
+    /// `context`: its event's; by default the summary's end, connection and request.
+    public init(_ summary: consuming ExchangeSummary, context: EventContext? = nil) {
+        let context = context ?? EventContext(time: summary.end, connectionID: summary.connectionID,
+                                              requestID: summary.requestID)
         self.summary = summary
+        super.init(context: context)
+    }
+
+    override var anyKind: any EventKind { RequestDidFinish(finished: self) }
+    override var name: String { RequestDidFinish.name }
+    override var interest: EventInterest { RequestDidFinish.interest }
+    override func encodeFields<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        RequestDidFinish(finished: self).encode(to: &writer)
     }
 
     /// The record another monitor kept in `format`, if any.

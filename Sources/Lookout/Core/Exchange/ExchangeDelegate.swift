@@ -69,6 +69,6 @@ struct ExchangeRecords {
         guard environment.monitor.wants(RequestDidFinish.interest) else { return }
         let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)
         // Built outside `emit`'s autoclosure, so that the summary moves into the event.
-        environment.monitor.post(LookoutEvent(context, RequestDidFinish(summary: summary)))
+        environment.monitor.post(LookoutEvent(finished: FinishedExchange(summary, context: context)))
     }
 }
