@@ -107,6 +107,37 @@ import Glibc
         }
     }
 
+    /// A head serialized into the queue goes out in its place among plain writes; one that adds
+    /// nothing queues nothing; a closed connection takes none.
+    @Test func serializedWritesKeepTheirOrderAndAClosedConnectionTakesNone() async throws {
+        let (fd, peer) = socketPair()
+        let connection = onLoop { Connection(fd: fd, loop: loop, id: 3) }
+        let accepted = onLoop { () -> [Bool] in
+            [connection.write { _ in },
+             connection.pendingByteCount == 0,
+             connection.write([1, 2]),
+             connection.write { $0 += [3, 4, 5] },
+             connection.write { _ in },
+             connection.write { $0.append(6) }]
+        }
+        #expect(accepted == [true, true, true, true, true, true])
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16)
+        while received.count < 6 {
+            let n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        #expect(received == [1, 2, 3, 4, 5, 6])
+        #expect(await waitUntil { connection.pendingByteCount == 0 })
+        let afterClose = onLoop { () -> Bool in
+            connection.close()
+            return connection.write { $0.append(7) }
+        }
+        #expect(!afterClose)
+        close(peer)
+    }
+
     @Test func aBackedUpWriteDrainsWhenThePeerCatchesUp() async throws {
         let (fd, peer) = socketPair()
         let sink = StreamRecorder()

@@ -141,6 +141,38 @@ import Glibc
         }
     }
 
+    /// Heads serialized in place: before the handshake (held until it completes), gathered with
+    /// plain writes in one batch (in order, still one record), and refused once closed.
+    @Test func serializedWritesArriveInOrderBeforeAndAfterTheHandshake() async throws {
+        let pair = try makePair()
+        let serverSide = StreamRecorder()
+        let early: [UInt8] = Array(repeating: 0x45, count: 30)
+        #expect(onLoop(pair) { pair.client.write { $0 += early } })
+        _ = await handshake(pair)
+        let head: [UInt8] = Array(repeating: 0x48, count: 240), body: [UInt8] = Array(repeating: 0x62, count: 1024)
+        let before = onLoop(pair) { () -> UInt64 in
+            pair.server.delegate = serverSide
+            pair.server.resumeReading()
+            let before = pair.client.transport.bytesWritten
+            pair.client.write { $0 += head }
+            pair.client.write(body)
+            pair.client.write { _ in }
+            pair.client.write { $0 += head }
+            return before
+        }
+        let expected = early + head + body + head
+        #expect(await waitUntil(pair) { serverSide.received.count == expected.count })
+        #expect(serverSide.received == expected)
+        let ciphertext = onLoop(pair) { pair.client.transport.bytesWritten } - before
+        #expect(ciphertext < UInt64(head.count * 2 + body.count + 2 * 22))
+        let afterClose = onLoop(pair) { () -> Bool in
+            pair.client.close()
+            pair.server.close()
+            return pair.client.write { $0 += head }
+        }
+        #expect(!afterClose)
+    }
+
     @Test func pausedStreamDeliversNothingUntilResumed() async throws {
         let pair = try makePair()
         _ = await handshake(pair)

@@ -82,7 +82,10 @@ public struct LookoutEvent: Sendable {
 
     /// The kind, when it is `Kind` (a class check, no existential opened).
     public func kind<Kind: EventKind>(_ type: Kind.Type) -> Kind? {
-        if let finished = box as? FinishedExchange { return RequestDidFinish(finished: finished) as? Kind }
+        // Decided per specialisation: other kinds pay no check for the finished exchange's box.
+        if Kind.self == RequestDidFinish.self {
+            return finishedExchange.flatMap { RequestDidFinish(finished: $0) as? Kind }
+        }
         return (box as? EventBox<Kind>)?.kind
     }
 
