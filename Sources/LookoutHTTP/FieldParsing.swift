@@ -25,8 +25,20 @@ enum FieldParsing {
     static func parseFields(
         _ h: Bytes, from: Int, expectedCount: Int, facts: inout FieldFacts, collectFacts: Bool
     ) throws(HTTPParseError) -> HTTPFields {
+        var recall = FieldRecall(enabled: false)
+        return try parseFields(h, from: from, expectedCount: expectedCount, facts: &facts,
+                               collectFacts: collectFacts, recall: &recall)
+    }
+
+    /// As above, taking a line that repeats the remembered field at its position from `recall`,
+    /// and remembering these fields for the next head.
+    static func parseFields(
+        _ h: Bytes, from: Int, expectedCount: Int, facts: inout FieldFacts, collectFacts: Bool,
+        recall: inout FieldRecall
+    ) throws(HTTPParseError) -> HTTPFields {
         var list: [HTTPField] = []
         if expectedCount > 0 { list.reserveCapacity(expectedCount) }
+        var unchanged: UInt32 = 0
         var pos = from
         let n = h.count
         while pos < n {
@@ -34,10 +46,16 @@ enum FieldParsing {
             var end = lf
             if end > pos && h[end - 1] == ASCII.cr { end -= 1 }
             if end == pos { break }  // the empty line
-            let field = try parseFieldLine(h, pos, end, facts: &facts, collectFacts: collectFacts)
-            list.append(field)
+            if let (field, colon, vs, ve) = recall.match(list.count, h, pos, end) {
+                if collectFacts { try collect(h, pos, colon, vs, ve, &facts) }
+                unchanged |= 1 << UInt32(list.count)
+                list.append(field)
+            } else {
+                list.append(try parseFieldLine(h, pos, end, facts: &facts, collectFacts: collectFacts))
+            }
             pos = lf + 1
         }
+        recall.remember(list, unchanged: unchanged)
         return FieldListWrapping.fields(list)
     }
 

@@ -26,9 +26,22 @@ public struct HTTPResponseParser: Sendable {
     var laterPendingMethods: [HTTPRequest.Method] = []
     /// An interim (1xx) response was received; the final one is still to come.
     var awaitingFinal = false
+    /// The previous response's fields on the connection, for the next response's repeated lines.
+    var recall = FieldRecall()
 
     public init(limits: HTTPParserLimits = HTTPParserLimits()) {
         self.limits = limits
+    }
+
+    /// Takes the fields a previous parser on the same connection remembered (leaving none behind,
+    /// so that the one array stays uniquely owned and is updated in place).
+    public mutating func takeFieldRecall(from recall: inout FieldRecall) {
+        swap(&self.recall, &recall)
+    }
+
+    /// Hands the fields remembered here to the connection, for the parser of its next response.
+    public mutating func giveFieldRecall(to recall: inout FieldRecall) {
+        swap(&self.recall, &recall)
     }
 
     /// Must be called before each response with the method of the request it answers.
@@ -136,12 +149,15 @@ public struct HTTPResponseParser: Sendable {
         let method = oldestPendingMethod ?? .get
         let head: ResponseHead
         if accumulator.buffer.isEmpty {
-            head = try Self.parseResponseHead(Bytes(base: input.base, count: end), lines: lines, method: method)
+            head = try Self.parseResponseHead(Bytes(base: input.base, count: end), lines: lines, method: method,
+                                              recall: &recall)
         } else {
             accumulator.buffer.append(contentsOf: input.raw(0, end))
+            var recall = self.recall
             head = try withBytes(accumulator.buffer) { (b) throws(HTTPParseError) -> ResponseHead in
-                try Self.parseResponseHead(b, lines: lines, method: method)
+                try Self.parseResponseHead(b, lines: lines, method: method, recall: &recall)
             }
+            self.recall = recall
         }
         accumulator.reset()
         if head.status == 101 {
@@ -166,7 +182,9 @@ public struct HTTPResponseParser: Sendable {
         return (end, .head(head))
     }
 
-    static func parseResponseHead(_ h: Bytes, lines: Int, method: HTTPRequest.Method) throws(HTTPParseError) -> ResponseHead {
+    static func parseResponseHead(
+        _ h: Bytes, lines: Int, method: HTTPRequest.Method, recall: inout FieldRecall
+    ) throws(HTTPParseError) -> ResponseHead {
         let (lineEnd, next) = FieldParsing.line(h, at: 0)
         // status-line = HTTP-version SP status-code SP [ reason-phrase ]
         if h.find(ASCII.cr, from: 0, to: lineEnd) != nil { throw .bareCarriageReturn }
@@ -191,7 +209,8 @@ public struct HTTPResponseParser: Sendable {
         }
 
         var facts = FieldFacts()
-        let fields = try FieldParsing.parseFields(h, from: next, expectedCount: lines - 1, facts: &facts, collectFacts: true)
+        let fields = try FieldParsing.parseFields(h, from: next, expectedCount: lines - 1, facts: &facts,
+                                                  collectFacts: true, recall: &recall)
 
         // RFC 9112 §6.3
         if facts.hasTransferEncoding && facts.contentLength != nil { throw .conflictingFraming }

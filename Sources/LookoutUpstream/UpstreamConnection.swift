@@ -1,3 +1,4 @@
+import LookoutHTTP
 import LookoutIO
 import LookoutModel
 
@@ -18,6 +19,8 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
     package let localAddressText: String?
     /// When the connection last went back to the pool.
     package var idleSince = Instant.now()
+    /// The last response's fields, lent to the task that uses the connection next.
+    package var fieldRecall = FieldRecall()
 
     package init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails? = nil) {
         self.connection = connection
