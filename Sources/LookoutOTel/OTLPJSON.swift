@@ -15,7 +15,7 @@ enum OTLPJSON {
     static func logJSON(_ record: LogRecordData) -> String {
         var out = "{\"timeUnixNano\":\"\(record.time)\",\"observedTimeUnixNano\":\"\(record.observed)\""
         out += ",\"severityNumber\":\(record.severity),\"severityText\":\(JSONText.quoted(record.severityText))"
-        out += ",\"body\":{\"stringValue\":\(JSONText.quoted(String(decoding: record.body, as: UTF8.self)))},\"attributes\":\(attributesJSON(record.attributes))"
+        out += ",\"body\":{\"stringValue\":\(JSONText.quoted(String(decoding: record.body, as: UTF8.self)))},\"attributes\":\(attributesJSON(record.exchange?.list ?? record.attributes))"
         out += ",\"eventName\":\(JSONText.quoted(record.eventName)),\"flags\":\(record.sampled ? 1 : 0)"
         if record.traceIDHigh != 0 || record.traceIDLow != 0 {
             out += ",\"traceId\":\"\(TraceContext.hex(record.traceIDHigh))\(TraceContext.hex(record.traceIDLow))\""

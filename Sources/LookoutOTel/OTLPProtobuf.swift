@@ -43,7 +43,11 @@ enum OTLPProtobuf {
         out.number(2, record.severity)                                // severity_number
         out.string(3, record.severityText)                            // severity_text
         out.message(5) { $0.string(1, utf8: record.body) }            // body: AnyValue.string_value
-        for (key, value) in record.attributes { writeAttribute(&out, 6, key, value) }
+        if let exchange = record.exchange {
+            exchange.write(&out, 6)
+        } else {
+            for (key, value) in record.attributes { writeAttribute(&out, 6, key, value) }
+        }
         out.fixed32(8, record.sampled ? 1 : 0)                        // flags
         if record.traceIDHigh != 0 || record.traceIDLow != 0 {
             out.id(9, high: record.traceIDHigh, record.traceIDLow)   // trace_id

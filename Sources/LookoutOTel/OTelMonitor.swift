@@ -60,13 +60,11 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?, url: String) -> LogRecordData {
         let failed = s.error != nil || (s.status ?? 0) >= 500
         let warned = !failed && (s.status ?? 0) >= 400
-        var attributes: OTelAttributes = [("lookout.kind", .string(s.kind.rawValue)), ("lookout.id", .int(Int64(s.requestID))),
-                                          ("http.request.method", .string(s.method)), ("url.full", .string(url))]
-        if let status = s.status { attributes.append(("http.response.status_code", .int(Int64(status)))) }
-        if let error = s.error { attributes.append(("error.type", .string(error.code))) }
         var record = LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
                                    severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",
-                                   body: line, eventName: "lookout.exchange", attributes: attributes)
+                                   body: line, eventName: "lookout.exchange", attributes: [])
+        record.exchange = ExchangeLogAttributes(kind: s.kind.rawValue, id: s.requestID, method: s.method, url: url,
+                                                status: s.status, errorCode: s.error?.code)
         if let trace {
             record.traceIDHigh = trace.traceIDHigh
             record.traceIDLow = trace.traceIDLow

@@ -112,8 +112,17 @@ public final class CompositeEventMonitor: Sendable {
                     return batch
                 }
                 if batch.isEmpty { return }
-                for (event, recipients) in batch {
-                    for index in members.indices where recipients & (1 << index) != 0 { members[index].receive(event) }
+                // Lent in place: iterating the arrays copied each event and each monitor (a
+                // retain and a release for every delivery).
+                batch.withUnsafeBufferPointer { events in
+                    members.withUnsafeBufferPointer { monitors in
+                        for entry in events.indices {
+                            let recipients = events[entry].1
+                            for index in monitors.indices where recipients & (1 << index) != 0 {
+                                monitors[index].receive(events[entry].0)
+                            }
+                        }
+                    }
                 }
                 handBack(&batch)
             }
