@@ -17,7 +17,8 @@ import HTTPTypes
 /// for HTTP/2; this saves it in memory for HTTP/1.1.
 ///
 /// Kept per upstream connection (a few, pooled), not per client connection, whose idle memory
-/// counts by the thousand.
+/// counts by the thousand; what it holds is at most one head's fields, which the parser's header
+/// limits bound.
 public struct FieldRecall: Sendable {
     /// Positions remembered: enough for a usual response head, and a bounded footprint.
     static let positions = 16

@@ -153,11 +153,13 @@ public struct HTTPResponseParser: Sendable {
                                               recall: &recall)
         } else {
             accumulator.buffer.append(contentsOf: input.raw(0, end))
-            var recall = self.recall
+            // Moved out and back, not copied: a second owner would make the update copy the array.
+            var recall = FieldRecall(enabled: false)
+            swap(&recall, &self.recall)
+            defer { swap(&recall, &self.recall) }
             head = try withBytes(accumulator.buffer) { (b) throws(HTTPParseError) -> ResponseHead in
                 try Self.parseResponseHead(b, lines: lines, method: method, recall: &recall)
             }
-            self.recall = recall
         }
         accumulator.reset()
         if head.status == 101 {

@@ -109,6 +109,14 @@ def test_exchanges_become_spans_and_log_records(make_proxy, wire):
         line = __import__("json").loads(record["body"]["stringValue"])
         assert record["traceId"] == line["trace"]["trace_id"] and record["spanId"] == line["trace"]["span_id"]
         assert line == records[line["id"]], "the body is the log's line"
+        # Its attributes name the exchange as the line does (the status and error code when it has them).
+        expected = {"lookout.kind": line["kind"], "lookout.id": line["id"], "http.request.method": line["method"],
+                    "url.full": line["url"]}
+        if "status" in line:
+            expected["http.response.status_code"] = line["status"]
+        if "error" in line:
+            expected["error.type"] = line["error"]["code"]
+        assert record["attrs"] == expected
     assert {l["severityText"] for l in logs} >= {"INFO", "ERROR"}
 
 
