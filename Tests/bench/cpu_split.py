@@ -5,7 +5,7 @@ nghttpx (the C reference proxy) in the same run, on the two rows where Lookout t
   * `h1`: 1 KiB keep-alive through the proxy, `wrk -t2 -c64`; Lookout as a forward proxy with
     its summary log on, nghttpx as a plain HTTP/1.1 reverse proxy with two workers (as
     bench.py runs them).
-  * `h2`: 1 KiB over HTTP/2 at 100 streams on one connection, `h2load -m100`; Lookout
+  * `h2`: 1 KiB over HTTP/2 at 100 streams (`--streams`) on one connection, `h2load -m100`; Lookout
     intercepting behind the floor relay's CONNECT, nghttpx terminating TLS and h2 with one
     worker behind the plain relay, both speaking h2 over TLS to nginx (as h2_bench.py runs them).
 
@@ -130,10 +130,10 @@ def h2_targets(args, work):
     targets = [bench.Target("lookout", "Lookout", ports["lookout"], lookout.popen.pid, True),
                bench.Target("nghttpx", "nghttpx", ports["nghttpx"], nghttpx.popen.pid, False)]
     for target in targets:
-        h2load(target.port, "/1k", 100, 2)  # warm: connections, sessions, pools
+        h2load(target.port, "/1k", args.streams, 2)  # warm: connections, sessions, pools
 
     def load(target):
-        result = h2load(target.port, "/1k", 100, args.duration)
+        result = h2load(target.port, "/1k", args.streams, args.duration)
         if "failed" in result:
             raise RuntimeError(f"{target.label}: {result['failed']}")
         return result["rps"]
@@ -146,6 +146,7 @@ def main():
     ap.add_argument("--lookout", required=True)
     ap.add_argument("--row", choices=("h1", "h2"), default="h1")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--streams", type=int, default=100, help="concurrent streams on the one connection (h2)")
     ap.add_argument("--duration", type=int, default=5, help="seconds of load per round and proxy")
     ap.add_argument("--work", default=None, help="a directory that does not exist yet")
     args = ap.parse_args()
