@@ -48,7 +48,7 @@ struct LogRecordData: Sendable {
 }
 
 /// The attributes of an exchange's log record, as fields: written straight into the record, where
-/// an array of pairs cost two allocations per exchange and a copy of each pair.
+/// an array of pairs would cost two allocations per exchange and a copy of each pair.
 struct ExchangeLogAttributes: Sendable {
     var kind: String
     var id: UInt64

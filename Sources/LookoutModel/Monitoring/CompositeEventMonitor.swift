@@ -112,7 +112,7 @@ public final class CompositeEventMonitor: Sendable {
                     return batch
                 }
                 if batch.isEmpty { return }
-                // Lent in place: iterating the arrays copied each event and each monitor (a
+                // Lent in place: iterating the arrays would copy each event and each monitor (a
                 // retain and a release for every delivery).
                 batch.withUnsafeBufferPointer { events in
                     members.withUnsafeBufferPointer { monitors in
