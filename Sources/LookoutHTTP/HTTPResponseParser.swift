@@ -33,14 +33,10 @@ public struct HTTPResponseParser: Sendable {
         self.limits = limits
     }
 
-    /// Takes the fields a previous parser on the same connection remembered (leaving none behind,
-    /// so that the one array stays uniquely owned and is updated in place).
-    public mutating func takeFieldRecall(from recall: inout FieldRecall) {
-        swap(&self.recall, &recall)
-    }
-
-    /// Hands the fields remembered here to the connection, for the parser of its next response.
-    public mutating func giveFieldRecall(to recall: inout FieldRecall) {
+    /// Trades remembered fields with the connection: a new task's parser takes what the previous
+    /// one remembered, and hands its own back when the connection returns to the pool. Swapped,
+    /// never copied, so the one array stays uniquely owned and is updated in place.
+    public mutating func swapFieldRecall(with recall: inout FieldRecall) {
         swap(&self.recall, &recall)
     }
 

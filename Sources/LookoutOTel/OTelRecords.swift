@@ -58,22 +58,26 @@ struct ExchangeLogAttributes: Sendable {
     var status: Int?
     var errorCode: String?
 
-    /// As a list, in the order they are written.
+    /// Each attribute in order: the one list both wire protocols write.
+    @inline(__always)
+    func forEach(_ body: (String, OTelValue) -> Void) {
+        body("lookout.kind", .string(kind))
+        body("lookout.id", .int(Int64(id)))
+        body("http.request.method", .string(method))
+        body("url.full", .string(url))
+        if let status { body("http.response.status_code", .int(Int64(status))) }
+        if let errorCode { body("error.type", .string(errorCode)) }
+    }
+
+    /// As a list (OTLP/JSON).
     var list: OTelAttributes {
-        var attributes: OTelAttributes = [("lookout.kind", .string(kind)), ("lookout.id", .int(Int64(id))),
-                                          ("http.request.method", .string(method)), ("url.full", .string(url))]
-        if let status { attributes.append(("http.response.status_code", .int(Int64(status)))) }
-        if let errorCode { attributes.append(("error.type", .string(errorCode))) }
+        var attributes: OTelAttributes = []
+        forEach { attributes.append(($0, $1)) }
         return attributes
     }
 
-    /// Each as a `KeyValue` in field `field`.
+    /// Each as a `KeyValue` in field `field` (protobuf), with no list made.
     func write(_ out: inout ProtobufWriter, _ field: Int) {
-        OTLPProtobuf.writeAttribute(&out, field, "lookout.kind", .string(kind))
-        OTLPProtobuf.writeAttribute(&out, field, "lookout.id", .int(Int64(id)))
-        OTLPProtobuf.writeAttribute(&out, field, "http.request.method", .string(method))
-        OTLPProtobuf.writeAttribute(&out, field, "url.full", .string(url))
-        if let status { OTLPProtobuf.writeAttribute(&out, field, "http.response.status_code", .int(Int64(status))) }
-        if let errorCode { OTLPProtobuf.writeAttribute(&out, field, "error.type", .string(errorCode)) }
+        forEach { OTLPProtobuf.writeAttribute(&out, field, $0, $1) }
     }
 }

@@ -247,7 +247,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         metrics.localAddress = connection.localAddressText
         metrics.upstreamConnectionID = connection.connection.id
         parser.expectResponse(to: request.method)
-        parser.takeFieldRecall(from: &connection.fieldRecall)
+        parser.swapFieldRecall(with: &connection.fieldRecall)
         metrics.requestStart = .now()
         var headBytes = 0
         connection.connection.write { out in
@@ -517,7 +517,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         if let upstream {
             self.upstream = nil
             if reuseAllowed && requestBodySent && upstream.isUsable && !environment.isShuttingDown {
-                parser.giveFieldRecall(to: &upstream.fieldRecall)
+                parser.swapFieldRecall(with: &upstream.fieldRecall)
                 pool.release(upstream)
             } else {
                 upstream.close()

@@ -96,11 +96,11 @@ import Testing
     @Test func fieldsPassFromOneParserToTheNext() throws {
         var kept = FieldRecall()
         var one = HTTPResponseParser()
-        one.takeFieldRecall(from: &kept)
+        one.swapFieldRecall(with: &kept)
         let a = try heads(&one, [first])[0]
-        one.giveFieldRecall(to: &kept)
+        one.swapFieldRecall(with: &kept)
         var two = HTTPResponseParser()
-        two.takeFieldRecall(from: &kept)
+        two.swapFieldRecall(with: &kept)
         let b = try heads(&two, [first])[0]
         #expect(valueAddress(a, 2) == valueAddress(b, 2))
         #expect(a.headerFields == b.headerFields)

@@ -43,7 +43,7 @@ private func events(_ chunks: [ArraySlice<UInt8>], pick: Int, forgetting: Bool) 
             while offset <= buffer.count {
                 if forgetting {
                     var none = FieldRecall()
-                    parser.takeFieldRecall(from: &none)
+                    parser.swapFieldRecall(with: &none)
                 }
                 let slice = UnsafeRawBufferPointer(rebasing: buffer[offset...])
                 let result: (consumed: Int, event: HTTPParseEvent<ResponseHead>?)
