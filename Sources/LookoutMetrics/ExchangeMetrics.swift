@@ -94,7 +94,8 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         let histograms = phaseHistograms(kindHost)
         var bytes = (sent: UInt64(0), received: UInt64(0))
         if summary.transactions.isEmpty {
-            if let upstream = summary.upstream { record(upstream, histograms, kindHost, &bytes) }
+            // Unwrapped in place: bound by `if let`, the attempt is copied with its strings.
+            if summary.upstream != nil { record(summary.upstream!, histograms, kindHost, &bytes) }
         } else {
             for transaction in summary.transactions { record(transaction, histograms, kindHost, &bytes) }
         }
@@ -141,7 +142,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     }
 
     /// One upstream attempt: its phases, bytes, connection and trust decision.
-    private func record(_ transaction: TransactionMetrics, _ histograms: PhaseHistograms, _ key: KindHostKey,
+    private func record(_ transaction: borrowing TransactionMetrics, _ histograms: PhaseHistograms, _ key: KindHostKey,
                         _ bytes: inout (sent: UInt64, received: UInt64)) {
         let phases = transaction.phases
         observe(.dns, phases.dns, histograms, key)
@@ -157,7 +158,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         } else if transaction.connectEnd != nil {
             newConnections.increment()
             // A new TLS connection is a handshake, and every handshake is judged by a trust rule.
-            if let tls = transaction.tls { countTrust(tls.trust) }
+            if let tls = transaction.tlsBox { countTrust(tls.value.trust) }
         }
     }
 

@@ -46,7 +46,7 @@ extension JSONBuffer {
         key("http_version"); string(s.httpVersion)
         if let stream = s.clientStreamID { key("stream_id"); int(Int(stream)) }
         if let status = s.status { key("status"); int(status) }
-        if let upstream = s.upstream { key("upstream"); appendUpstream(upstream) }
+        if s.upstream != nil { key("upstream"); appendUpstream(of: s) }
         key("timings_ms"); appendTimings(s)
         key("bytes"); appendBytes(s)
         if let upgrade = s.upgrade {
@@ -119,14 +119,17 @@ extension JSONBuffer {
     }
 
     /// `{address, proxy, protocol, reused, stream_id, tls}` of the last attempt.
-    private mutating func appendUpstream(_ upstream: TransactionMetrics) {
+    ///
+    /// Each part is read through `s.upstream?`: bound whole (`if let upstream`), the attempt is
+    /// copied first, with a retain and a release of each of its strings.
+    private mutating func appendUpstream(of s: borrowing ExchangeSummary) {
         beginObject()
-        if let address = upstream.remoteAddress { key("address"); string(address) }
-        if let proxy = upstream.proxy { key("proxy"); string(proxy) }
-        key("protocol"); string(upstream.networkProtocolName)
-        key("reused"); bool(upstream.isReusedConnection)
-        if let stream = upstream.upstreamStreamID { key("stream_id"); int(Int(stream)) }
-        if let tls = upstream.tls { key("tls"); appendTLS(tls) }
+        if let address = s.upstream?.remoteAddress { key("address"); string(address) }
+        if let proxy = s.upstream?.proxy { key("proxy"); string(proxy) }
+        if let name = s.upstream?.networkProtocolName { key("protocol"); string(name) }
+        key("reused"); bool(s.upstream?.isReusedConnection ?? false)
+        if let stream = s.upstream?.upstreamStreamID { key("stream_id"); int(Int(stream)) }
+        if let tls = s.upstream?.tlsBox { key("tls"); appendTLS(tls.value) }
         endObject()
     }
 
@@ -331,7 +334,7 @@ extension JSONBuffer {
         if let id = t.upstreamConnectionID { key("upstream_conn"); uint(id) }
         if let stream = t.upstreamStreamID { key("stream_id"); int(Int(stream)) }
         if let status = t.statusCode { key("status"); int(status) }
-        if let tls = t.tls { key("tls"); appendTLS(tls) }
+        if let tls = t.tlsBox { key("tls"); appendTLS(tls.value) }
         let phases = t.phases
         key("timings_ms")
         beginObject()

@@ -98,7 +98,7 @@ enum SpanBuilder {
             a.attribute("error.type", .string(String(status)))
         }
         if let cache = s.cache { a.attribute("lookout.cache.status", .string(cache.status)) }
-        if let trust = (s.upstream?.tls?.trust) {
+        if let trust = s.upstream?.tlsBox?.value.trust {
             a.attribute("lookout.trust.rule", .string(trust.rule))
             a.attribute("lookout.trust.result", .string(trust.outcome.rawValue))
             if !trust.presentedPins.isEmpty { a.attribute("lookout.trust.presented_pins", .strings(trust.presentedPins)) }
@@ -151,7 +151,7 @@ enum SpanBuilder {
         }
         phase("dns", t.domainLookupStart, t.domainLookupEnd)
         phase("connect", t.connectStart, t.connectEnd)
-        if let tls = t.tls {
+        if let tls = t.tlsBox?.value {
             var extra: OTelAttributes = [("tls.protocol.version", .string(tls.version)), ("tls.cipher", .string(tls.cipher)),
                                          ("lookout.trust.rule", .string(tls.trust.rule)),
                                          ("lookout.trust.evaluator", .string(tls.trust.evaluator)),

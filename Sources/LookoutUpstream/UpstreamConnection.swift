@@ -9,7 +9,7 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
     package let connection: ByteStream
     package let origin: Origin
     /// For https origins: what the handshake negotiated and how trust was decided.
-    package let tls: UpstreamTLSDetails?
+    package let tls: ValueBox<UpstreamTLSDetails>?
     /// The tasks' timeouts (first byte, idle) on this connection.
     package let timer: LoopTimer
     package var task: UpstreamTask?
@@ -22,7 +22,7 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
     /// The last response's fields, lent to the task that uses the connection next.
     package var fieldRecall = FieldRecall()
 
-    package init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails? = nil) {
+    package init(connection: ByteStream, origin: Origin, tls: ValueBox<UpstreamTLSDetails>? = nil) {
         self.connection = connection
         self.origin = origin
         self.tls = tls

@@ -8,7 +8,7 @@ import LookoutModel
 extension UpstreamTask: HTTP2UpstreamStreamDelegate {
     /// The connection just opened negotiated `h2` (or is cleartext h2 by prior knowledge): it
     /// joins the pool, where other tasks for the origin find it, and carries this attempt first.
-    package func startHTTP2(on stream: ByteStream, tls: UpstreamTLSDetails?) {
+    package func startHTTP2(on stream: ByteStream, tls: ValueBox<UpstreamTLSDetails>?) {
         let shared: HTTP2UpstreamConnection
         do {
             shared = try HTTP2UpstreamConnection(connection: stream, origin: origin, tls: tls, environment: environment,
@@ -30,7 +30,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
     package func useStream(on shared: HTTP2UpstreamConnection) {
         multiplexed = shared
         metrics.networkProtocolName = "h2"
-        metrics.tls = shared.tls
+        metrics.tlsBox = shared.tls
         metrics.remoteAddress = shared.remoteAddressText
         metrics.localAddress = shared.localAddressText
         metrics.upstreamConnectionID = shared.connection.id

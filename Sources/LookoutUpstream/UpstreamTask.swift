@@ -224,7 +224,8 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         details.clientCertificate = stream.tls.clientCertificateSent.map {
             UpstreamTLSDetails.ClientCertificate(subject: $0.subject, sha256: $0.sha256Fingerprint)
         }
-        metrics.tls = details
+        let shared = ValueBox(details)
+        metrics.tlsBox = shared
         if !evaluation.allowsConnection, let error = evaluation.error {
             // Nothing was sent on this connection, and nothing will be.
             stream.close()
@@ -232,16 +233,16 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
             return
         }
         if details.applicationProtocol == "h2" {
-            startHTTP2(on: stream, tls: details)
+            startHTTP2(on: stream, tls: shared)
             return
         }
         finishOpeningForOthers(speaksHTTP2: false)
-        use(UpstreamConnection(connection: stream, origin: origin, tls: details))
+        use(UpstreamConnection(connection: stream, origin: origin, tls: shared))
     }
 
     private func use(_ connection: UpstreamConnection) {
         upstream = connection
-        metrics.tls = connection.tls
+        metrics.tlsBox = connection.tls
         connection.attach(self)
         metrics.remoteAddress = connection.remoteAddressText
         metrics.localAddress = connection.localAddressText
@@ -460,7 +461,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         // done (RFC 8446 §4.4.2.4): a refusal is an alert on the first read. Before any response
         // byte, on a connection whose handshake carried a CertificateRequest, it is the handshake
         // that failed.
-        if let tls, tls.clientCertificateRequested, !metrics.isReusedConnection, !responseHeadReceived, error.call == "TLS read",
+        if let tls, tls.value.clientCertificateRequested, !metrics.isReusedConnection, !responseHeadReceived, error.call == "TLS read",
            let detail = error.detail {
             complete(.upstreamFailed(reason: .tlsHandshakeFailed(detail)))
             return

@@ -32,7 +32,10 @@ public struct ExchangeSummary: Sendable {
     public var finalURL: String?
     public var cache: CacheSummary?
     /// The files the exchange's bodies were captured to (`capture.rules`).
-    public var capture: CaptureSummary?
+    public var capture: CaptureSummary? {
+        get { captureBox?.value }
+        set { captureBox = newValue.map(ValueBox.init) }
+    }
     public var error: ProxyError?
     /// Bytes of the request and response heads and bodies exchanged with the upstream.
     public var requestHeaders: HTTPFields?
@@ -46,7 +49,10 @@ public struct ExchangeSummary: Sendable {
     /// where it went: the target's URL, or the `file://` URL of a map-local answer).
     public var mappedFrom: String?
     /// What the host's shaping rule did (`shaping.rules`).
-    public var shaping: ShapingSummary?
+    public var shaping: ShapingSummary? {
+        get { shapingBox?.value }
+        set { shapingBox = newValue.map(ValueBox.init) }
+    }
     /// How long breakpoints held the exchange, in all (nil when none did).
     public var heldMilliseconds: Double?
     /// Who changed the exchange on its way: `breakpoint:RULE`, `operator:ADDRESS`, `hook:NAME`, in
@@ -58,7 +64,10 @@ public struct ExchangeSummary: Sendable {
     /// The recording and entry that answered, when a recording did (`simulate`).
     public var simulated: (recording: String, entry: Int)?
     /// What passed inside a WebSocket, an event stream or a gRPC call (`messages`).
-    public var messages: MessagesSummary?
+    public var messages: MessagesSummary? {
+        get { messagesBox?.value }
+        set { messagesBox = newValue.map(ValueBox.init) }
+    }
     /// The exchange's trace (`otel`): its span, the client's, and whether it is sampled.
     public var trace: TraceContext?
     /// The JA4 fingerprint of the client's ClientHello (an intercepted connection, or a blind
@@ -66,6 +75,12 @@ public struct ExchangeSummary: Sendable {
     public var clientJA4: String?
     /// Passive security findings (`audit`).
     public var findings: [AuditFinding] = []
+
+    // Parts most exchanges leave nil, boxed (`ValueBox`): inline they would be a quarter of the
+    // summary's bytes, copied on each of its moves.
+    private var captureBox: ValueBox<CaptureSummary>?
+    private var shapingBox: ValueBox<ShapingSummary>?
+    private var messagesBox: ValueBox<MessagesSummary>?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

@@ -30,7 +30,13 @@ public struct TransactionMetrics: Sendable {
     public var upstreamStreamID: Int32?
     public var statusCode: Int?
     /// Set for https origins, also on reused connections (whose handshake timings stay nil).
-    public var tls: UpstreamTLSDetails?
+    public var tls: UpstreamTLSDetails? {
+        get { tlsBox?.value }
+        set { tlsBox = newValue.map(ValueBox.init) }
+    }
+    /// `tls`, boxed: the attempts a connection carries share the box its handshake made, and the
+    /// metrics stay small to move (`ValueBox`).
+    public var tlsBox: ValueBox<UpstreamTLSDetails>?
 
     public var requestHeaderBytes: UInt64 = 0
     public var requestBodyBytes: UInt64 = 0

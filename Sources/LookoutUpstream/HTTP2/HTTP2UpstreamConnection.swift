@@ -19,7 +19,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     /// The pool key.
     package let origin: Origin
     /// What the TLS handshake negotiated (nil for cleartext h2 with prior knowledge).
-    package let tls: UpstreamTLSDetails?
+    package let tls: ValueBox<UpstreamTLSDetails>?
     package let remoteAddressText: String?
     package let localAddressText: String?
     package weak var pool: UpstreamConnectionPool?
@@ -57,7 +57,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     /// No more streams than this on one connection, whatever the origin allows.
     package static let maxStreamsPerConnection = 1000
 
-    package init(connection: ByteStream, origin: Origin, tls: UpstreamTLSDetails?, environment: UpstreamEnvironment,
+    package init(connection: ByteStream, origin: Origin, tls: ValueBox<UpstreamTLSDetails>?, environment: UpstreamEnvironment,
          delegate: any UpstreamTaskDelegate) throws {
         var settings = HTTP2ClientSettings()
         settings.maxHeaderListBytes = environment.http2.maxHeaderListBytes

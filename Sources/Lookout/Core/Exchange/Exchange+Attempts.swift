@@ -130,12 +130,15 @@ extension Exchange {
         return metrics
     }
 
+    /// Keeps a finished attempt's transaction. The first is only stored; binding
+    /// `summary.upstream` to test for it would copy all of its bytes on every exchange.
     func record(_ metrics: consuming TransactionMetrics) {
-        if let previous = summary.upstream {
-            if transactions.isEmpty { transactions.append(previous) }
+        recordedAttempts += 1
+        if recordedAttempts > 1 {
+            if transactions.isEmpty, let previous = summary.upstream { transactions.append(previous) }
             transactions.append(copy metrics)  // a further attempt: kept in both
         }
-        summary.upstream = metrics
+        summary.upstream = consume metrics
     }
 
     /// Stops the running attempt (its events are still written) and keeps its transaction.

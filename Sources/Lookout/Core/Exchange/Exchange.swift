@@ -73,6 +73,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
     /// One per finished attempt, in order — kept only once there is a second (the one attempt most
     /// exchanges make is `summary.upstream`, with no array to allocate).
     var transactions: [TransactionMetrics] = []
+    /// Attempts whose transaction `record` kept.
+    var recordedAttempts = 0
     /// Set when the current response is held back: what to do once its task has ended.
     var pendingPlan: ResponsePlan?
     /// The relayed GET response a broken body may be resumed for (`retry.rules[i].resume`).
