@@ -350,7 +350,8 @@ final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to
         }
         if summary.redirects > 0 { summary.finalURL = request.url }
         environment.exchangesInFlight.subtract(1, ordering: .relaxed)
-        records.finish(takeSummary())
+        records.end(&summary)
+        records.post(takeSummary())
         if truncate {
             // The bytes relayed so far still go out, then a reset: the client must see a failed
             // transfer, never a short "complete" one.

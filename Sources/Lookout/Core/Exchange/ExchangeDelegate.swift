@@ -63,8 +63,20 @@ struct ExchangeRecords {
 
     /// Writes the exchange's summary, ending it now.
     func finish(_ summary: consuming ExchangeSummary) {
+        var summary = summary
+        end(&summary)
+        post(summary)
+    }
+
+    /// Ends `summary` now, where it is: its end, and the connection's JA4.
+    func end(_ summary: inout ExchangeSummary) {
         summary.end = .now()
         if summary.clientJA4 == nil, let clientJA4 { summary.clientJA4 = clientJA4 }
+    }
+
+    /// Writes a summary `end` ended. Not written to here, the summary moves straight into its
+    /// event; written to, a consumed parameter is first copied to the stack (all of its bytes).
+    func post(_ summary: consuming ExchangeSummary) {
         environment.exchangesFinished.add(1, ordering: .relaxed)
         guard environment.monitor.wants(RequestDidFinish.interest) else { return }
         let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)
