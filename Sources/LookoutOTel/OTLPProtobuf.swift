@@ -34,17 +34,24 @@ enum OTLPProtobuf {
     }
 
     /// One log record as a `ScopeLogs.log_records` field (2).
-    static func writeLogField(_ out: inout ProtobufWriter, _ record: LogRecordData) {
-        out.message(2) { writeLog(&$0, record) }
+    static func writeLogField(_ out: inout ProtobufWriter, _ record: borrowing LogRecordData) {
+        // Opened and closed around the call rather than in a closure: captured, the record was
+        // copied, a retain and a release of each of its strings.
+        let lengthAt = out.open(2)
+        writeLog(&out, record)
+        out.close(lengthAt)
     }
 
-    private static func writeLog(_ out: inout ProtobufWriter, _ record: LogRecordData) {
+    /// The record is read in place: nothing here binds or captures it, or a part of it.
+    private static func writeLog(_ out: inout ProtobufWriter, _ record: borrowing LogRecordData) {
         out.fixed64(1, record.time)                                   // time_unix_nano
         out.number(2, record.severity)                                // severity_number
         out.string(3, record.severityText)                            // severity_text
-        out.message(5) { $0.string(1, utf8: record.body) }            // body: AnyValue.string_value
-        if let exchange = record.exchange {
-            exchange.write(&out, 6)
+        let body = out.open(5)                                        // body: AnyValue
+        out.string(1, utf8: record.body)                              //   .string_value
+        out.close(body)
+        if record.exchange != nil {
+            record.exchange?.write(&out, 6)
         } else {
             for (key, value) in record.attributes { writeAttribute(&out, 6, key, value) }
         }
@@ -68,6 +75,17 @@ enum OTLPProtobuf {
             kv.string(1, key)                                         // KeyValue.key
             kv.message(2) { writeValue(&$0, value) }                  // KeyValue.value
         }
+    }
+
+    /// `writeAttribute` for a string value the caller holds: no `OTelValue` is made around it
+    /// (making one retains the string, and matching it again).
+    static func writeAttribute(_ out: inout ProtobufWriter, _ field: Int, _ key: String, string text: String) {
+        if !out.shortKeyValue(field, key, string: text) { writeAttribute(&out, field, key, .string(text)) }
+    }
+
+    /// `writeAttribute` for an integer value.
+    static func writeAttribute(_ out: inout ProtobufWriter, _ field: Int, _ key: String, int number: Int64) {
+        if !out.shortKeyValue(field, key, int: number) { writeAttribute(&out, field, key, .int(number)) }
     }
 
     /// A oneof member is written even when it is the default (empty, 0, false): its presence is

@@ -60,18 +60,15 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?, url: String) -> LogRecordData {
         let failed = s.error != nil || (s.status ?? 0) >= 500
         let warned = !failed && (s.status ?? 0) >= 400
-        var record = LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
-                                   severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",
-                                   body: line, eventName: "lookout.exchange", attributes: [])
-        record.exchange = ExchangeLogAttributes(kind: s.kind.rawValue, id: s.requestID, method: s.method, url: url,
-                                                status: s.status, errorCode: s.error?.code)
-        if let trace {
-            record.traceIDHigh = trace.traceIDHigh
-            record.traceIDLow = trace.traceIDLow
-            record.spanID = trace.spanID
-            record.sampled = trace.sampled
-        }
-        return record
+        // Made whole in one expression: a record set up field by field after `init` was copied
+        // on return, each of its strings retained and released.
+        return LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
+                             severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",
+                             body: line, eventName: "lookout.exchange", attributes: [],
+                             exchange: ExchangeLogAttributes(kind: s.kind.rawValue, id: s.requestID, method: s.method, url: url,
+                                                             status: s.status, errorCode: s.error?.code),
+                             traceIDHigh: trace?.traceIDHigh ?? 0, traceIDLow: trace?.traceIDLow ?? 0,
+                             spanID: trace?.spanID ?? 0, sampled: trace?.sampled ?? false)
     }
 
     private static func eventAttributes(_ event: LookoutEvent) -> OTelAttributes {

@@ -58,26 +58,52 @@ struct ExchangeLogAttributes: Sendable {
     var status: Int?
     var errorCode: String?
 
-    /// Each attribute in order: the one list both wire protocols write.
+    /// Each attribute in order: the one list both wire protocols write. Values go to `writer`
+    /// as the fields hold them, with no `OTelValue` made around each (that retained its string).
     @inline(__always)
-    func forEach(_ body: (String, OTelValue) -> Void) {
-        body("lookout.kind", .string(kind))
-        body("lookout.id", .int(Int64(id)))
-        body("http.request.method", .string(method))
-        body("url.full", .string(url))
-        if let status { body("http.response.status_code", .int(Int64(status))) }
-        if let errorCode { body("error.type", .string(errorCode)) }
+    func forEach<Writer: AttributeWriter>(_ writer: inout Writer) {
+        writer.string("lookout.kind", kind)
+        writer.int("lookout.id", Int64(id))
+        writer.string("http.request.method", method)
+        writer.string("url.full", url)
+        if let status { writer.int("http.response.status_code", Int64(status)) }
+        if let errorCode { writer.string("error.type", errorCode) }
     }
 
     /// As a list (OTLP/JSON).
     var list: OTelAttributes {
-        var attributes: OTelAttributes = []
-        forEach { attributes.append(($0, $1)) }
-        return attributes
+        var list = AttributeList()
+        forEach(&list)
+        return list.attributes
     }
 
     /// Each as a `KeyValue` in field `field` (protobuf), with no list made.
     func write(_ out: inout ProtobufWriter, _ field: Int) {
-        forEach { OTLPProtobuf.writeAttribute(&out, field, $0, $1) }
+        withUnsafeMutablePointer(to: &out) { out in
+            var writer = ProtobufAttributes(out: out, field: field)
+            forEach(&writer)
+        }
     }
+}
+
+/// Where `ExchangeLogAttributes.forEach` writes.
+protocol AttributeWriter: ~Copyable {
+    mutating func string(_ key: String, _ value: String)
+    mutating func int(_ key: String, _ value: Int64)
+}
+
+/// The attributes as a list of pairs.
+struct AttributeList: AttributeWriter {
+    var attributes: OTelAttributes = []
+    mutating func string(_ key: String, _ value: String) { attributes.append((key, .string(value))) }
+    mutating func int(_ key: String, _ value: Int64) { attributes.append((key, .int(value))) }
+}
+
+/// The attributes as protobuf `KeyValue`s in field `field` of the writer at `out` (valid for
+/// `ExchangeLogAttributes.write`'s call).
+struct ProtobufAttributes: AttributeWriter {
+    let out: UnsafeMutablePointer<ProtobufWriter>
+    let field: Int
+    mutating func string(_ key: String, _ value: String) { OTLPProtobuf.writeAttribute(&out.pointee, field, key, string: value) }
+    mutating func int(_ key: String, _ value: Int64) { OTLPProtobuf.writeAttribute(&out.pointee, field, key, int: value) }
 }

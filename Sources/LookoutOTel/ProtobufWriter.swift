@@ -150,12 +150,20 @@ struct ProtobufWriter: ~Copyable {
         value.withUnsafeBytes { put($0) }
     }
 
-    /// `String.UTF8View` has no contiguous storage for a small string (15 bytes or fewer, most
-    /// attribute values), and appending it then goes byte by byte; `withUTF8` hands over a
-    /// buffer in every case.
     private mutating func appendUTF8(_ value: String) {
-        var value = value
-        value.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+        Self.withUTF8(value) { put(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `body` on `text`'s UTF-8, read where it is. `String.UTF8View` has no contiguous storage for
+    /// a small string (15 bytes or fewer, most attribute values), and reading it then goes byte
+    /// by byte; `withUTF8` hands over a buffer in every case, but it is mutating, and the copy it
+    /// needs retains and releases a large string's storage. A small string holds no storage, so
+    /// its copy costs nothing.
+    @inline(__always)
+    static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var small = text
+        return small.withUTF8(body)
     }
 
     /// A nested message, written by `body` in place: one length byte is set aside, and the
@@ -237,10 +245,8 @@ struct ProtobufWriter: ~Copyable {
     /// set aside and filled in later. False, with nothing written, otherwise.
     @inline(__always)
     mutating func shortKeyValue(_ field: Int, _ key: String, string value: String) -> Bool {
-        var key = key
-        var value = value
-        return key.withUTF8 { key in
-            value.withUTF8 { value in
+        Self.withUTF8(key) { key in
+            Self.withUTF8(value) { value in
                 guard let content = shortKeyValueHead(field, key, anyValue: 2 + value.count) else { return false }
                 content[0] = 0x0A                                            // AnyValue.string_value
                 content[1] = UInt8(value.count)
@@ -254,7 +260,6 @@ struct ProtobufWriter: ~Copyable {
     /// `KeyValue { key (1), value (2): AnyValue { int_value (3) } }`.
     @inline(__always)
     mutating func shortKeyValue(_ field: Int, _ key: String, int value: Int64) -> Bool {
-        var key = key
         let number = UInt64(bitPattern: value)
         var digits = 1
         var rest = number >> 7
@@ -262,7 +267,7 @@ struct ProtobufWriter: ~Copyable {
             digits += 1
             rest >>= 7
         }
-        return key.withUTF8 { key in
+        return Self.withUTF8(key) { key in
             guard var next = shortKeyValueHead(field, key, anyValue: 1 + digits) else { return false }
             next[0] = 0x18                                                   // AnyValue.int_value
             next += 1

@@ -66,8 +66,7 @@ enum SpanBuilder {
 
         /// One scan of the URL for all three.
         init(_ url: String, kind: ExchangeSummary.Kind) {
-            var bytes = url
-            let (redacted, host, port) = bytes.withUTF8 { bytes in
+            let (redacted, host, port) = ProtobufWriter.withUTF8(url) { bytes in
                 let layout = URLAuthority.Layout(bytes)
                 let (host, port) = SpanBuilder.hostAndPort(bytes, layout, kind: kind)
                 return (SpanBuilder.redacted(bytes, layout), host, port)
@@ -198,8 +197,7 @@ enum SpanBuilder {
     /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
     /// Read as bytes in place: URLs are ASCII, and this runs for every exchange.
     static func redacted(_ url: String) -> String {
-        var url = url
-        return url.withUTF8 { redacted($0, URLAuthority.Layout($0)) } ?? url
+        ProtobufWriter.withUTF8(url) { redacted($0, URLAuthority.Layout($0)) } ?? url
     }
 
     /// The URL without its credentials; nil when it has none.
@@ -215,8 +213,7 @@ enum SpanBuilder {
     /// The host and port a URL (or a tunnel's `host:port`) names; without a port, the scheme's
     /// (a tunnel's: 443).
     static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
-        var url = url
-        return url.withUTF8 { hostAndPort($0, URLAuthority.Layout($0), kind: kind) }
+        ProtobufWriter.withUTF8(url) { hostAndPort($0, URLAuthority.Layout($0), kind: kind) }
     }
 
     private static func hostAndPort(_ bytes: UnsafeBufferPointer<UInt8>, _ layout: URLAuthority.Layout,
@@ -227,8 +224,7 @@ enum SpanBuilder {
 
     /// `host:port`, `[v6]:port` or a bare host (a peer's address as the log writes it).
     static func splitAddress(_ address: String) -> (String, Int?) {
-        var address = address
-        return address.withUTF8 { bytes in
+        ProtobufWriter.withUTF8(address) { bytes in
             let layout = URLAuthority.Layout(bytes)
             return (text(bytes, layout.bareHost), layout.port)
         }
