@@ -13,7 +13,7 @@ package struct UpstreamRequest: Sendable {
     /// the fields, adapted. An HTTP/1.1 connection gets them serialized (`UpstreamTask.use`), an
     /// HTTP/2 one as a header section (RFC 9113 §8.3.1): each attempt builds only what it sends.
     package let target: String
-    package let fields: HTTPFields
+    package private(set) var fields: HTTPFields
     /// The body is re-chunked on this hop.
     package let bodyIsChunked: Bool
     /// The request has a body at all.
@@ -25,13 +25,10 @@ package struct UpstreamRequest: Sendable {
     /// gRPC servers require.
     package let acceptsTrailers: Bool
 
-    /// The same request with the field `name` set to `value` (a per-attempt field: `traceparent`).
-    package func setting(_ name: HTTPField.Name, to value: String) -> UpstreamRequest {
-        var fields = fields
+    /// Sets the field `name` to `value` (a per-attempt field: `traceparent`), in place: the
+    /// fields are copied only while an earlier attempt's task still shares them.
+    package mutating func set(_ name: HTTPField.Name, to value: String) {
         fields.setValue(value, for: name)
-        return UpstreamRequest(origin: origin, method: method, url: url, target: target, fields: fields,
-                               bodyIsChunked: bodyIsChunked, hasBody: hasBody, asksForUpgrade: asksForUpgrade,
-                               acceptsTrailers: acceptsTrailers)
     }
 
     package init(origin: Origin, method: HTTPRequest.Method, url: String, target: String, fields: HTTPFields,

@@ -66,7 +66,8 @@ extension Exchange {
         // A resumption that failed before its head stands for the first failure still.
         state.awaiting = state.awaiting ?? error
         resume = state
-        request = request.setting(.range, to: "bytes=\(state.offset)-").setting(.ifRange, to: state.validator)
+        request.set(.range, to: "bytes=\(state.offset)-")
+        request.set(.ifRange, to: state.validator)
         emit(RequestDidResume(offset: state.offset, validator: state.validator, attempt: summary.attempts + 1,
                               reason: error.code))
         startAttempt()

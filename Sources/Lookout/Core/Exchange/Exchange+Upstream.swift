@@ -82,9 +82,10 @@ extension Exchange {
 
     func startAttempt() {
         summary.attempts += 1
-        if environment.stagePlan.propagatesTrace, let trace = summary.trace {
-            // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
-            request = request.setting(TraceStage.traceparent, to: trace.traceparent(attempt: summary.attempts))
+        // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
+        // Read through `summary.trace?`: bound, the trace context was copied with its strings.
+        if environment.stagePlan.propagatesTrace, let traceparent = summary.trace?.traceparent(attempt: summary.attempts) {
+            request.set(TraceStage.traceparent, to: traceparent)
         }
         let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
                                 connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
