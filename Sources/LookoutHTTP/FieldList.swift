@@ -4,8 +4,7 @@
 public enum FieldList {
     /// Calls `body` with each non-empty element of `value`, optional whitespace trimmed.
     public static func forEachElement(of value: String, _ body: (FieldListElement) -> Void) {
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8InPlace { utf8 in
             let bytes = Bytes(UnsafeRawBufferPointer(utf8))
             FieldParsing.forEachListElement(bytes, 0, bytes.count) { start, end in
                 body(FieldListElement(bytes: bytes, start: start, end: end))

@@ -69,8 +69,7 @@ public enum HTTPDate {
     /// allocating: `Sun, 06 Nov 1994 08:49:37 GMT`. Nil for anything else (the general parser
     /// then tries the obsolete forms).
     private static func imfFixdate(_ text: String) -> Double? {
-        var text = text
-        return text.withUTF8 { b -> Double? in
+        text.withUTF8InPlace { b -> Double? in
             guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
                   b[19] == 0x3A, b[22] == 0x3A, b[25] == 0x20, b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54 else { return nil }
             // Month by its three letters, case-insensitively.

@@ -115,8 +115,7 @@ extension RequestTarget {
     /// rules applied to absolute-form request targets; nil when it is not one. Raw bytes >= 0x80 must
     /// be valid UTF-8, as in a request line.
     public static func parseAbsolute(_ url: String) -> RequestTarget? {
-        var url = url
-        return url.withUTF8 { utf8 -> RequestTarget? in
+        return url.withUTF8InPlace { utf8 -> RequestTarget? in
             let h = Bytes(UnsafeRawBufferPointer(utf8))
             guard h.count > 0, h.all(CharClass.target, from: 0, to: h.count) else { return nil }
             return try? RequestTargetParsing.parseAbsolute(h, 0, h.count)

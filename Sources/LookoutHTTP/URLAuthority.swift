@@ -99,8 +99,7 @@ public enum URLAuthority {
 
         /// `bytes` read as an authority; the string's UTF-8 is read in place.
         public init(_ text: String) {
-            var text = text
-            self = text.withUTF8 { Layout($0) }
+            self = text.withUTF8InPlace { Layout($0) }
         }
 
         /// A port's decimal digits read in place: nil unless 1 to 5 digits.

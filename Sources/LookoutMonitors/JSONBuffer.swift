@@ -228,8 +228,7 @@ struct JSONBuffer: ~Copyable {
     /// A quoted, escaped string.
     mutating func string(_ value: String) {
         append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { appendEscaped($0) }
+        value.withUTF8InPlace { appendEscaped($0) }
         append(UInt8(ascii: "\""))
     }
 

@@ -1,3 +1,5 @@
+import LookoutHTTP
+
 /// Protocol Buffers wire format, written (https://protobuf.dev/programming-guides/encoding/):
 /// enough for the OTLP messages, whose field numbers are written next to each use from
 /// `opentelemetry/proto/**/*.proto`.
@@ -151,19 +153,7 @@ struct ProtobufWriter: ~Copyable {
     }
 
     private mutating func appendUTF8(_ value: String) {
-        Self.withUTF8(value) { put(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// `body` on `text`'s UTF-8, read where it is. `String.UTF8View` has no contiguous storage for
-    /// a small string (15 bytes or fewer, most attribute values), and reading it then goes byte
-    /// by byte; `withUTF8` hands over a buffer in every case, but it is mutating, and the copy it
-    /// needs retains and releases a large string's storage. A small string holds no storage, so
-    /// its copy costs nothing.
-    @inline(__always)
-    static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var small = text
-        return small.withUTF8(body)
+        value.withUTF8InPlace { put(UnsafeRawBufferPointer($0)) }
     }
 
     /// A nested message, written by `body` in place: one length byte is set aside, and the
@@ -245,8 +235,8 @@ struct ProtobufWriter: ~Copyable {
     /// set aside and filled in later. False, with nothing written, otherwise.
     @inline(__always)
     mutating func shortKeyValue(_ field: Int, _ key: String, string value: String) -> Bool {
-        Self.withUTF8(key) { key in
-            Self.withUTF8(value) { value in
+        key.withUTF8InPlace { key in
+            value.withUTF8InPlace { value in
                 guard let content = shortKeyValueHead(field, key, anyValue: 2 + value.count) else { return false }
                 content[0] = 0x0A                                            // AnyValue.string_value
                 content[1] = UInt8(value.count)
@@ -267,7 +257,7 @@ struct ProtobufWriter: ~Copyable {
             digits += 1
             rest >>= 7
         }
-        return Self.withUTF8(key) { key in
+        return key.withUTF8InPlace { key in
             guard var next = shortKeyValueHead(field, key, anyValue: 1 + digits) else { return false }
             next[0] = 0x18                                                   // AnyValue.int_value
             next += 1

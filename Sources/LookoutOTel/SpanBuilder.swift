@@ -66,7 +66,7 @@ enum SpanBuilder {
 
         /// One scan of the URL for all three.
         init(_ url: String, kind: ExchangeSummary.Kind) {
-            let (redacted, host, port) = ProtobufWriter.withUTF8(url) { bytes in
+            let (redacted, host, port) = url.withUTF8InPlace { bytes in
                 let layout = URLAuthority.Layout(bytes)
                 let (host, port) = SpanBuilder.hostAndPort(bytes, layout, kind: kind)
                 return (SpanBuilder.redacted(bytes, layout), host, port)
@@ -197,7 +197,7 @@ enum SpanBuilder {
     /// `url.full` without credentials (semantic conventions: userinfo replaced by REDACTED).
     /// Read as bytes in place: URLs are ASCII, and this runs for every exchange.
     static func redacted(_ url: String) -> String {
-        ProtobufWriter.withUTF8(url) { redacted($0, URLAuthority.Layout($0)) } ?? url
+        url.withUTF8InPlace { redacted($0, URLAuthority.Layout($0)) } ?? url
     }
 
     /// The URL without its credentials; nil when it has none.
@@ -213,7 +213,7 @@ enum SpanBuilder {
     /// The host and port a URL (or a tunnel's `host:port`) names; without a port, the scheme's
     /// (a tunnel's: 443).
     static func hostAndPort(_ url: String, kind: ExchangeSummary.Kind) -> (String, Int) {
-        ProtobufWriter.withUTF8(url) { hostAndPort($0, URLAuthority.Layout($0), kind: kind) }
+        url.withUTF8InPlace { hostAndPort($0, URLAuthority.Layout($0), kind: kind) }
     }
 
     private static func hostAndPort(_ bytes: UnsafeBufferPointer<UInt8>, _ layout: URLAuthority.Layout,
@@ -224,7 +224,7 @@ enum SpanBuilder {
 
     /// `host:port`, `[v6]:port` or a bare host (a peer's address as the log writes it).
     static func splitAddress(_ address: String) -> (String, Int?) {
-        ProtobufWriter.withUTF8(address) { bytes in
+        address.withUTF8InPlace { bytes in
             let layout = URLAuthority.Layout(bytes)
             return (text(bytes, layout.bareHost), layout.port)
         }

@@ -65,8 +65,7 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func parse(_ value: String) {
-        var value = value
-        value.withUTF8 { bytes in
+        value.withUTF8InPlace { bytes in
             CacheControl.forEachDirective(in: bytes) { name, argument in apply(name, argument) }
         }
     }
@@ -128,8 +127,7 @@ public struct CacheControl: Sendable, Equatable {
     /// The `name[=argument]` pairs of a list, names lowercased, quoted arguments unescaped.
     static func directives(in value: String) -> [(String, String?)] {
         var result: [(String, String?)] = []
-        var value = value
-        value.withUTF8 { bytes in forEachDirective(in: bytes) { result.append(($0, $1)) } }
+        value.withUTF8InPlace { bytes in forEachDirective(in: bytes) { result.append(($0, $1)) } }
         return result
     }
 
