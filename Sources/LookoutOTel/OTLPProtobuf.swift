@@ -35,7 +35,7 @@ enum OTLPProtobuf {
 
     /// One log record as a `ScopeLogs.log_records` field (2).
     static func writeLogField(_ out: inout ProtobufWriter, _ record: borrowing LogRecordData) {
-        // Opened and closed around the call rather than in a closure: captured, the record was
+        // Opened and closed around the call rather than in a closure: captured, the record is
         // copied, a retain and a release of each of its strings.
         let lengthAt = out.open(2)
         writeLog(&out, record)

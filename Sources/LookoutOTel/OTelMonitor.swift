@@ -60,7 +60,7 @@ public final class OTelMonitor: EventMonitor, @unchecked Sendable {  // `encoder
     private static func logRecord(_ s: borrowing ExchangeSummary, line: [UInt8], trace: TraceContext?, url: String) -> LogRecordData {
         let failed = s.error != nil || (s.status ?? 0) >= 500
         let warned = !failed && (s.status ?? 0) >= 400
-        // Made whole in one expression: a record set up field by field after `init` was copied
+        // Made whole in one expression: a record set up field by field after `init` is copied
         // on return, each of its strings retained and released.
         return LogRecordData(time: s.end.unixNanoseconds, observed: Instant.now().unixNanoseconds,
                              severity: failed ? 17 : warned ? 13 : 9, severityText: failed ? "ERROR" : warned ? "WARN" : "INFO",

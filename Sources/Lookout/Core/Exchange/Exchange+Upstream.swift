@@ -83,7 +83,7 @@ extension Exchange {
     func startAttempt() {
         summary.attempts += 1
         // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
-        // Read through `summary.trace?`: bound, the trace context was copied with its strings.
+        // Read through `summary.trace?`: bound, the trace context is copied with its strings.
         if environment.stagePlan.propagatesTrace, let traceparent = summary.trace?.traceparent(attempt: summary.attempts) {
             request.set(TraceStage.traceparent, to: traceparent)
         }
