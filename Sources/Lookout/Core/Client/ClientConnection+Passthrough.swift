@@ -4,8 +4,10 @@ import LookoutModel
 import LookoutTLS
 import LookoutUpstream
 
-/// A CONNECT waiting for its ClientHello (`interception.learn_passthrough`).
-struct PendingHello {
+/// A CONNECT waiting for its ClientHello (`interception.learn_passthrough`). A class: every
+/// client connection has the slot and few ever fill it, so an idle connection holds a pointer,
+/// not the state inline.
+final class PendingHello: @unchecked Sendable {  // confined to the client connection's `loop.queue`
     let head: RequestHead
     let requestID: UInt64
     let origin: Origin
@@ -13,6 +15,14 @@ struct PendingHello {
     let plain: Connection
     var gatherer = FirstRecordGatherer()
     var bytes: [UInt8] = []
+
+    init(head: RequestHead, requestID: UInt64, origin: Origin, engine: TLSEngine, plain: Connection) {
+        self.head = head
+        self.requestID = requestID
+        self.origin = origin
+        self.engine = engine
+        self.plain = plain
+    }
 }
 
 /// Interception that learns who pins: a client that refuses Lookout's certificate is recorded
@@ -47,13 +57,10 @@ extension ClientConnection {
     /// Bytes of the client's first record; once it is whole: a blind tunnel for a learned pair,
     /// interception (with those bytes as its start) for the rest.
     func helloArrived(_ bytes: UnsafeRawBufferPointer) {
-        guard var pending = pendingHello else { return }
+        guard let pending = pendingHello else { return }
         pending.bytes += bytes
         let ja4 = pending.gatherer.ja4(after: bytes)
-        guard ja4 != nil || pending.gatherer.isDone else {
-            pendingHello = pending
-            return
-        }
+        guard ja4 != nil || pending.gatherer.isDone else { return }
         pendingHello = nil
         pending.plain.pauseReading()
         if let ja4, environment.passthrough?.contains(ja4: ja4, host: pending.origin.host) ?? false {

@@ -74,14 +74,15 @@ extension ClientConnection {
         }
     }
 
-    /// The origin of a plain proxied request: the last one again when it is the same.
+    /// The origin of a plain proxied request: the last one again when it is the same, else the
+    /// loop's shared one.
     private func origin(host: String, port: Int?, isSecure: Bool, parent: ParentProxy?, ruleKey: HostRuleKey?) -> Origin {
         let port = port ?? (isSecure ? 443 : 80)
         if let lastOrigin, lastOrigin.host == host, lastOrigin.port == port, lastOrigin.isSecure == isSecure,
            lastOrigin.parent == parent {
             return lastOrigin
         }
-        let origin = Origin(host: host, port: port, isSecure: isSecure, parent: parent, ruleKey: ruleKey)
+        let origin = context.recentOrigins.origin(host: host, port: port, isSecure: isSecure, parent: parent, ruleKey: ruleKey)
         lastOrigin = origin
         return origin
     }
@@ -154,15 +155,14 @@ extension ClientConnection {
 
     /// Body bytes of an admin request (none other reaches here without an exchange).
     func adminBodyArrived(_ bytes: UnsafeRawBufferPointer) {
-        guard var pending = pendingAdmin else { return }
-        pendingAdmin = nil
+        guard let pending = pendingAdmin else { return }
         pending.body.append(contentsOf: bytes)
         guard pending.body.count <= AdminRequest.maxBodyBytes else {
+            pendingAdmin = nil
             reject(pending.head, requestID: pending.requestID,
                    error: .requestRejected(reason: .requestBodyTooLarge(limit: UInt64(AdminRequest.maxBodyBytes))), kind: .admin)
             return
         }
-        pendingAdmin = pending
     }
 
     func adminBodyEnded() {
@@ -306,11 +306,19 @@ extension ClientConnection {
     }
 }
 
-/// An admin request whose body is still arriving.
-struct PendingAdminRequest {
+/// An admin request whose body is still arriving. A class: every client connection has the
+/// slot and few ever fill it, so an idle connection holds a pointer, not the state inline.
+final class PendingAdminRequest: @unchecked Sendable {  // confined to the client connection's `loop.queue`
     let head: RequestHead
     let requestID: UInt64
     let path: String
     let setCookie: String?
     var body: [UInt8] = []
+
+    init(head: RequestHead, requestID: UInt64, path: String, setCookie: String?) {
+        self.head = head
+        self.requestID = requestID
+        self.path = path
+        self.setCookie = setCookie
+    }
 }

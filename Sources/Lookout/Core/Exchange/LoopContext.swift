@@ -12,6 +12,8 @@ final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     let delegate: SessionDelegate
     /// The requests of this loop's recent exchanges, to send again.
     let recentRequests = RecentRequests()
+    /// The origins of this loop's recent plain proxied requests, shared by its client connections.
+    var recentOrigins = RecentOrigins()
 
     init(loop: EventLoop, configuration: SessionConfiguration, delegate: (RequestTaskMap<Exchange, UpstreamTask>) -> SessionDelegate) {
         self.loop = loop
