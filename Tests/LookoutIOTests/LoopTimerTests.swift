@@ -28,16 +28,27 @@ import Testing
         try? await Task.sleep(nanoseconds: UInt64((seconds * 1000 + Double(tick) * 3) * 1_000_000))
     }
 
+    /// Waits until `condition` holds on the loop, for at most five seconds (a slow machine).
+    private func waitUntil(_ condition: @escaping () -> Bool) async -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            if onLoop(condition) { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return onLoop(condition)
+    }
+
     @Test func theStandingHandlerFiresOnceAfterItsTime() async {
         let log = Log()
         let (timer, armedAt): (LoopTimer, UInt64) = onLoop {
             let timer = LoopTimer(loop: loop)
             timer.setStandingHandler { log.fired.append("standing"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
+            let armedAt = DispatchTime.now().uptimeNanoseconds
             timer.schedule(after: 0.1)
-            return (timer, DispatchTime.now().uptimeNanoseconds)
+            return (timer, armedAt)
         }
         #expect(onLoop { timer.isArmed })
-        await settle(after: 0.1)
+        #expect(await waitUntil { !log.fired.isEmpty })
         #expect(onLoop { log.fired } == ["standing"])
         #expect(onLoop { log.firedAt[0] } >= armedAt + 100_000_000, "never before its time")
         #expect(onLoop { !timer.isArmed })
@@ -45,21 +56,42 @@ import Testing
         #expect(onLoop { log.fired.count } == 1, "once")
     }
 
+    /// Each firing comes at least `delay` after the arm before it (a re-arm that came in time
+    /// pushed the deadline back), and never more than once per arm. Checked from the order of
+    /// events on the loop, so a slow machine (sanitizers) cannot make it fail falsely.
     @Test func reArmingTheStandingHandlerPushesItBack() async {
         let log = Log()
+        let delay = 0.2
         let timer: LoopTimer = onLoop {
             let timer = LoopTimer(loop: loop)
-            timer.setStandingHandler { log.fired.append("standing") }
-            timer.schedule(after: 0.1)
+            timer.setStandingHandler { log.fired.append("fire"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
+            log.fired.append("arm"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds)
+            timer.schedule(after: delay)
             return timer
         }
         for _ in 0..<4 {
             try? await Task.sleep(nanoseconds: 50_000_000)
-            onLoop { timer.schedule(after: 0.2) }
+            onLoop {
+                log.fired.append("arm"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds)
+                timer.schedule(after: delay)
+            }
         }
-        #expect(onLoop { log.fired }.isEmpty, "each re-arm moved the deadline")
-        await settle(after: 0.2)
-        #expect(onLoop { log.fired } == ["standing"])
+        await settle(after: delay)
+        #expect(await waitUntil { log.fired.last == "fire" })
+        let (events, times) = onLoop { (log.fired, log.firedAt) }
+        #expect(events.last == "fire", "the last arm fired")
+        var lastArm: UInt64 = 0
+        var firesSinceArm = 0
+        for (event, time) in zip(events, times) {
+            if event == "arm" {
+                lastArm = time
+                firesSinceArm = 0
+            } else {
+                #expect(time >= lastArm + UInt64(delay * 1e9), "fired before the deadline its last arm set")
+                firesSinceArm += 1
+                #expect(firesSinceArm == 1, "one firing per arm")
+            }
+        }
     }
 
     @Test func aCancelledTimerNeverFires() async {
@@ -85,13 +117,15 @@ import Testing
             timer.schedule(after: 0.05)
             return timer
         }
-        await settle(after: 0.05)
+        #expect(await waitUntil { !log.fired.isEmpty && !timer.isArmed })
+        await settle(after: 0)
         #expect(onLoop { log.fired } == ["standing"], "the standing arm replaced the one-off handler")
         onLoop {
             timer.schedule(after: 0.05)
             timer.schedule(after: 0.05) { log.fired.append("one-off") }
         }
-        await settle(after: 0.05)
+        #expect(await waitUntil { log.fired.count >= 2 && !timer.isArmed })
+        await settle(after: 0)
         #expect(onLoop { log.fired } == ["standing", "one-off"], "the one-off handler replaced the standing arm")
     }
 }
