@@ -8,7 +8,7 @@ import LookoutHTTP
 
     @Test func smallLargeEmptyAndNonASCIIStringsGiveTheirUTF8() {
         #expect(bytes("") == [])
-        #expect(bytes("GET") == Array("GET".utf8))  // small: no contiguous view, read through a copy
+        #expect(bytes("GET") == Array("GET".utf8))  // small: its bytes spilled to the stack
         let large = "http://example.test/a/rather/long/path?with=query"
         #expect(bytes(large) == Array(large.utf8))  // large: read where it lies
         #expect(bytes("grüße, 世界 and then some more") == Array("grüße, 世界 and then some more".utf8))

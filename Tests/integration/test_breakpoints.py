@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import socket
 import subprocess
 import threading
 
@@ -334,3 +335,37 @@ def test_an_admin_body_over_its_limit_is_refused_before_it_is_read(make_proxy):
     assert resp.status == 413 and resp.header("X-Lookout-Error") == "request_body_too_large"
     record = proxy.only_summary(kind="admin")
     assert record["error"]["code"] == "request_body_too_large"
+
+
+def test_a_chunked_admin_body_is_refused_once_it_passes_its_limit(make_proxy):
+    """No length up front: the body is read until it passes 16 MiB, then refused, recorded and
+    the connection closed; nothing of it is acted on."""
+    proxy = make_proxy()
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=30)
+    sock.sendall(b"POST /breakpoints HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n" % 65536 + b"{" * 65536 + b"\r\n"
+
+    def send():
+        try:
+            for _ in range(16 * 16 + 8):  # 16 MiB and half a MiB more, never ended
+                sock.sendall(chunk)
+        except OSError:
+            pass  # the proxy closed after refusing
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = sock.recv(65536)
+        if not data:
+            break
+        received += data
+    sender.join(timeout=30)
+    sock.close()
+    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    assert head.startswith("HTTP/1.1 413"), head
+    assert "X-Lookout-Error: request_body_too_large" in head
+    record = proxy.only_summary(kind="admin")
+    assert record["error"]["code"] == "request_body_too_large"
+    assert record["method"] == "POST" and record["status"] == 413
+    assert admin(proxy, "GET", "/breakpoints") == (200, {"breakpoints": [], "held": 0})

@@ -7,7 +7,7 @@ import LookoutUpstream
 /// A CONNECT waiting for its ClientHello (`interception.learn_passthrough`). A class: every
 /// client connection has the slot and few ever fill it, so an idle connection holds a pointer,
 /// not the state inline.
-final class PendingHello: @unchecked Sendable {  // confined to the client connection's `loop.queue`
+final class PendingHello {  // used on the client connection's `loop.queue` only
     let head: RequestHead
     let requestID: UInt64
     let origin: Origin

@@ -308,7 +308,7 @@ extension ClientConnection {
 
 /// An admin request whose body is still arriving. A class: every client connection has the
 /// slot and few ever fill it, so an idle connection holds a pointer, not the state inline.
-final class PendingAdminRequest: @unchecked Sendable {  // confined to the client connection's `loop.queue`
+final class PendingAdminRequest {  // used on the client connection's `loop.queue` only
     let head: RequestHead
     let requestID: UInt64
     let path: String
