@@ -40,7 +40,8 @@ enum SpanBuilder {
         }
         sink.end()
         if s.transactions.isEmpty {
-            if s.upstream != nil { clientSpan(s, s.upstream!, number: 1, trace: trace, target: target, into: &sink) }
+            // Checked once and lent in place: `if let` would copy the attempt with its strings.
+            if s.upstream != nil { clientSpan(s, s.upstream.unsafelyUnwrapped, number: 1, trace: trace, target: target, into: &sink) }
         } else {
             for index in s.transactions.indices {
                 clientSpan(s, s.transactions[index], number: index + 1, trace: trace, target: target, into: &sink)
@@ -97,16 +98,18 @@ enum SpanBuilder {
             a.attribute("error.type", .string(String(status)))
         }
         if let cache = s.cache { a.attribute("lookout.cache.status", .string(cache.status)) }
-        if let trust = s.upstream?.tlsBox?.value.trust {
+        // One check, then the attempt read in place: each `s.upstream?.field` copies all of it.
+        let hasUpstream = s.upstream != nil
+        if hasUpstream, let trust = s.upstream.unsafelyUnwrapped.tlsBox?.value.trust {
             a.attribute("lookout.trust.rule", .string(trust.rule))
             a.attribute("lookout.trust.result", .string(trust.outcome.rawValue))
             if !trust.presentedPins.isEmpty { a.attribute("lookout.trust.presented_pins", .strings(trust.presentedPins)) }
         }
         if let sent = s.tunnelBytesClientToUpstream { a.attribute("lookout.bytes.client_to_upstream", .int(Int64(sent))) }
         if let received = s.tunnelBytesUpstreamToClient { a.attribute("lookout.bytes.upstream_to_client", .int(Int64(received))) }
-        if let requestBody = s.upstream?.requestBodyBytes, let responseBody = s.upstream?.responseBodyBytes {
-            a.attribute("lookout.bytes.request_body", .int(Int64(requestBody)))
-            a.attribute("lookout.bytes.response_body", .int(Int64(responseBody)))
+        if hasUpstream {
+            a.attribute("lookout.bytes.request_body", .int(Int64(s.upstream.unsafelyUnwrapped.requestBodyBytes)))
+            a.attribute("lookout.bytes.response_body", .int(Int64(s.upstream.unsafelyUnwrapped.responseBodyBytes)))
         }
         if let messages = s.messages {
             a.attribute("lookout.messages.protocol", .string(messages.protocolName))
