@@ -360,29 +360,38 @@ public final class HTTP2ServerSession {  // confined to the owning connection's 
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
             guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return 0 }
             return HTTP2ServerSession.with(userData) { this in
-                let goaway = frame.pointee.goaway
-                guard goaway.error_code != HTTP2ErrorCode.noError.rawValue, !this.reportedEnd else { return 0 }
-                this.reportedEnd = true
-                this.isTerminating = true
-                let debugData = goaway.opaque_data.map {
-                    String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
-                } ?? ""
-                let code = HTTP2ErrorCode(rawValue: goaway.error_code)
-                let reason = this.terminationReason ?? (debugData.isEmpty ? code.registeredName : debugData)
-                this.delegate?.http2Session(this, didEndWith: code, reason: reason)
+                this.sent(frame.pointee.goaway)
                 return 0
             }
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
             return HTTP2ServerSession.with(userData) { this in
-                this.incoming.forget(stream)
-                this.core.forgetBody(of: stream)
-                this.declaredLengths[stream] = nil
-                let byPeer = this.resetByPeer.removeValue(forKey: stream) != nil
-                this.delegate?.http2Session(this, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
+                this.closed(stream, code: code)
                 return 0
             }
         }
+    }
+
+    /// A GOAWAY this side sent: an error ends the session for the delegate, once.
+    private func sent(_ goaway: nghttp2_goaway) {
+        guard goaway.error_code != HTTP2ErrorCode.noError.rawValue, !reportedEnd else { return }
+        reportedEnd = true
+        isTerminating = true
+        let debugData = goaway.opaque_data.map {
+            String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self)
+        } ?? ""
+        let code = HTTP2ErrorCode(rawValue: goaway.error_code)
+        let reason = terminationReason ?? (debugData.isEmpty ? code.registeredName : debugData)
+        delegate?.http2Session(self, didEndWith: code, reason: reason)
+    }
+
+    /// A stream closed (ended, reset by either side, or refused): its state goes.
+    private func closed(_ stream: Int32, code: UInt32) {
+        incoming.forget(stream)
+        core.forgetBody(of: stream)
+        declaredLengths[stream] = nil
+        let byPeer = resetByPeer.removeValue(forKey: stream) != nil
+        delegate?.http2Session(self, didCloseStream: stream, code: HTTP2ErrorCode(rawValue: code), byPeer: byPeer)
     }
 
     private func received(_ frame: nghttp2_frame) {

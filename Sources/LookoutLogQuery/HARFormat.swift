@@ -41,28 +41,7 @@ public enum HARFormat {
         let url = r.string("url") ?? ""
         let httpVersion = r.string("http_version") ?? "HTTP/1.1"
 
-        j.key("request"); j.open()
-        j.key("method"); j.string(r.string("method") ?? "")
-        j.key("url"); j.string(url)
-        j.key("httpVersion"); j.string(httpVersion)
-        j.key("cookies"); pairs(&j, cookies(requestHeaders.first { $0.0 == "cookie" }?.1, separator: ";"))
-        j.key("headers"); pairs(&j, requestHeaders)
-        j.key("queryString"); pairs(&j, queryString(url))
-        if let path = r.string("capture", "request"), let body = readFile(path) {
-            j.key("postData"); j.open()
-            j.key("mimeType"); j.string(requestHeaders.first { $0.0 == "content-type" }?.1 ?? "")
-            j.key("params"); j.raw("[]")
-            if let text = String(validating: body, as: UTF8.self) {
-                j.key("text"); j.string(text)
-            } else {
-                j.key("text"); j.string(Base64.encode(body))
-                j.key("_encoding"); j.string("base64")
-            }
-            j.close()
-        }
-        j.key("headersSize"); j.number(r.number("bytes", "request_headers") ?? -1)
-        j.key("bodySize"); j.number(r.number("bytes", "request_body") ?? -1)
-        j.close()
+        j.key("request"); request(&j, r, url: url, httpVersion: httpVersion, headers: requestHeaders)
 
         j.key("response"); j.open()
         j.key("status"); j.number(r.number("status") ?? 0)
@@ -86,7 +65,41 @@ public enum HARFormat {
         }
         if let conn = r.number("conn") { j.key("connection"); j.string(LogRecord.integerText(conn)) }
 
-        j.key("_lookout"); j.open()
+        j.key("_lookout"); lookoutExtras(&j, r, total: total)
+        j.close()
+        return (index == 0 ? "\n" : ",\n") + j.text
+    }
+
+    /// HAR's `request`: method, URL, version, cookies, headers, query, a captured body, sizes.
+    private static func request(_ j: inout JSONTextWriter, _ r: LogRecord, url: String, httpVersion: String,
+                                headers requestHeaders: [(String, String)]) {
+        j.open()
+        j.key("method"); j.string(r.string("method") ?? "")
+        j.key("url"); j.string(url)
+        j.key("httpVersion"); j.string(httpVersion)
+        j.key("cookies"); pairs(&j, cookies(requestHeaders.first { $0.0 == "cookie" }?.1, separator: ";"))
+        j.key("headers"); pairs(&j, requestHeaders)
+        j.key("queryString"); pairs(&j, queryString(url))
+        if let path = r.string("capture", "request"), let body = readFile(path) {
+            j.key("postData"); j.open()
+            j.key("mimeType"); j.string(requestHeaders.first { $0.0 == "content-type" }?.1 ?? "")
+            j.key("params"); j.raw("[]")
+            if let text = String(validating: body, as: UTF8.self) {
+                j.key("text"); j.string(text)
+            } else {
+                j.key("text"); j.string(Base64.encode(body))
+                j.key("_encoding"); j.string("base64")
+            }
+            j.close()
+        }
+        j.key("headersSize"); j.number(r.number("bytes", "request_headers") ?? -1)
+        j.key("bodySize"); j.number(r.number("bytes", "request_body") ?? -1)
+        j.close()
+    }
+
+    /// What HAR has no field for, copied from the record as it was written.
+    private static func lookoutExtras(_ j: inout JSONTextWriter, _ r: LogRecord, total: Double) {
+        j.open()
         for key in ["id", "kind", "client", "attempts", "redirects", "final_url", "upstream", "transactions", "cache",
                     "error", "capture", "upgrade"] {
             if let span = r.span([key]) { j.key(key); j.raw(String(decoding: UnsafeBufferPointer(rebasing: r.bytes[span.start..<span.end]), as: UTF8.self)) }
@@ -96,8 +109,6 @@ public enum HARFormat {
         }
         j.key("total_ms"); j.number(total)
         j.close()
-        j.close()
-        return (index == 0 ? "\n" : ",\n") + j.text
     }
 
     private static func content(_ j: inout JSONTextWriter, _ r: LogRecord, _ headers: [(String, String)]) {

@@ -68,6 +68,20 @@ extension JSONBuffer {
         if let mappedFrom = s.mappedFrom { key("mapped_from"); string(redactingURL(mappedFrom, options: options)) }
         if let shaping = s.shaping { key("shaping"); appendShaping(shaping) }
         if let held = s.heldMilliseconds { key("held_ms"); milliseconds(held) }
+        appendStageFields(s)
+        if let capture = s.capture { key("capture"); appendCapture(capture) }
+        // A captured exchange always carries its headers: the files are its bodies.
+        if options.includeHeaders || s.capture != nil {
+            if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }
+            if let fields = s.responseHeaders { key("response_headers"); appendHeaders(fields, options: options) }
+        }
+        endObject()
+        endLine()
+    }
+
+    /// What later stages added: rules that changed the exchange, a simulated answer, message
+    /// counts, audit findings, the client's JA4, the trace, and where a resend came from.
+    private mutating func appendStageFields(_ s: borrowing ExchangeSummary) {
         if !s.modifiedBy.isEmpty {
             key("modified_by"); beginArray()
             for name in s.modifiedBy { element(); string(name) }
@@ -110,14 +124,6 @@ extension JSONBuffer {
             key("resent_from"); uint(resentFrom)
             if let resentBy = s.resentBy { key("resent_by"); string(resentBy) }
         }
-        if let capture = s.capture { key("capture"); appendCapture(capture) }
-        // A captured exchange always carries its headers: the files are its bodies.
-        if options.includeHeaders || s.capture != nil {
-            if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }
-            if let fields = s.responseHeaders { key("response_headers"); appendHeaders(fields, options: options) }
-        }
-        endObject()
-        endLine()
     }
 
     /// `{address, proxy, protocol, reused, stream_id, tls}` of the last attempt, which is there.

@@ -114,11 +114,10 @@ import Testing
         #expect(lines[3].hasSuffix(#""event":"session.didBecomeInvalid","conn":0,"dropped_events":5}"#))
     }
 
-    @Test func everyOtherEventHasItsPayload() throws {
-        let (monitor, path) = try makeMonitor(verbose: true)
-        let c = EventContext(connectionID: 2, requestID: 4, taskID: 6)
-        let error = ProxyError.upstreamFailed(reason: .firstByteTimedOut(after: 60))
-        let cases: [(LookoutEvent, Set<String>)] = [
+    /// Each event with the payload keys its record carries: the connection, request, task, tunnel,
+    /// message and trust events.
+    private static func coreCases(_ c: EventContext, _ error: ProxyError) -> [(LookoutEvent, Set<String>)] {
+        [
             (LookoutEvent(c, ConnectionWasRejected(client: "127.0.0.1:1", error: .sessionUnavailable(reason: .tooManyConnections(limit: 4)))),
              ["client", "error"]),
             (LookoutEvent(c, RequestDidFailToCreateRequest(error: .requestRejected(reason: .requestLineTooLong))), ["error"]),
@@ -172,6 +171,12 @@ import Testing
             (LookoutEvent(c, RequestDidLookUpCache(result: "stale", reason: "request_no_cache", age: 5, ttl: -1)),
              ["result", "reason", "age", "ttl"]),
             (LookoutEvent(c, TaskWillCacheResponse(stored: false, reason: "private", rule: "**.a.test")), ["stored", "reason", "rule"]),
+        ]
+    }
+
+    /// The same for HTTP/2 endings, rewrites, breakpoints, hooks, shaping, faults and the cache.
+    private static func stageCases(_ c: EventContext) -> [(LookoutEvent, Set<String>)] {
+        [
             (LookoutEvent(c, ConnectionDidEndHTTP2(code: "ENHANCE_YOUR_CALM", reason: "rapid reset")), ["code", "reason"]),
             (LookoutEvent(c, UpstreamDidReceiveGoAway(origin: "https://a.test:443", upstreamConnectionID: 5, code: "NO_ERROR",
                                                       lastStreamID: 7, openStreams: 2, debugData: "")),
@@ -210,6 +215,13 @@ import Testing
             (LookoutEvent(c, CacheDidEvict(url: "http://u:p@a/x", object: "ab", bytes: 10, reason: "size_limit")),
              ["url", "object", "bytes", "reason"]),
         ]
+    }
+
+    @Test func everyOtherEventHasItsPayload() throws {
+        let (monitor, path) = try makeMonitor(verbose: true)
+        let c = EventContext(connectionID: 2, requestID: 4, taskID: 6)
+        let error = ProxyError.upstreamFailed(reason: .firstByteTimedOut(after: 60))
+        let cases = Self.coreCases(c, error) + Self.stageCases(c)
         let lines = try deliver(cases.map(\.0), to: monitor, path: path)
         #expect(lines.count == cases.count)
         for ((event, keys), line) in zip(cases, lines) {
