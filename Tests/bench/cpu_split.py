@@ -13,7 +13,10 @@ Rounds alternate the two proxies; each figure is the median over the rounds. CPU
 /proc for the proxy's whole process tree (nghttpx's workers are children), and for the machine,
 over a window inside each load run. Equal system time with unequal user time says the gap is in
 the proxy's own code, not in the kernel's sockets; a machine below 200 % busy says the row is
-bound by one thread's turnaround, not by CPU.
+bound by one thread's turnaround, not by CPU. The busiest thread (Lookout's loop, nghttpx's
+worker) is given with its share of one core and its CPU per request: with the machine and that
+thread both short of busy, the row is a pipeline bound by latency, and each proxy's throughput
+follows its busiest thread's time per request.
 
   python3 Tests/bench/cpu_split.py --lookout .build/release/lookout --row h1 --rounds 3
 """
@@ -68,6 +71,24 @@ def tree_ticks(pid):
     return user, system
 
 
+def thread_ticks(pid):
+    """User plus system ticks of each thread of pid's process tree, by (process, thread)."""
+    ticks = {}
+    for member in process_tree(pid):
+        try:
+            threads = os.listdir(f"/proc/{member}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{member}/task/{thread}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks[(member, thread)] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
 def machine_ticks():
     """All ticks and idle ticks of the machine."""
     with open("/proc/stat") as f:
@@ -82,21 +103,23 @@ def measured(pid, load, start, window):
 
     def sample():
         time.sleep(start)
-        marks["a"] = (tree_ticks(pid), machine_ticks(), time.monotonic())
+        marks["a"] = (tree_ticks(pid), machine_ticks(), time.monotonic(), thread_ticks(pid))
         time.sleep(window)
-        marks["b"] = (tree_ticks(pid), machine_ticks(), time.monotonic())
+        marks["b"] = (tree_ticks(pid), machine_ticks(), time.monotonic(), thread_ticks(pid))
 
     sampler = threading.Thread(target=sample)
     sampler.start()
     rps = load()
     sampler.join()
-    (ua, sa), (ta, ia), t0 = marks["a"]
-    (ub, sb), (tb, ib), t1 = marks["b"]
+    (ua, sa), (ta, ia), t0, threads_a = marks["a"]
+    (ub, sb), (tb, ib), t1, threads_b = marks["b"]
     requests = rps * (t1 - t0)
     busy = 200 * (1 - (ib - ia) / (tb - ta)) if tb > ta else 0.0
     if not requests:
         raise RuntimeError("no request completed")
-    return rps, 1e6 * (ub - ua) / TICK / requests, 1e6 * (sb - sa) / TICK / requests, busy
+    busiest = max((threads_b[k] - threads_a[k] for k in threads_b if k in threads_a), default=0) / TICK
+    return (rps, 1e6 * (ub - ua) / TICK / requests, 1e6 * (sb - sa) / TICK / requests, busy,
+            100 * busiest / (t1 - t0), 1e6 * busiest / requests)
 
 
 def h1_targets(args, work):
@@ -163,13 +186,15 @@ def main():
             line = "   ".join(f"{t.label} {results[t.key][-1][0]:,.0f} req/s {results[t.key][-1][1]:.2f}u "
                                f"+ {results[t.key][-1][2]:.2f}s µs" for t in targets)
             print(f"round {number + 1}: {line}", flush=True)
-        print(f"\n| {args.row} | req/s | user µs per request | system µs per request | machine busy |")
-        print("|---|---:|---:|---:|---:|")
+        print(f"\n| {args.row} | req/s | user µs per request | system µs per request | machine busy "
+              "| busiest thread: busy, µs per request |")
+        print("|---|---:|---:|---:|---:|---:|")
         for target in targets:
             rows = results[target.key]
             print(f"| {target.label} | {statistics.median(r[0] for r in rows):,.0f} | "
                   f"{statistics.median(r[1] for r in rows):.2f} | {statistics.median(r[2] for r in rows):.2f} | "
-                  f"{statistics.median(r[3] for r in rows):.0f} % |")
+                  f"{statistics.median(r[3] for r in rows):.0f} % | {statistics.median(r[4] for r in rows):.0f} %, "
+                  f"{statistics.median(r[5] for r in rows):.2f} |")
         mine, theirs = results["lookout"], results["nghttpx"]
         paired = [a[0] / b[0] for a, b in zip(mine, theirs)]
         print(f"\nLookout / nghttpx: {statistics.median(paired):.3f} (rounds: {', '.join(f'{p:.3f}' for p in paired)})")
