@@ -40,7 +40,7 @@ enum SpanBuilder {
         }
         sink.end()
         if s.transactions.isEmpty {
-            // Checked once and lent in place: `if let` would copy the attempt with its strings.
+            // Unwrapped after one check: `if let` would also retain and release each of its strings.
             if s.upstream != nil { clientSpan(s, s.upstream.unsafelyUnwrapped, number: 1, trace: trace, target: target, into: &sink) }
         } else {
             for index in s.transactions.indices {
