@@ -1,60 +1,5 @@
 import HTTPTypes
 
-/// An HTTP protocol version: 1.0 and 1.1 on the HTTP/1 wire, 2 for requests that arrived over an
-/// HTTP/2 stream (their heads are translated, never parsed).
-public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
-    public var major: Int
-    public var minor: Int
-
-    public init(major: Int, minor: Int) {
-        self.major = major
-        self.minor = minor
-    }
-
-    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
-    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
-    public static let http2 = HTTPVersion(major: 2, minor: 0)
-
-    /// "HTTP/1.1", "HTTP/2" (RFC 9113 names the protocol without a minor version).
-    public var description: String {
-        // Every exchange's summary names its version: the usual ones without interpolating.
-        switch (major, minor) {
-        case (1, 1): return "HTTP/1.1"
-        case (1, 0): return "HTTP/1.0"
-        case (2, _): return "HTTP/2"
-        default: return major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)"
-        }
-    }
-}
-
-/// Limits enforced incrementally while bytes arrive.
-public struct HTTPParserLimits: Sendable {
-    /// Request line (without its CRLF) longer than this -> `.requestLineTooLong`, even before the CRLF arrives.
-    public var maxRequestLineBytes: Int
-    /// Whole head including the start line and the final empty line -> `.headerSectionTooLarge`.
-    public var maxHeaderBytes: Int
-    /// Number of header (or trailer) field lines -> `.tooManyHeaders`.
-    public var maxHeaderCount: Int
-    /// Chunk-size line including extensions (without its CRLF) -> `.invalidChunkedEncoding`.
-    public var maxChunkLineBytes: Int
-    /// Trailer section including its final empty line -> `.headerSectionTooLarge`.
-    public var maxTrailerBytes: Int
-
-    public init(
-        maxRequestLineBytes: Int = 8192,
-        maxHeaderBytes: Int = 65536,
-        maxHeaderCount: Int = 128,
-        maxChunkLineBytes: Int = 4096,
-        maxTrailerBytes: Int = 16384
-    ) {
-        self.maxRequestLineBytes = maxRequestLineBytes
-        self.maxHeaderBytes = maxHeaderBytes
-        self.maxHeaderCount = maxHeaderCount
-        self.maxChunkLineBytes = maxChunkLineBytes
-        self.maxTrailerBytes = maxTrailerBytes
-    }
-}
-
 /// How the body of a message is delimited (RFC 9112 §6.3).
 public enum BodyFraming: Sendable, Equatable {
     case none
@@ -75,6 +20,8 @@ public enum RequestTarget: Sendable, Equatable {
     case asterisk
 }
 
+/// A request's head as parsed from HTTP/1 bytes (RFC 9112 §2–§3), or translated from an HTTP/2
+/// stream's fields, with what framing and connection handling follow from it.
 public struct RequestHead: Sendable, Equatable {
     public var method: HTTPRequest.Method
     public var rawTarget: String
@@ -115,6 +62,8 @@ public struct RequestHead: Sendable, Equatable {
     }
 }
 
+/// A response's head as parsed from HTTP/1 bytes (RFC 9112 §4), with its framing for the request's
+/// method and whether the connection stays open after it.
 public struct ResponseHead: Sendable, Equatable {
     public var status: Int
     public var reasonPhrase: String
@@ -142,32 +91,3 @@ public struct ResponseHead: Sendable, Equatable {
         self.headLength = headLength
     }
 }
-
-public enum HTTPParseError: Error, Sendable, Equatable {
-    case requestLineTooLong, headerSectionTooLarge, tooManyHeaders
-    case invalidRequestLine, invalidStatusLine, unsupportedVersion
-    case invalidHeaderName, invalidHeaderValue, obsoleteLineFolding, bareCarriageReturn
-    /// Both Content-Length and Transfer-Encoding.
-    case conflictingFraming
-    /// Non-digits, overflow, or several differing values.
-    case invalidContentLength
-    /// Transfer-Encoding whose final coding is not chunked, an unknown coding, chunked twice,
-    /// or Transfer-Encoding in an HTTP/1.0 message.
-    case unsupportedTransferCoding
-    /// Bad hex, overflow, chunk line too long, missing CRLF after data, bad trailer framing.
-    case invalidChunkedEncoding
-    /// `finish()` called mid-message.
-    case unexpectedEndOfStream
-    /// HTTP/1.1 request without Host, or more than one Host.
-    case missingHost
-}
-
-public enum HTTPParseEvent<Head: Sendable>: Sendable {
-    case head(Head)
-    /// A slice of the input buffer of this parse call (offsets relative to the input's start, 0).
-    case body(Range<Int>)
-    /// Message complete.
-    case end(trailers: HTTPFields?)
-}
-
-extension HTTPParseEvent: Equatable where Head: Equatable {}
