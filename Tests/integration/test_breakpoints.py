@@ -354,12 +354,7 @@ def test_a_chunked_admin_body_is_refused_once_it_passes_its_limit(make_proxy):
 
     sender = threading.Thread(target=send)
     sender.start()
-    received = b""
-    while b"\r\n\r\n" not in received:
-        data = sock.recv(65536)
-        if not data:
-            break
-        received += data
+    received = origins.read_head(sock, timeout=30)
     sender.join(timeout=30)
     sock.close()
     head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1")
