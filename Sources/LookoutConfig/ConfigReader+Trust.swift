@@ -35,8 +35,11 @@ extension ConfigReader {
         if let node = section["system_roots"] {
             trust.systemRoots = boolean(node, "trust.system_roots") ?? trust.systemRoots
         }
-        if let node = section["ca_files"], let files = certificateFiles(node, path: "trust.ca_files") {
+        if let node = section["ca_files"], let files = anchorFiles(node, path: "trust.ca_files") {
             trust.caFiles = files
+        }
+        if let node = section["profile"] {
+            trust.profile = profile(node, path: "trust.profile") ?? trust.profile
         }
         if let node = section["pinning_without_interception"] {
             let choices = LookoutConfiguration.Trust.PinningWithoutInterception.allCases
@@ -141,7 +144,10 @@ extension ConfigReader {
             rule.certificates = certificateFiles(node, path: "\(path).certificates") ?? []
         }
         if let node = section["ca_files"] {
-            rule.caFiles = certificateFiles(node, path: "\(path).ca_files") ?? []
+            rule.caFiles = anchorFiles(node, path: "\(path).ca_files") ?? []
+        }
+        if let node = section["profile"] {
+            rule.profile = profile(node, path: "\(path).profile")
         }
         if let node = section["crl_files"] {
             rule.crlFiles = crlFiles(node, path: "\(path).crl_files") ?? []
@@ -169,6 +175,9 @@ extension ConfigReader {
             if !rule.crlFiles.isEmpty { rule.evaluators.append(.revocation) }
         }
         readClientCertificate(section, path: path, into: &rule)
+        if let given = section["profile"], !rule.evaluators.contains(.default) {
+            fail(given, "\(path).profile", "profile applies to the default evaluator; add it to evaluators")
+        }
         if let given = section["expires"], !rule.evaluators.contains(.publicKeys),
            !rule.evaluators.contains(.pinnedCertificates) {
             fail(given, "\(path).expires", "expires applies to pins; this rule has no public-keys or pinned-certificates evaluator")
@@ -345,6 +354,26 @@ extension ConfigReader {
         files(node, path: path, expected: "certificate files (PEM or DER)") { (file: String) throws(CertificateError) in
             _ = try Certificate.loadAll(pemFile: file)
         }
+    }
+
+    /// `ca_files`: files of trust anchors. Each certificate must be a CA (basicConstraints cA)
+    /// or self-signed (a server certificate trusted as itself); a leaf issued by a CA is refused,
+    /// since it can anchor nothing but itself and usually means the wrong file was listed.
+    private func anchorFiles(_ node: Node, path: String) -> [String]? {
+        files(node, path: path, expected: "CA certificate files (PEM or DER)") { (file: String) throws(CertificateError) in
+            for certificate in try Certificate.loadAll(pemFile: file) where !certificate.isCertificateAuthority && !certificate.isSelfSigned {
+                throw CertificateError(.notACertificateAuthority, "\(file): \(certificate.subject) is not a CA certificate (no basicConstraints cA) and not self-signed; list the CA that issued it")
+            }
+        }
+    }
+
+    private func profile(_ node: Node, path: String) -> TrustProfile? {
+        if isNull(node) { return nil }
+        guard case .text(let text, _) = scalarValue(node), let profile = TrustProfile(rawValue: text) else {
+            fail(node, path, "expected \(TrustProfile.allCases.map(\.rawValue).joined(separator: " or ")), \(got(node))")
+            return nil
+        }
+        return profile
     }
 
     private func crlFiles(_ node: Node, path: String) -> [String]? {

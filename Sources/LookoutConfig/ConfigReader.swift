@@ -23,7 +23,7 @@ enum Schema {
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
         "tls": ["minimum_version"],
         "interception": ["hosts", "leaf_cache_size", "learn_passthrough"],
-        "trust": ["system_roots", "ca_files", "pinning_without_interception", "default", "rules"],
+        "trust": ["system_roots", "ca_files", "profile", "pinning_without_interception", "default", "rules"],
         "redirects": ["rules"],
         "retry": ["rules"],
         "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
@@ -49,7 +49,7 @@ enum Schema {
     /// The keys of one trust rule (`trust.rules[i]`); `trust.default` takes the same minus name and hosts.
     static let trustRule = [
         "name", "hosts", "evaluators", "pins", "certificates", "ca_files", "crl_files", "expires", "mode",
-        "client_certificate", "client_key",
+        "client_certificate", "client_key", "profile",
     ]
 
     /// The keys of one `redirects.rules[i]`, and of one of its `rewrite` entries.

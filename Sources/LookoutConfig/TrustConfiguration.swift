@@ -16,6 +16,9 @@ extension LookoutConfiguration {
         public var systemRoots: Bool
         /// `ca_files`: extra root files (absolute paths) trusted by every rule.
         public var caFiles: [String]
+        /// `profile`: the certificate profile of every rule that names none; nil to choose it
+        /// by the anchor a path ends at (`webpki` for the system bundle, `rfc5280` for `ca_files`).
+        public var profile: TrustProfile?
         /// `pinning_without_interception`
         public var pinningWithoutInterception: PinningWithoutInterception
         /// `default`: the rule for hosts no rule matches.
@@ -26,12 +29,14 @@ extension LookoutConfiguration {
         public init(
             systemRoots: Bool = true,
             caFiles: [String] = [],
+            profile: TrustProfile? = nil,
             pinningWithoutInterception: PinningWithoutInterception = .refuse,
             defaultRule: TrustRuleSettings = TrustRuleSettings(),
             rules: [TrustRuleSettings] = []
         ) {
             self.systemRoots = systemRoots
             self.caFiles = caFiles
+            self.profile = profile
             self.pinningWithoutInterception = pinningWithoutInterception
             self.defaultRule = defaultRule
             self.rules = rules
@@ -80,6 +85,9 @@ public struct TrustRuleSettings: Sendable, Equatable {
     public var clientCertificate: String?
     /// `client_key`: the certificate's unencrypted PEM private key.
     public var clientKey: String?
+    /// `profile`: the certificate profile the default evaluator judges under; nil to follow
+    /// `trust.profile`, else the anchor.
+    public var profile: TrustProfile?
 
     public init(
         name: String? = nil,

@@ -275,6 +275,7 @@ extension JSONBuffer {
     mutating func appendTrustFields(_ decision: TrustDecision) {
         key("rule"); string(decision.rule)
         key("evaluator"); string(decision.evaluator)
+        if let profile = decision.profile { key("profile"); string(profile) }
         key("result"); string(decision.outcome.rawValue)
         if let reason = decision.reason { key("reason"); string(reason) }
         if let message = decision.message { key("message"); string(message) }

@@ -23,7 +23,8 @@ extension ServerTrustManager {
             for name in settings.evaluators {
                 switch name {
                 case .default:
-                    members.append(DefaultTrustEvaluator(trustStore: try store(adding: settings.caFiles)))
+                    members.append(DefaultTrustEvaluator(trustStore: try store(adding: settings.caFiles),
+                                                         profile: settings.profile ?? trust.profile))
                 case .revocation:
                     members.append(RevocationTrustEvaluator(
                         trustStore: try store(adding: settings.caFiles),

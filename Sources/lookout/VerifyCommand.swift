@@ -2,6 +2,8 @@ import ArgumentParser
 import LookoutLogQuery
 import LookoutTLS
 
+extension TrustProfile: ExpressibleByArgument {}
+
 /// `lookout verify`: judges a certificate chain for a host exactly as a trust rule's `default`
 /// evaluator does on a live connection (the same `DefaultTrustEvaluator`, trust store and
 /// checks), so a chain can be tested — or a public validation suite run — without a server.
@@ -14,7 +16,9 @@ struct VerifyCommand: ParsableCommand {
             Lookout logs, then the message), 2 when an input cannot be read. The chain file holds \
             the leaf first, then the intermediates the server would present. Without --roots, \
             the system bundle is the trust anchors (as with trust.system_roots); with it, only \
-            ROOTS.pem, judged like ca_files (an intermediate there is an anchor too).
+            ROOTS.pem, judged like ca_files (an intermediate there is an anchor too). The profile \
+            follows the anchor as on a live connection (webpki for the system bundle, rfc5280 for \
+            --roots) unless --profile names one; the verdict names the profile that decided.
             """)
 
     @Option(name: .long, help: "PEM file: the leaf certificate, then any intermediates.")
@@ -31,6 +35,9 @@ struct VerifyCommand: ParsableCommand {
 
     @Option(name: .long, help: "The purpose the leaf must serve: server (TLS server authentication).")
     var purpose: String = "server"
+
+    @Option(name: .long, help: "The certificate profile: webpki or rfc5280 (default: by the anchor, as trust rules do).")
+    var profile: TrustProfile?
 
     func validate() throws {
         guard purpose == "server" else { throw ValidationError("--purpose: only \"server\" is supported") }
@@ -55,10 +62,11 @@ struct VerifyCommand: ParsableCommand {
         }
         let now = time.flatMap(LogTime.timestamp).map { $0 / 1_000_000 } ?? UnixTime.now()
         do {
-            try DefaultTrustEvaluator(trustStore: store).evaluate(presented, host: host, now: now)
-            print("valid: \(presented.count) certificate\(presented.count == 1 ? "" : "s") for \(host), leaf \(presented[0].subject)")
+            let judged = try DefaultTrustEvaluator(trustStore: store, profile: profile)
+                .evaluateUnderProfile(presented, host: host, now: now, stapledOCSPResponse: nil)
+            print("valid: \(presented.count) certificate\(presented.count == 1 ? "" : "s") for \(host), leaf \(presented[0].subject), profile \(judged?.rawValue ?? "none")")
         } catch {
-            print("invalid: \(error.reason.rawValue): \(error.message)")
+            print("invalid: \(error.reason.rawValue): \(error.message) (profile \(error.profile?.rawValue ?? "none"))")
             throw ExitCode(1)
         }
     }

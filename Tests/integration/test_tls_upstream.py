@@ -74,7 +74,7 @@ def test_a_good_chain_passes_with_tls_details_in_the_log(make_proxy, pki, tls_or
     assert tls["cipher"], tls
     assert tls["sni"] == "localhost", tls
     assert tls["resumed"] is False, tls
-    assert tls["trust"] == {"rule": "default", "evaluator": "default", "result": "passed",
+    assert tls["trust"] == {"rule": "default", "evaluator": "default", "profile": "rfc5280", "result": "passed",
                             "presented_pins": [pki.good.pin, pki.intermediate.pin]}, tls
     assert_timings(rec["timings_ms"])
     assert rec["timings_ms"]["tls"] > 0, rec

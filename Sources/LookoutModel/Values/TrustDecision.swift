@@ -24,9 +24,12 @@ public struct TrustDecision: Sendable {
     /// `sha256/…` SPKI pins of the presented chain, leaf first.
     public var presentedPins: [String]
     public var enforced: Bool
+    /// The certificate profile that judged the chain ("webpki", "rfc5280"); nil when no default
+    /// evaluator ran.
+    public var profile: String?
 
     public init(host: String, rule: String, evaluator: String, outcome: Outcome, reason: String? = nil,
-                message: String? = nil, presentedPins: [String], enforced: Bool) {
+                message: String? = nil, presentedPins: [String], enforced: Bool, profile: String? = nil) {
         self.host = host
         self.rule = rule
         self.evaluator = evaluator
@@ -35,6 +38,7 @@ public struct TrustDecision: Sendable {
         self.message = message
         self.presentedPins = presentedPins
         self.enforced = enforced
+        self.profile = profile
     }
 }
 
@@ -87,6 +91,7 @@ extension TrustDecision {
         let outcome: Outcome = evaluation.passed ? .passed : (evaluation.enforced ? .failed : .reported)
         self.init(host: host, rule: evaluation.ruleName, evaluator: evaluation.evaluatorName, outcome: outcome,
                   reason: evaluation.error?.reason.rawValue, message: evaluation.error?.message,
-                  presentedPins: evaluation.presentedPins, enforced: evaluation.enforced)
+                  presentedPins: evaluation.presentedPins, enforced: evaluation.enforced,
+                  profile: evaluation.profile?.rawValue)
     }
 }

@@ -26,21 +26,31 @@ public struct CompositeTrustEvaluator: ServerTrustEvaluator {
     /// Passes when every member passes; the stapled response goes to each member.
     public func evaluate(_ chain: [Certificate], host: String, now: Int64,
                          stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) {
+        _ = try evaluateUnderProfile(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
+    }
+
+    /// Passes when every member passes; the profile is the first member's that has one.
+    public func evaluateUnderProfile(_ chain: [Certificate], host: String, now: Int64,
+                                     stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) -> TrustProfile? {
         var failures: [TrustEvaluationError] = []
+        var profile: TrustProfile?
         for evaluator in evaluators {
             do {
-                try evaluator.evaluate(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
+                let judged = try evaluator.evaluateUnderProfile(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
+                profile = profile ?? judged
             } catch {
+                profile = profile ?? error.profile
                 failures.append(error)
             }
         }
-        guard let first = failures.first(where: { $0.reason != .pinMismatch }) ?? failures.first else { return }
+        guard let first = failures.first(where: { $0.reason != .pinMismatch }) ?? failures.first else { return profile }
         let others = failures.filter { $0 != first }
-        guard !others.isEmpty else { throw first }
+        guard !others.isEmpty else { throw first.underProfile(profile) }
         throw TrustEvaluationError(
             reason: first.reason,
             message: first.message + "; also " + others.map(\.description).joined(separator: "; "),
             verifyErrorCode: first.verifyErrorCode,
-            evaluator: first.evaluator)
+            evaluator: first.evaluator,
+            profile: profile)
     }
 }

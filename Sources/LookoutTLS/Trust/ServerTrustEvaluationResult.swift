@@ -23,6 +23,8 @@ public struct ServerTrustEvaluationResult: Sendable, CustomStringConvertible {
     public let mode: TrustMode
     /// Whether the rule had pins with an expiry in the past.
     public let pinsExpired: Bool
+    /// The certificate profile the default evaluator judged the chain under; nil without one.
+    public let profile: TrustProfile?
 
     /// The failure reason, when it did not pass.
     public var reason: TrustEvaluationError.Reason? { error?.reason }

@@ -17,6 +17,11 @@ public protocol ServerTrustEvaluator: Sendable {
     /// revocation evaluator (and composites holding one) look at it.
     func evaluate(_ chain: [Certificate], host: String, now: Int64,
                   stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError)
+
+    /// The same, returning the certificate profile that judged the chain (the default
+    /// evaluator's, `TrustProfile`); nil for evaluators that apply none.
+    func evaluateUnderProfile(_ chain: [Certificate], host: String, now: Int64,
+                              stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) -> TrustProfile?
 }
 
 extension ServerTrustEvaluator {
@@ -24,6 +29,13 @@ extension ServerTrustEvaluator {
     public func evaluate(_ chain: [Certificate], host: String, now: Int64,
                          stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) {
         try evaluate(chain, host: host, now: now)
+    }
+
+    /// Evaluators without a certificate profile report none.
+    public func evaluateUnderProfile(_ chain: [Certificate], host: String, now: Int64,
+                                     stapledOCSPResponse: [UInt8]?) throws(TrustEvaluationError) -> TrustProfile? {
+        try evaluate(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
+        return nil
     }
 
     /// Evaluates at the current time.

@@ -41,10 +41,12 @@ public final class ServerTrustManager: Sendable {
         let match = rule(for: host)
         let rule = match.rule
         var failure: TrustEvaluationError?
+        var profile: TrustProfile?
         do {
-            try rule.evaluator.evaluate(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
+            profile = try rule.evaluator.evaluateUnderProfile(chain, host: host, now: now, stapledOCSPResponse: stapledOCSPResponse)
         } catch {
             failure = error
+            profile = error.profile
         }
         let pinsExpired = rule.pinsExpire.map { now >= $0 } ?? false
         var enforced = rule.mode == .enforce
@@ -61,7 +63,8 @@ public final class ServerTrustManager: Sendable {
             presentedPins: chain.map(\.spkiSHA256Pin),
             enforced: enforced,
             mode: rule.mode,
-            pinsExpired: pinsExpired)
+            pinsExpired: pinsExpired,
+            profile: profile)
     }
 
     /// Evaluates at the current time.

@@ -36,13 +36,24 @@ public struct TrustEvaluationError: Error, Sendable, Equatable, CustomStringConv
     public let verifyErrorCode: Int32?
     /// The name of the evaluator that failed ("default", "public-keys", …).
     public let evaluator: String
+    /// The certificate profile the chain was judged under, when a default evaluator judged it.
+    public let profile: TrustProfile?
 
     /// Creates an error.
-    public init(reason: Reason, message: String, verifyErrorCode: Int32? = nil, evaluator: String) {
+    public init(reason: Reason, message: String, verifyErrorCode: Int32? = nil, evaluator: String,
+                profile: TrustProfile? = nil) {
         self.reason = reason
         self.message = message
         self.verifyErrorCode = verifyErrorCode
         self.evaluator = evaluator
+        self.profile = profile
+    }
+
+    /// This error, naming `profile` when it names none.
+    public func underProfile(_ profile: TrustProfile?) -> TrustEvaluationError {
+        guard self.profile == nil, let profile else { return self }
+        return TrustEvaluationError(reason: reason, message: message, verifyErrorCode: verifyErrorCode,
+                                    evaluator: evaluator, profile: profile)
     }
 
     /// The snake_case code, e.g. "pin_mismatch".

@@ -16,6 +16,9 @@ public final class TrustStore: @unchecked Sendable {
     /// The DER of the anchors that came from the system bundle, which the Web PKI profile
     /// leaves as their root program published them (`WebPKIProfile`).
     let systemAnchors: Set<[UInt8]>
+    /// Whether any anchor came from `ca_files` or was given directly (not the system bundle):
+    /// chains ending at those are judged under `TrustProfile.rfc5280` by default.
+    public let hasUserAnchors: Bool
 
     /// Whether certificates that are not self-signed roots (an intermediate, a pinned leaf)
     /// count as trust anchors (`X509_V_FLAG_PARTIAL_CHAIN`).
@@ -35,6 +38,8 @@ public final class TrustStore: @unchecked Sendable {
             anchors += try Certificate.loadAll(pemFile: file)
         }
         anchors += additionalCertificates
+        let systemAnchors = self.systemAnchors
+        hasUserAnchors = anchors.contains { !systemAnchors.contains($0.derBytes) }
         OpenSSLErrorQueue.clear()
         guard let store = X509_STORE_new() else {
             throw CertificateError.openSSL(.generationFailed, "X509_STORE_new failed")
@@ -58,6 +63,11 @@ public final class TrustStore: @unchecked Sendable {
     /// private PKIs.
     public convenience init(anchors: [Certificate], allowsPartialChains: Bool = false) throws(CertificateError) {
         try self.init(systemBundle: nil, additionalCertificates: anchors, allowsPartialChains: allowsPartialChains)
+    }
+
+    /// Whether `certificate` came from the system bundle.
+    public func isSystemAnchor(_ certificate: Certificate) -> Bool {
+        systemAnchors.contains(certificate.derBytes)
     }
 
     deinit {

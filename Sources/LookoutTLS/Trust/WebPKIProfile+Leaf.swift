@@ -21,27 +21,17 @@ extension WebPKIProfile {
         let values = purposes.map { Array($0.content) }
         if values.contains(anyExtendedKeyUsage) { throw Violation("the leaf's extendedKeyUsage has anyExtendedKeyUsage (BR §7.1.2.7.10)") }
         if !values.contains(serverAuth) { throw Violation("the leaf's extendedKeyUsage lacks id-kp-serverAuth") }
-        if extensions.contains(where: { $0.nid == NID_name_constraints }) {
-            throw Violation("the leaf has nameConstraints, which only CA certificates may carry (RFC 5280 §4.2.1.10)")
-        }
+        try RFC5280Profile.checkLeaf(leaf, extensions)
         try checkSubjectAltName(leaf, extensions)
     }
 
-    /// RFC 5280 §4.2.1.6 and BR §7.1.2.7.12, §7.1.4.3: the names are valid DNS names or IP
-    /// addresses; the extension is critical exactly when the subject is empty; a commonName is
-    /// a character-for-character copy of one of them.
+    /// BR §7.1.2.7.12, §7.1.4.3 beyond RFC 5280's rules for the names: subjectAltName is not
+    /// critical beside a subject; a commonName is a character-for-character copy of one of them.
     static func checkSubjectAltName(_ leaf: Certificate, _ extensions: [CertificateExtension]) throws(Violation) {
-        guard let san = extensions.first(where: { $0.nid == NID_subject_alt_name }) else {
-            throw Violation("the leaf has no subjectAltName", reason: .hostnameMismatch)
-        }
-        if san.isCritical != leaf.hasEmptySubject {
-            throw Violation(san.isCritical ? "subjectAltName is critical although the subject is not empty (BR §7.1.2.7.12)"
-                                           : "subjectAltName is not critical although the subject is empty (RFC 5280 §4.2.1.6)")
+        if let san = extensions.first(where: { $0.nid == NID_subject_alt_name }), san.isCritical, !leaf.hasEmptySubject {
+            throw Violation("subjectAltName is critical although the subject is not empty (BR §7.1.2.7.12)")
         }
         let names = leaf.subjectAlternativeNames
-        for case .dnsName(let name) in names where !isValidPresentedName(name) {
-            throw Violation("the leaf names \"\(name)\", which is not a valid DNS name (RFC 5280 §4.2.1.6)")
-        }
         let commonNames = leaf.subjectCommonNames
         if commonNames.count > 1 { throw Violation("the leaf's subject has \(commonNames.count) commonNames (BR §7.1.4.3: one)") }
         let written = names.map { name in
@@ -77,12 +67,14 @@ extension WebPKIProfile {
         return true
     }
 
-    /// The dNSName subtrees a CA excludes, after checking the extension's form: critical
-    /// (RFC 5280 §4.2.1.10), at least one non-empty subtree list, and valid DNS names.
-    static func nameConstraints(_ extensions: [CertificateExtension], depth: Int) throws(Violation) -> [String] {
+    /// The dNSName subtrees a CA excludes, after checking the extension's form: critical when
+    /// `requireCritical` (RFC 5280 §4.2.1.10; BR §7.1.2.5.2 lets the Web PKI mark it either way), at
+    /// least one non-empty subtree list, and valid DNS names.
+    static func nameConstraints(_ extensions: [CertificateExtension], depth: Int,
+                                requireCritical: Bool) throws(Violation) -> [String] {
         guard let constraints = extensions.first(where: { $0.nid == NID_name_constraints }) else { return [] }
         let at = "certificate \(depth)'s nameConstraints"
-        if !constraints.isCritical { throw Violation("\(at) are not critical (RFC 5280 §4.2.1.10)") }
+        if requireCritical, !constraints.isCritical { throw Violation("\(at) are not critical (RFC 5280 §4.2.1.10)") }
         var reader = DERReader(constraints.value)
         guard let sequence = reader.next(), sequence.tag == DERTag.sequence, let subtrees = sequence.elements else { throw Violation("\(at) are malformed") }
         if subtrees.isEmpty { throw Violation("\(at) have neither permitted nor excluded subtrees (RFC 5280 §4.2.1.10)") }

@@ -37,24 +37,18 @@ enum WebPKIProfile {
                 // was trusted as it is by whoever added it.
                 if path.count > 1 { try checkLeaf(certificate, extensions) }
             } else {
-                excludedDNS += try nameConstraints(extensions, depth: depth)
+                excludedDNS += try nameConstraints(extensions, depth: depth, requireCritical: false)
             }
         }
         try checkWildcards(leaf, host: host, excludedDNS: excludedDNS)
     }
 
-    /// RFC 5280 §4.1.2.2 serial numbers, §4.2.1.1 key identifiers, BR §6.1.5 keys, and the
-    /// criticality RFC 5280 requires of policyConstraints (§4.2.1.11).
+    /// RFC 5280's rules (`RFC5280Profile.checkCertificate`), BR §6.1.5 keys, and the key
+    /// identifiers and root extensions of BR §7.1.2.
     static func checkEveryCertificate(_ certificate: Certificate, _ extensions: [CertificateExtension], depth: Int,
                                       isRoot: Bool) throws(Violation) {
         let at = "certificate \(depth) (\(certificate.subject))"
-        let serial = certificate.serialNumberShape
-        if serial.negative || serial.magnitudeBytes.isEmpty {
-            throw Violation("\(at): the serial number must be positive (RFC 5280 §4.1.2.2)")
-        }
-        if serial.magnitudeBytes.count + (serial.magnitudeBytes[0] & 0x80 != 0 ? 1 : 0) > 20 {
-            throw Violation("\(at): the serial number is longer than 20 octets (RFC 5280 §4.1.2.2)")
-        }
+        try RFC5280Profile.checkCertificate(certificate, extensions, depth: depth)
         let key = certificate.publicKeyShape
         switch key.type {
         case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS:
@@ -89,12 +83,6 @@ enum WebPKIProfile {
         }
         if isRoot, extensions.contains(where: { $0.nid == NID_ext_key_usage }) {
             throw Violation("\(at): a root with extendedKeyUsage (BR §7.1.2.1.2)")
-        }
-        if let constraints = extensions.first(where: { $0.nid == NID_policy_constraints }), !constraints.isCritical {
-            throw Violation("\(at): policyConstraints not marked critical (RFC 5280 §4.2.1.11)")
-        }
-        if let access = extensions.first(where: { $0.nid == NID_info_access }), !isWellFormedAccess(access.value) {
-            throw Violation("\(at): a malformed authorityInfoAccess (RFC 5280 §4.2.2.1: one or more AccessDescriptions)")
         }
     }
 
