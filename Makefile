@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin
 
 .PHONY: run test deps build release unit integration bench clean sanitize tsan-unit fuzz
 
@@ -36,6 +36,9 @@ deps:
 	[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing="$$missing nginx-light"; \
 	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	[ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing="$$missing publicsuffix"; \
+	command -v mkcert >/dev/null || missing="$$missing mkcert"; \
+	command -v certtool >/dev/null || missing="$$missing gnutls-bin"; \
+	[ -x /usr/share/easy-rsa/easyrsa ] || missing="$$missing easy-rsa"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -53,6 +56,7 @@ deps:
 	@$(PYTHON) -c 'import grpc' 2>/dev/null || $(PYTHON) -m pip install -q grpcio
 	@$(PYTHON) -c 'import grpc_tools' 2>/dev/null || $(PYTHON) -m pip install -q grpcio-tools
 	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q websockets
+	@$(PYTHON) -c 'import trustme' 2>/dev/null || $(PYTHON) -m pip install -q trustme
 	@$(PYTHON) -c 'import opentelemetry.proto, opentelemetry.sdk, opentelemetry.instrumentation.requests, requests' 2>/dev/null \
 	  || $(PYTHON) -m pip install -q opentelemetry-proto opentelemetry-sdk opentelemetry-instrumentation-requests requests
 	@# mitmproxy pins its own h2/h11/cryptography: it gets a virtualenv of its own (the HAR it writes is simulated).
