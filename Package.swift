@@ -99,7 +99,7 @@ let package = Package(
                 resources: [.copy("UI")],
                 swiftSettings: hotPathSettings),
         // Recordings as fixtures: reading Lookout logs and HAR files, and comparing two of them.
-        .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery", "LookoutModel", "LookoutSync"]),
+        .target(name: "LookoutRecordings", dependencies: ["LookoutLogQuery", "LookoutHTTP", "LookoutModel", "LookoutSync"]),
         // Messages inside streams, read from copies as they pass: WebSocket frames (RFC 6455,
         // permessage-deflate), event streams (SSE, NDJSON, JSON text sequences) and gRPC messages.
         .target(name: "LookoutMessages", dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutCompression"],

@@ -20,6 +20,13 @@ public struct RecordedExchange: Sendable {
     public var waitMilliseconds: Double?
     /// The file it was read from.
     public var file = ""
+    /// When the request started and the response ended, in Unix microseconds, when recorded.
+    public var startMicroseconds: Int64?
+    public var endMicroseconds: Int64?
+    /// The client connection it came on (a log's `conn`, a HAR entry's `connection`), when recorded.
+    public var connection: String?
+    /// Whether that connection carried HTTP/2, where streams overlap by design.
+    public var isHTTP2 = false
 
     public init(index: Int, method: String, url: String, status: Int?, requestHeaders: [(name: String, value: String)],
                 responseHeaders: [(name: String, value: String)], responseBody: RecordedBody, totalMilliseconds: Double?) {
@@ -103,6 +110,13 @@ public enum RecordingReader {
                     exchange.requestBody = size == 0 ? .none : .sizeOnly(LogRecord.wholeNumber(size) ?? 0)
                 }
                 exchange.waitMilliseconds = record.number("timings_ms", "wait").flatMap { $0 >= 0 ? $0 : nil }
+                // `ts` is when the exchange finished; it started `timings_ms.total` before.
+                if let end = record.string("ts").flatMap(LogTime.timestamp) {
+                    exchange.endMicroseconds = end
+                    exchange.startMicroseconds = exchange.totalMilliseconds.map { end - Int64(($0 * 1000).rounded()) }
+                }
+                exchange.connection = record.number("conn").map(LogRecord.integerText)
+                exchange.isHTTP2 = record.string("http_version")?.hasPrefix("HTTP/2") ?? false
                 exchange.file = path
                 exchanges.append(exchange)
                 return true
@@ -158,6 +172,12 @@ public enum RecordingReader {
             if let wait = ((entry["timings"] as? [String: Any])?["wait"] as? NSNumber)?.doubleValue, wait >= 0 {
                 exchange.waitMilliseconds = wait
             }
+            if let started = (entry["startedDateTime"] as? String).flatMap(LogTime.timestamp) {
+                exchange.startMicroseconds = started
+                exchange.endMicroseconds = exchange.totalMilliseconds.map { started + Int64(($0 * 1000).rounded()) } ?? started
+            }
+            exchange.connection = entry["connection"] as? String
+            exchange.isHTTP2 = ((response["httpVersion"] ?? request["httpVersion"]) as? String)?.uppercased().hasPrefix("HTTP/2") ?? false
             exchange.file = path
             exchanges.append(exchange)
         }

@@ -9,16 +9,31 @@ import LookoutModel
 import LookoutMonitors
 import LookoutRecordings
 
+extension ReplaySchedule.Order: ExpressibleByArgument {}
+
 /// `lookout replay RECORDING`: each recorded request sent again through Lookout's own upstream
 /// side — the config's trust rules, pins, parent proxies, client certificates, retries — with its
 /// captured body, into a new log; with `--expect`, each answer compared with the recorded one.
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "replay", abstract: "Send a recording's requests again; --expect compares the answers (exit 1 when any differs).")
+        commandName: "replay", abstract: "Send a recording's requests again; --expect compares the answers (exit 1 when any differs).",
+        discussion: """
+            By default (--order recorded) the recording's order is kept: a request starts only after \
+            every request that had ended before it started in the recording has been answered, so one \
+            connection's requests go one after another and requests that overlapped may overlap again. \
+            --order none sends them in their recorded order of start without waiting. --concurrency caps \
+            the requests in flight under either order. Recorded Cookie fields are sent as recorded; with \
+            --session, cookies the replayed responses set replace them for the following requests to the \
+            same host. Exit 2 for a recording that cannot be read or ordered.
+            """)
 
     @Argument(help: "The recording (a Lookout log or a HAR file).") var recording: String
     @Option(name: .long, help: "Only the exchanges this filter matches.") var filter: String?
-    @Option(name: .long, help: "Requests in flight at once.") var concurrency = 4
+    @Option(name: .long, help: "Requests in flight at once, at most.") var concurrency = 4
+    @Option(name: .long, help: "recorded (keep the recording's causal order) or none (recorded order of start, no waiting).")
+    var order: ReplaySchedule.Order = .recorded
+    @Flag(name: .long, help: "Cookies set by replayed responses replace recorded ones for the following requests to the same host.")
+    var session = false
     @Option(name: .long, help: "Requests started per second at most (0 = no limit).") var rate: Double = 0
     @Option(name: .long, help: "Write the new log here.") var log: String?
     @Option(name: .long, help: "same-status or same-body: compare each answer with the recorded one.") var expect: String?
@@ -26,16 +41,22 @@ struct ReplayCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
-        guard concurrency >= 1, rate >= 0 else { throw ValidationError("--concurrency must be at least 1 and --rate not negative") }
+        guard concurrency >= 1 else { throw Self.unusable("--concurrency must be at least 1 (got \(concurrency))") }
+        guard rate >= 0 else { throw ValidationError("--rate must not be negative") }
         guard expect == nil || expect == "same-status" || expect == "same-body" else {
             throw ValidationError("--expect must be same-status or same-body")
         }
         let selection = try filter.map { text in
             do { return try LogFilter.parse(text) } catch { throw ValidationError("--filter: \(error)") }
         }
-        let exchanges: [RecordedExchange]
-        do { exchanges = try RecordingReader.read(recording) } catch { throw ValidationError("\(error)") }
-        let chosen = exchanges.filter { selection?.matches($0) ?? true }
+        let chosen: [RecordedExchange]
+        let schedule: ReplaySchedule
+        do {
+            chosen = try RecordingReader.read(recording).filter { selection?.matches($0) ?? true }
+            schedule = try ReplaySchedule(chosen, order: order)
+        } catch {
+            throw Self.unusable(error.description)
+        }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "lookout")
         var file = config.map { LoadedConfiguration.load(path: $0, logger: logger) } ?? LookoutConfiguration()
@@ -45,36 +66,26 @@ struct ReplayCommand: ParsableCommand {
             monitors.append(try JSONLinesLogMonitor(destination: LogDestination(configPath: log), verbose: false,
                                                     revealSecrets: false, includeHeaders: true))
         }
-        let session = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors)
+        let proxy = try Session(configuration: SessionConfiguration(file, logger: logger), monitors: monitors)
         let results = ReplayResults(total: chosen.count, expect: expect)
-        let inFlight = DispatchSemaphore(value: concurrency)
-        let done = DispatchGroup()
-        let start = DispatchTime.now()
-        for (number, exchange) in chosen.enumerated() {
-            inFlight.wait()
-            if rate > 0 {
-                let due = start.uptimeNanoseconds + UInt64(Double(number) / rate * 1e9)
-                let now = DispatchTime.now().uptimeNanoseconds
-                if due > now { usleep(UInt32((due - now) / 1000)) }
-            }
-            done.enter()
-            session.replay(Self.request(exchange)) { result in
-                results.add(exchange, result)
-                inFlight.signal()
-                done.leave()
-            }
-        }
-        done.wait()
+        ReplayDriver(exchanges: chosen, schedule: schedule, concurrency: concurrency, rate: rate, session: session)
+            .run { request, answered in proxy.replay(request, completion: answered) } record: { results.add($0, $1) }
         let closed = DispatchSemaphore(value: 0)
-        session.shutdown { closed.signal() }
+        proxy.shutdown { closed.signal() }
         closed.wait()
-        session.monitor.flush()
+        proxy.monitor.flush()
         print(results.report(), terminator: "")
         if !results.allAsExpected { throw ExitCode(1) }
     }
 
+    /// Exit 2 with the message: the input cannot be replayed, and nothing was sent.
+    private static func unusable(_ message: String) -> ExitCode {
+        FileHandleOutput.standardError("lookout replay: \(message)\n")
+        return ExitCode(2)
+    }
+
     /// The recorded request: its fields (without the ones the log redacted) and its captured body.
-    private static func request(_ exchange: RecordedExchange) -> ReplayRequest {
+    static func request(_ exchange: RecordedExchange) -> ReplayRequest {
         let headers = exchange.requestHeaders.filter { $0.value != "[redacted]" }
         let body: ReplayRequest.Body
         switch exchange.requestBody {
@@ -93,7 +104,11 @@ final class ReplayResults: @unchecked Sendable {  // guarded by `lock`
     private let expect: String?
     private let terminal = isatty(1) == 1
     private var finished = 0
-    private var differences: [String] = []
+    /// Keyed by the exchange's place in the recording, so the report reads in that order whatever
+    /// order the answers came in.
+    private var differences: [Int: String] = [:]
+    private var lines: [Int: String] = [:]
+    private var printed = 0
     private var failures = 0
 
     init(total: Int, expect: String?) {
@@ -111,16 +126,21 @@ final class ReplayResults: @unchecked Sendable {  // guarded by `lock`
         case .failure(let refusal):
             failures += 1
             line = "not sent: \(refusal.message)"
-            differences.append("#\(exchange.index) \(label): not sent: \(refusal.message)")
+            differences[exchange.index] = "#\(exchange.index) \(label): not sent: \(refusal.message)"
         case .success(let response):
             line = response.status.map(String.init) ?? "—"
             if let error = response.error { line += " \(error.code)" }
-            if let difference = compare(exchange, response) { differences.append("#\(exchange.index) \(label): \(difference)") }
+            if let difference = compare(exchange, response) { differences[exchange.index] = "#\(exchange.index) \(label): \(difference)" }
         }
         if terminal {
             FileHandle.standardError.write(Data("\r[\(finished)/\(total)]".utf8))
-        } else {
-            print("\(finished)/\(total) \(line) \(label)")
+            return
+        }
+        // Progress lines go out in the recording's order as each run of them is complete.
+        lines[exchange.index] = "\(line) \(label)"
+        while let next = lines.removeValue(forKey: printed) {
+            printed += 1
+            print("\(printed)/\(total) \(next)")
         }
     }
 
@@ -152,7 +172,7 @@ final class ReplayResults: @unchecked Sendable {  // guarded by `lock`
         lock.lock()
         defer { lock.unlock() }
         var text = terminal ? "\n" : ""
-        for difference in differences { text += "differs: \(difference)\n" }
+        for (_, difference) in differences.sorted(by: { $0.key < $1.key }) { text += "differs: \(difference)\n" }
         text += "\(total) replayed, \(differences.count) " + (expect == nil ? "not sent" : "not as recorded") + "\n"
         return text
     }
