@@ -14,17 +14,17 @@ package protocol UpstreamOpenerClient: AnyObject {
 
 /// Resolves and connects to an origin for a task or a tunnel, reporting each step. With a parent
 /// proxy it connects to the parent instead, and for https and tunnels (`tunnel`) asks it for a
-/// CONNECT to the origin first. The steps go through the `UpstreamTaskDelegate` so both kinds of
+/// CONNECT to the origin first. The steps go to the loop's `UpstreamEvents`, so both kinds of
 /// exchange emit the same events.
 package struct UpstreamOpener {
     package let environment: UpstreamEnvironment
     package let loop: EventLoop
-    package let delegate: any UpstreamTaskDelegate
+    package let events: any UpstreamEvents
 
-    package init(environment: UpstreamEnvironment, loop: EventLoop, delegate: any UpstreamTaskDelegate) {
+    package init(environment: UpstreamEnvironment, loop: EventLoop, events: any UpstreamEvents) {
         self.environment = environment
         self.loop = loop
-        self.delegate = delegate
+        self.events = events
     }
 
     /// Callbacks for each step; they run on `loop`, which is why they may cross the resolver's queue.
@@ -41,12 +41,12 @@ package struct UpstreamOpener {
     /// `ParentConnectHandshake`).
     package func open(_ origin: Origin, tunnel: Bool, clientAuthorization: String? = nil,
               for client: some UpstreamOpenerClient) -> OpenHandle {
-        let delegate = self.delegate
+        let events = self.events
         return open(origin, tunnel: tunnel, clientAuthorization: clientAuthorization, steps: .init(
             didResolve: { [unowned client] resolution, start, end in
                 client.metrics.domainLookupStart = start
                 client.metrics.domainLookupEnd = end
-                delegate.upstream(client.eventContext, didResolve: resolution, host: origin.host,
+                events.upstream(client.eventContext, didResolve: resolution, host: origin.host,
                                   milliseconds: end.milliseconds(since: start))
             },
             willConnect: { [unowned client] start in client.metrics.connectStart = start },
@@ -54,7 +54,7 @@ package struct UpstreamOpener {
                 client.metrics.connectEnd = end
                 client.metrics.remoteAddress = connection.peerAddress?.description
                 client.metrics.localAddress = connection.localAddress?.description
-                delegate.upstream(client.eventContext, didConnect: connection,
+                events.upstream(client.eventContext, didConnect: connection,
                                   milliseconds: end.milliseconds(since: client.metrics.connectStart ?? end))
                 client.openerDidConnect(connection, earlyBytes: earlyBytes)
             },

@@ -12,7 +12,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         let shared: HTTP2UpstreamConnection
         do {
             shared = try HTTP2UpstreamConnection(connection: stream, origin: origin, tls: tls, environment: environment,
-                                                 delegate: delegate)
+                                                 events: events)
         } catch {
             stream.close()
             complete(.upstreamFailed(reason: .closed("cannot start HTTP/2: \(error)")))
@@ -36,7 +36,7 @@ extension UpstreamTask: HTTP2UpstreamStreamDelegate {
         metrics.upstreamConnectionID = shared.connection.id
         if shared.streamsOpened > 0 {
             metrics.isReusedConnection = true
-            delegate.upstream(eventContext, didReuse: shared.connection)
+            events.upstream(eventContext, didReuse: shared.connection)
         }
         metrics.requestStart = .now()
         switch shared.openStream(request, for: self) {

@@ -20,7 +20,12 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
     package let connectionID: UInt64
     /// The loop's idle and multiplexed connections; the task runs on its loop.
     package let pool: UpstreamConnectionPool
-    package let delegate: any UpstreamTaskDelegate
+    /// The loop's monitors' side: connecting, reuse and trust events.
+    package let events: any UpstreamEvents
+    /// The attempt's owner, its exchange; held until the completion is reported, then let go.
+    private var owner: (any UpstreamTaskDelegate)?
+    /// Every step of this attempt is reported here, and only here.
+    package var delegate: any UpstreamTaskDelegate { owner! }
     private var loop: EventLoop { pool.loop }
 
     private var upstream: UpstreamConnection?
@@ -51,7 +56,8 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
     package var bodyBytesReceived: UInt64 = 0
 
     package init(id: UInt64, attempt: Int, request: UpstreamRequest, requestID: UInt64, connectionID: UInt64,
-                 environment: UpstreamEnvironment, pool: UpstreamConnectionPool, delegate: any UpstreamTaskDelegate) {
+                 environment: UpstreamEnvironment, pool: UpstreamConnectionPool, events: any UpstreamEvents,
+                 delegate: any UpstreamTaskDelegate) {
         self.id = id
         self.attempt = attempt
         self.request = request
@@ -60,7 +66,8 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         self.requestID = requestID
         self.connectionID = connectionID
         self.pool = pool
-        self.delegate = delegate
+        self.events = events
+        self.owner = delegate
         self.parser = HTTPResponseParser(limits: environment.parserLimits)
         self.metrics = TransactionMetrics(fetchStart: .now())
         metrics.url = request.url
@@ -88,7 +95,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         }
         if let pooled = pool.take(poolKey) {
             metrics.isReusedConnection = true
-            delegate.upstream(eventContext, didReuse: pooled.connection)
+            events.upstream(eventContext, didReuse: pooled.connection)
             use(pooled)
             return
         }
@@ -105,7 +112,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
                 opensForOthers = true
             }
         }
-        opening = UpstreamOpener(environment: environment, loop: loop, delegate: delegate).open(origin, tunnel: origin.isSecure, for: self)
+        opening = UpstreamOpener(environment: environment, loop: loop, events: events).open(origin, tunnel: origin.isSecure, for: self)
     }
 
     /// Whether this attempt may go over HTTP/2: https origins offered `h2` in ALPN (unless known
@@ -209,11 +216,11 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
     private func evaluateTrust(_ stream: TLSStream, serverName: String?) {
         let host = origin.host
         let rule = environment.trustManager.rule(for: host)
-        delegate.task(self, didReceiveChallengeFor: host, rule: rule.ruleName, evaluator: rule.rule.evaluator.name)
+        events.task(self, didReceiveChallengeFor: host, rule: rule.ruleName, evaluator: rule.rule.evaluator.name)
         let evaluation = environment.trustManager.evaluate(stream.tls.peerCertificateChain, host: host,
                                                        stapledOCSPResponse: stream.tls.stapledOCSPResponse)
         let decision = TrustDecision(host: host, evaluation: evaluation)
-        delegate.task(self, didEvaluateServerTrust: decision)
+        events.task(self, didEvaluateServerTrust: decision)
         metrics.secureConnectionEnd = .now()
         var details = UpstreamTLSDetails(version: stream.tls.negotiatedProtocolVersion ?? "", cipher: stream.tls.cipherSuite ?? "",
                                          serverName: serverName, applicationProtocol: stream.tls.applicationProtocol,
@@ -569,5 +576,6 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
         if metrics.responseEnd == nil && metrics.responseStart != nil { metrics.responseEnd = .now() }
         metrics.errorCode = error?.code
         delegate.task(self, didCompleteWith: error, metrics: metrics, notifyExchange: reported)
+        owner = nil
     }
 }

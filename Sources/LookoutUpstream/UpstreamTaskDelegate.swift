@@ -10,10 +10,10 @@ package enum ResponseDisposition {
     case abandon
 }
 
-/// What the upstream side reports, the one boundary from a task, an opener or an origin's HTTP/2
-/// connection back to the session. Called on the loop the task runs on; the session's side tells
-/// the monitors first, then the policies, then the exchange.
-package protocol UpstreamTaskDelegate: AnyObject, Sendable {
+/// What the upstream side reports that is not one attempt's: resolving, connecting, reusing,
+/// trust, and an origin's HTTP/2 connection's own events. One per event loop (the session's), for
+/// openers, tasks and tunnels alike: it tells the monitors.
+package protocol UpstreamEvents: AnyObject, Sendable {
     /// Posts an event, building it only if some monitor wants its kind.
     func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind)
 
@@ -26,7 +26,13 @@ package protocol UpstreamTaskDelegate: AnyObject, Sendable {
     // Trust.
     func task(_ task: UpstreamTask, didReceiveChallengeFor host: String, rule: String, evaluator: String)
     func task(_ task: UpstreamTask, didEvaluateServerTrust decision: TrustDecision)
+}
 
+/// What one upstream attempt reports to the one that started it (its exchange): the request's
+/// progress, the response, and the end. Called on the loop the task runs on, never on the stack of
+/// a call the exchange made into the task. The task holds its delegate until it has reported its
+/// completion, so no callback can reach an exchange that is gone.
+package protocol UpstreamTaskDelegate: AnyObject, Sendable {
     // The request.
     func taskIsReadyForBody(_ task: UpstreamTask)
     func task(_ task: UpstreamTask, didSendBodyData bytes: Int)

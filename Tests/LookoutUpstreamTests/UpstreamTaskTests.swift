@@ -15,7 +15,7 @@ import Glibc
 /// records what it reports. What the upstream target needs of the rest of Lookout is exactly this.
 @Suite(.serialized) struct UpstreamTaskTests {
     /// Records every report, in order (on the task's loop; read after `done`).
-    final class Recorder: UpstreamTaskDelegate, @unchecked Sendable {  // written on the task's loop, read after `done`
+    final class Recorder: UpstreamTaskDelegate, UpstreamEvents, @unchecked Sendable {  // written on the task's loop, read after `done`
         let notes = Mutex<[String]>([])
         private let done = Mutex(false)
         var body: [UInt8] = []
@@ -120,7 +120,7 @@ import Glibc
                                       fields: [.host: "127.0.0.1:\(port)"], bodyIsChunked: false, hasBody: false,
                                       asksForUpgrade: false, acceptsTrailers: false)
         let task = UpstreamTask(id: 1, attempt: 1, request: request, requestID: 1, connectionID: 1,
-                                environment: try environment(), pool: pool, delegate: recorder)
+                                environment: try environment(), pool: pool, events: recorder, delegate: recorder)
         loop.execute { task.start() }
         try await recorder.waitForCompletion()
         let notes = recorder.notes.withLock { $0 }
@@ -148,7 +148,7 @@ import Glibc
                                       url: "http://blocked.example/", target: "/", fields: [:], bodyIsChunked: false,
                                       hasBody: false, asksForUpgrade: false, acceptsTrailers: false)
         let task = UpstreamTask(id: 2, attempt: 1, request: request, requestID: 2, connectionID: 1,
-                                environment: environment, pool: pool, delegate: recorder)
+                                environment: environment, pool: pool, events: recorder, delegate: recorder)
         loop.execute { task.start() }
         try await recorder.waitForCompletion()
         #expect(recorder.completion?.error?.code == "destination_denied")

@@ -26,7 +26,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     private let protocolSession: HTTP2ClientSession
     private let environment: UpstreamEnvironment
     /// Where the connection's own records go (GOAWAY, its end).
-    private let delegate: any UpstreamTaskDelegate
+    private let events: any UpstreamEvents
 
     private struct OpenStream {
         package let delegate: HTTP2UpstreamStreamDelegate
@@ -58,7 +58,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     package static let maxStreamsPerConnection = 1000
 
     package init(connection: ByteStream, origin: Origin, tls: ValueBox<UpstreamTLSDetails>?, environment: UpstreamEnvironment,
-         delegate: any UpstreamTaskDelegate) throws {
+         events: any UpstreamEvents) throws {
         var settings = HTTP2ClientSettings()
         settings.maxHeaderListBytes = environment.http2.maxHeaderListBytes
         self.protocolSession = try HTTP2ClientSession(settings: settings)
@@ -66,7 +66,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
         self.origin = origin
         self.tls = tls
         self.environment = environment
-        self.delegate = delegate
+        self.events = events
         self.remoteAddressText = connection.peerAddress?.description
         self.localAddressText = connection.localAddress?.description
         self.timer = LoopTimer(loop: connection.loop)
@@ -202,7 +202,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
         let open = streams
         streams = [:]
         if report {
-            delegate.emit(EventContext(connectionID: 0), UpstreamDidEndHTTP2(
+            events.emit(EventContext(connectionID: 0), UpstreamDidEndHTTP2(
                 origin: origin.url(path: ""), upstreamConnectionID: connection.id, reason: reason, openStreams: open.count))
         }
         connection.closeAfterFlush(linger: 1)
@@ -382,7 +382,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
         goingAway = true
         releaseWaitingTasks(ready: false)
         pool?.remove(self)
-        delegate.emit(EventContext(connectionID: 0), UpstreamDidReceiveGoAway(
+        events.emit(EventContext(connectionID: 0), UpstreamDidReceiveGoAway(
             origin: origin.url(path: ""), upstreamConnectionID: connection.id, code: code.registeredName,
             lastStreamID: lastStreamID, openStreams: streams.count, debugData: debugData))
         // The streams above `lastStreamID` close next (REFUSED_STREAM); the others may finish.

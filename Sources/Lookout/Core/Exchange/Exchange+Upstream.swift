@@ -89,18 +89,17 @@ extension Exchange {
         }
         let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
                                 connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
-                                delegate: context.delegate)
+                                events: context.delegate, delegate: self)
         self.task = task
         taskTakesBody = false
         replaySent = 0
         forEachStage { $0.attemptStarts(exchange: self) }
-        context.taskMap.add(task, for: self)
         context.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
                                   didCreateFor: request.origin, attempt: summary.attempts)
         task.start()
     }
 
-    // MARK: - Upstream callbacks (from SessionDelegate)
+    // MARK: - Upstream callbacks (from the attempt, `Exchange+UpstreamTaskDelegate`)
 
     /// The upstream head is on its way: send what body is waiting, then let the client continue.
     func taskIsReadyForBody() {

@@ -13,11 +13,11 @@ import LookoutUpstream
 /// the upstream; every optional capability is a stage.
 ///
 /// The client connection calls down into the exchange, the exchange into its current task and its
-/// stages; results come back through `SessionDelegate` (from the task), `StageContext` (from a
-/// stage) and `ExchangeDelegate` (to the connection). The exchange only writes to the client
+/// stages; results come back through `UpstreamTaskDelegate` (the exchange is its attempts'
+/// delegate), `StageContext` (from a stage) and `ExchangeDelegate` (to the connection). The exchange only writes to the client
 /// stream; the connection hears about that stream's failures and tells the exchange on a later
 /// turn of the loop.
-final class Exchange: TaskMapIdentifiable, @unchecked Sendable {  // confined to the client connection's loop queue
+final class Exchange: @unchecked Sendable {  // confined to the client connection's loop queue
     let id: UInt64
     let environment: ExchangeEnvironment
     let context: LoopContext

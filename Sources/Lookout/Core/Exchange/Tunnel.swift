@@ -141,7 +141,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         metrics.proxy = origin.parent?.description
         // Lookout asks for no credentials: any the client sent are for the parent (RFC 9110 §11.7.2).
         let clientAuthorization = !environment.asksForCredentials ? head.headerFields[.proxyAuthorization] : nil
-        opening = UpstreamOpener(environment: environment.upstream, loop: context.loop, delegate: context.delegate)
+        opening = UpstreamOpener(environment: environment.upstream, loop: context.loop, events: context.delegate)
             .open(origin, tunnel: true, clientAuthorization: clientAuthorization, for: self)
     }
 

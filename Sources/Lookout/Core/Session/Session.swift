@@ -89,9 +89,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         breakpoints = try Breakpoints(settings: configuration.breakpoints, loops: group.loops.count)
         let (redirectHandler, retrier) = (self.redirectHandler, self.retrier)
         self.contexts = group.loops.map { loop in
-            LoopContext(loop: loop, configuration: configuration) { taskMap in
-                SessionDelegate(monitor: monitor, logger: logger, taskMap: taskMap)
-            }
+            LoopContext(loop: loop, configuration: configuration, delegate: SessionDelegate(monitor: monitor, logger: logger))
         }
         let resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
         // The session's states the upstream side reads, through the atomics that hold them;
