@@ -247,7 +247,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
             return
         }
         armIdleTimer()
-        resumeInput()
+        // The next request (pipelined bytes already read, or what the parser holds) starts on a
+        // later turn of the loop, never inside this exchange's finish, which runs on the stack of
+        // the upstream read that ended it. The closure keeps the connection for that one turn.
+        connection.loop.execute { [self] in resumeInput() }
     }
 
     func exchangeDidBreakOff() {
