@@ -15,7 +15,7 @@ final class RedirectStage: ExchangeStage, Sendable {
     func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
         let status = response.status
         guard RedirectStatus.isFollowable(status), let location = response.headerFields[.location] else { return nil }
-        let outcome = handler.outcome(for: exchange.redirectContext(status: status, location: location))
+        let outcome = handler.outcome(for: attempt.redirectContext(status: status, location: location))
         exchange.emit(TaskWillPerformRedirect(from: exchange.route.url, to: outcome.target, status: status,
                                               decision: outcome.decision.name, reason: outcome.reason), for: attempt)
         switch outcome.decision {

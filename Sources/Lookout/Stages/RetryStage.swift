@@ -24,7 +24,7 @@ final class RetryStage: ExchangeStage, Sendable {
     }
 
     private func plan(for outcome: AttemptOutcome, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
-        guard let context = exchange.retryContext(for: attempt, outcome: outcome),
+        guard let context = attempt.retryContext(outcome: outcome),
               case .retry(let delay, let reason, let counts) = retrier.decision(for: context) else { return nil }
         exchange.emit(RequestIsRetrying(attempt: attempt.number + 1, delay: delay, reason: reason))
         return .retry(delay: delay, countsAgainstRule: counts)

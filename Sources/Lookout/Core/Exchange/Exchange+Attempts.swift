@@ -55,28 +55,14 @@ extension Exchange {
         startAttempt()
     }
 
-    /// What the redirect policy needs to know.
-    func redirectContext(status: Int, location: String) -> RedirectContext {
-        RedirectContext(status: status, location: location, requestURL: request.url, method: request.method,
-                        redirectsFollowed: summary.redirects, visitedURLs: visitedURLs.union([request.url]),
-                        hasBody: request.hasBody, bodyIsReplayable: bodyIsReplayable)
-    }
-
-    /// What the retry policy needs to know; nil once bytes of a response reached the client.
-    func retryContext(for attempt: AttemptFacts, outcome: AttemptOutcome) -> RetryContext? {
-        guard !responseHeadSent, !finished else { return nil }
-        return RetryContext(method: request.method, host: request.origin.host, attempt: attempt.number,
-                            retriesByRule: retriesByRule, outcome: outcome,
-                            usedReusedConnection: attempt.usedReusedConnection,
-                            receivedResponseBytes: attempt.receivedResponseBytes, bodyIsReplayable: bodyIsReplayable,
-                            now: Double(Instant.now().unixMicroseconds) / 1e6)
-    }
-
     /// `task` as the stages that decide about attempts see it.
     func facts(_ task: UpstreamTask) -> AttemptFacts {
         AttemptFacts(number: task.attempt, taskID: task.id,
                      usedReusedConnection: task.metrics.isReusedConnection,
-                     receivedResponseBytes: task.receivedResponseBytes)
+                     receivedResponseBytes: task.receivedResponseBytes,
+                     method: request.method, url: request.url, host: request.origin.host, hasBody: request.hasBody,
+                     bodyIsReplayable: bodyIsReplayable, redirectsFollowed: summary.redirects, visitedURLs: visitedURLs,
+                     retriesByRule: retriesByRule, responseReachedClient: responseHeadSent || finished)
     }
 
     /// What becomes of an attempt's final response: a parent's 407 for credentials the client never

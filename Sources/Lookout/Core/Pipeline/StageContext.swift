@@ -27,11 +27,6 @@ protocol StageContext: AnyObject, Sendable {
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind)
     /// Posts a record of one attempt of this exchange (naming its task).
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts)
-    /// What a redirect policy needs to know about a 3xx of the current hop.
-    func redirectContext(status: Int, location: String) -> RedirectContext
-    /// What a retry policy needs to know about `attempt`; nil once bytes of a response reached
-    /// the client (nothing can be tried again then).
-    func retryContext(for attempt: AttemptFacts, outcome: AttemptOutcome) -> RetryContext?
     /// Ends a hold (of the request head or of the response head): `verdict` takes effect on a
     /// later turn of the loop, never on the caller's stack. Ignored unless `stage` holds the
     /// exchange now.
