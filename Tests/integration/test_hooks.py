@@ -44,7 +44,9 @@ def runs(proxy, name: str, expected: int = 1) -> list[dict]:
 
 
 def test_the_shipped_example_signs_requests_and_rewrites_json(make_proxy, origin):
-    proxy = make_proxy({"hooks": [hook("sign-requests", SIGN, filter="method:POST", on=["request"])]})
+    # A cold Python start can take longer than the default 500 ms on a loaded machine; the timeout
+    # itself is tested with a hook that hangs.
+    proxy = make_proxy({"hooks": [hook("sign-requests", SIGN, filter="method:POST", on=["request"], timeout_ms=5000)]})
     code, _, data = py_request(proxy, "POST", origin.url("/echo?body=1"), body=b'{"order": 7}',
                                headers={"Content-Type": "application/json"})
     echoed = json.loads(data)
