@@ -247,10 +247,17 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
             return
         }
         armIdleTimer()
-        // The next request (pipelined bytes already read, or what the parser holds) starts on a
-        // later turn of the loop, never inside this exchange's finish, which runs on the stack of
-        // the upstream read that ended it. The closure keeps the connection for that one turn.
-        connection.loop.execute { [self] in resumeInput() }
+        guard stash.isEmpty else {
+            // Pipelined bytes already read hold the next request: it starts on a later turn of the
+            // loop, never inside this exchange's finish, which runs on the stack of the upstream
+            // read that ended it. The closure keeps the connection for that turn.
+            connection.loop.execute { [self] in resumeInput() }
+            return
+        }
+        // With nothing stashed the parser can give only the finished request's end (a partial
+        // head it holds cannot complete without more bytes): no exchange starts here, and reading
+        // goes on.
+        resumeInput()
     }
 
     func exchangeDidBreakOff() {
