@@ -76,7 +76,7 @@ import Glibc
             journal.note("\(name).responseBody(\(bytes.count))")
         }
 
-        func exchangeEnd(_ summary: inout ExchangeSummary) {
+        func exchangeEnd(_ exchange: StageContext) {
             journal.note("\(name).exchangeEnd")
         }
     }

@@ -17,14 +17,14 @@ final class AuditStage: ExchangeStage, @unchecked Sendable {  // immutable
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
-        let input = PassiveAudit.Input(url: exchange.summary.url, requestFields: exchange.currentRequest.headerFields,
+        let input = PassiveAudit.Input(url: exchange.url, requestFields: exchange.currentRequest.headerFields,
                                        responseFields: response.fields, tls: exchange.upstreamTLS, now: UnixTime.now(),
                                        certificateExpiryDays: expiryDays)
         let off = rules.match(for: exchange.clientKey)?.rule
         let findings = PassiveAudit.findings(input).filter { !disabled.contains($0.id) && !(off?.contains($0.id) ?? false) }
         guard !findings.isEmpty else { return .proceed }
         for finding in findings { exchange.emit(AuditDidFind(finding: finding)) }
-        exchange.summary.findings += findings
+        exchange.record(.findings(findings))
         return .proceed
     }
 }

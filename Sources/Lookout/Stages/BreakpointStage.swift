@@ -128,18 +128,18 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
         exchange.emit(ExchangeDidResume(phase: atRequest ? "request" : "response", rule: rule.name, by: by, action: action,
                                         changes: changes, heldMilliseconds: held))
         if !changes.isEmpty {
-            exchange.recordHeld(milliseconds: 0, modifiedBy: "breakpoint:\(rule.id)")
-            exchange.recordHeld(milliseconds: held, modifiedBy: "operator:\(by)")
+            exchange.record(.held(milliseconds: 0, modifiedBy: "breakpoint:\(rule.id)"))
+            exchange.record(.held(milliseconds: held, modifiedBy: "operator:\(by)"))
         } else {
-            exchange.recordHeld(milliseconds: held, modifiedBy: nil)
+            exchange.record(.held(milliseconds: held, modifiedBy: nil))
         }
         exchange.resume(verdict, from: self)
     }
 
-    func exchangeEnd(_ summary: inout ExchangeSummary) {
+    func exchangeEnd(_ ending: StageContext) {
         // Ended while paused (the client left, or an operator cancelled it): no longer held.
         if rule != nil {
-            summary.heldMilliseconds = (summary.heldMilliseconds ?? 0) + Instant.now().milliseconds(since: since)
+            ending.record(.held(milliseconds: Instant.now().milliseconds(since: since), modifiedBy: nil))
             rule = nil
             exchange = nil
             generation += 1

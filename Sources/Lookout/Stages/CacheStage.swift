@@ -31,7 +31,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     var heldPhase: String { "stored_body" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        let url = exchange.summary.url
+        let url = exchange.url
         let cache = ExchangeCache(cache: shared, url: url, head: exchange.head, hostKey: exchange.route.origin.ruleKey,
                                   validatesAlways: validatesAlways, recordsWanted: recordsWanted)
         self.cache = cache
@@ -77,7 +77,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         for record in records { post(record, to: exchange) }
         switch action {
         case .answer(let answer):
-            return .answer(Self.answer(answer, url: exchange.summary.url))
+            return .answer(Self.answer(answer, url: exchange.url))
         case .relay(let status):
             cacheStatus = status
             return nil
@@ -87,7 +87,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     func answerInstead(of error: ProxyError, exchange: StageContext) -> StageAnswer? {
         guard case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() else { return nil }
         exchange.emit(record)
-        return Self.answer(answer, url: exchange.summary.url)
+        return Self.answer(answer, url: exchange.url)
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
@@ -106,10 +106,10 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         if let record = cache?.responseEnded() { exchange.emit(record) }
     }
 
-    func exchangeEnd(_ summary: inout ExchangeSummary) {
+    func exchangeEnd(_ exchange: StageContext) {
         guard let cache else { return }
         cache.abandon()
-        summary.cache = cache.summary
+        exchange.record(.cache(cache.summary))
     }
 
     /// A stored response as an answer: its head, and its body read from the store.

@@ -25,8 +25,8 @@ final class CaptureStage: ExchangeStage, @unchecked Sendable {  // confined to t
         capture.responseEnded()
     }
 
-    func exchangeEnd(_ summary: inout ExchangeSummary) {
+    func exchangeEnd(_ exchange: StageContext) {
         capture.finish()
-        summary.capture = capture.summary
+        exchange.record(.capture(capture.summary))
     }
 }

@@ -133,7 +133,7 @@ final class HookStage: ExchangeStage, @unchecked Sendable {  // confined to the 
         exchange.emit(HookDidRun(hook: hook.settings.name, phase: atRequest ? "request" : "response",
                                  milliseconds: Instant.now().milliseconds(since: start), action: reply.action,
                                  changes: changes, error: nil))
-        if !changes.isEmpty { exchange.recordHeld(milliseconds: 0, modifiedBy: "hook:\(hook.settings.name)") }
+        if !changes.isEmpty { exchange.record(.held(milliseconds: 0, modifiedBy: "hook:\(hook.settings.name)")) }
         if let verdict {
             exchange.resume(verdict, from: self)
         } else {

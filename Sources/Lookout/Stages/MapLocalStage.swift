@@ -15,8 +15,7 @@ final class MapLocalStage: ExchangeStage, Sendable {
     var heldPhase: String { "map_local" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        exchange.summary.mappedFrom = exchange.summary.url
-        exchange.summary.url = "file://" + rule.file
+        exchange.record(.mapped(from: exchange.url, to: "file://" + rule.file))
         exchange.dropRequestBody()
         let sender: LocalFileSender
         switch LocalFileSender.open(rule.file) {

@@ -16,14 +16,13 @@ final class MapRemoteStage: ExchangeStage, Sendable {
         let path = rule.targetPath(for: route.path)
         let target = Origin(host: rule.toHost, port: rule.toPort, isSecure: rule.toIsSecure)
         let mappedURL = target.url(path: path)
-        let url = exchange.summary.url
+        let url = exchange.url
         exchange.emit(RequestDidMapRemote(from: rule.from.text, to: rule.toText, url: url,
                                           mappedURL: mappedURL, preserveHost: rule.preserveHost))
         if route.origin.isSecure && !target.isSecure && !rule.allowDowngrade {
             return .fail(.mapFailed(reason: .downgradeRefused(from: url, to: mappedURL)))
         }
-        exchange.summary.mappedFrom = url
-        exchange.summary.url = mappedURL
+        exchange.record(.mapped(from: url, to: mappedURL))
         exchange.reroute(to: StageRoute(origin: target, path: path, url: mappedURL),
                          hostField: rule.preserveHost ? route.origin.hostFieldValue : nil)
         return .proceed

@@ -15,7 +15,7 @@ final class ShapingStage: ExchangeStage, Sendable {
     func requestHead(_ exchange: StageContext) -> StageVerdict {
         let latency = rule.drawLatency()
         let applied = rule.applied(latency: latency)
-        exchange.summary.shaping = applied
+        exchange.record(.shaping(applied))
         exchange.emit(RequestDidShape(shaping: applied))
         exchange.shape(with: rule)
         guard latency > 0 else { return faultVerdict(exchange) }
@@ -36,7 +36,7 @@ final class ShapingStage: ExchangeStage, Sendable {
 
     /// An injected fault's record and its name in the summary's `shaping.faults`.
     static func record(_ fault: RequestDidInjectFault.Fault, rule: ShapingRule?, exchange: StageContext) {
-        exchange.summary.shaping?.faults.append(fault.name)
+        exchange.record(.fault(fault.name))
         exchange.emit(RequestDidInjectFault(rule: rule?.name ?? "", fault: fault))
     }
 }

@@ -44,7 +44,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
             case .success(let built): answer = built
             case .failure(let error): return .fail(error)
             }
-            exchange.summary.simulated = (recorded.recording, recorded.entry)
+            exchange.record(.simulated(recording: recorded.recording, entry: recorded.entry))
             guard simulation.settings.recordedLatency, let wait = recorded.waitMilliseconds, wait > 0 else {
                 return .answer(answer)
             }

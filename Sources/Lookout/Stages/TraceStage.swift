@@ -26,7 +26,7 @@ final class TraceStage: ExchangeStage, @unchecked Sendable {  // immutable
             parent = TraceContext.parse(traceparent: value.trimmingOWSString)
             if parent != nil { state = exchange.head.headerFields.value(for: Self.tracestate) }
         }
-        exchange.summary.trace = TraceContext.start(parent: parent, traceState: state, sampleRatio: sampleRatio)
+        exchange.record(.trace(TraceContext.start(parent: parent, traceState: state, sampleRatio: sampleRatio)))
         return .proceed
     }
 }

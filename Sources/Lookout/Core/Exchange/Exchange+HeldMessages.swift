@@ -208,11 +208,6 @@ extension Exchange {
         for (name, value) in changes { fields[name] = value }
         return nil
     }
-
-    func recordHeld(milliseconds: Double, modifiedBy name: String?) {
-        if let name, !summary.modifiedBy.contains(name) { summary.modifiedBy.append(name) }
-        if milliseconds > 0 { summary.heldMilliseconds = (summary.heldMilliseconds ?? 0) + milliseconds }
-    }
 }
 
 /// The request body a stage holds with the request head (`holdWithBody`).

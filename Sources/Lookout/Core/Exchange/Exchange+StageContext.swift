@@ -48,6 +48,12 @@ extension Exchange: StageContext {
     }
 
     var clientAddress: String { records.clientAddress }
+
+    var url: String { summary.url }
+
+    func record(_ part: StageRecord) {
+        summary.apply(part)
+    }
     var currentRequest: RequestHead { head }
 
     func dropRequestBody() {

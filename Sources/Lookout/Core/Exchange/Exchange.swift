@@ -295,7 +295,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         deferred?.stop()
         deferred = nil
         holdingStage = nil
-        forEachStage { $0.exchangeEnd(&summary) }
+        forEachStage { $0.exchangeEnd(self) }
         stages = []
         finishStreamWatch()
     }

@@ -61,9 +61,9 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// The stage holds the response head with `.holdWithBody`: its body, as for `requestBodyHeld`.
     func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext)
 
-    /// The exchange is over, however it ended (or became a tunnel): close what is open and write
-    /// this stage's part of the summary.
-    func exchangeEnd(_ summary: inout ExchangeSummary)
+    /// The exchange is over, however it ended (or became a tunnel): close what is open and give
+    /// this stage's part of the record (`StageContext.record`).
+    func exchangeEnd(_ exchange: StageContext)
 }
 
 extension ExchangeStage {
@@ -83,7 +83,7 @@ extension ExchangeStage {
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict { .proceed }
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
     func responseEnd(exchange: StageContext) {}
-    func exchangeEnd(_ summary: inout ExchangeSummary) {}
+    func exchangeEnd(_ exchange: StageContext) {}
 }
 
 /// What a stage decides at the request head.

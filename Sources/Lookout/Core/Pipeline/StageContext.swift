@@ -18,8 +18,10 @@ protocol StageContext: AnyObject, Sendable {
     var route: StageRoute { get }
     /// The host the current hop goes to (`route.origin.host`, without building the route).
     var upstreamHost: String { get }
-    /// The record being built; stages write their own part.
-    var summary: ExchangeSummary { get set }
+    /// The URL the exchange's record names (the client's, or where a map rule sent it).
+    var url: String { get }
+    /// Adds a stage's part to the exchange's record (`StageRecord`); the exchange writes it.
+    func record(_ part: StageRecord)
     /// The exchange's loop: stages that wait schedule their timers on it.
     var loop: EventLoop { get }
 
@@ -59,9 +61,6 @@ protocol StageContext: AnyObject, Sendable {
     func editRequest(_ edits: ExchangeEdits) -> String?
     /// Changes the response head (and a complete held body) a stage holds; as `editRequest`.
     func editResponse(_ edits: ExchangeEdits) -> String?
-    /// Adds how long a stage held the exchange (`held_ms`) and, when it changed something, who
-    /// did (`modified_by`) to its record.
-    func recordHeld(milliseconds: Double, modifiedBy name: String?)
     /// The messages read inside the exchange's streamed bodies, once a stage asked for them.
     var streamWatch: StreamWatch? { get }
     /// Starts reading messages of `format` (or returns the watch already started).
