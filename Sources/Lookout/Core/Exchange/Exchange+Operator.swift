@@ -18,7 +18,7 @@ extension Exchange {
             phase = task.metrics.currentPhase
         } else if waitingForNextAttempt {
             phase = "retry_wait"
-        } else if shaped?.isHolding ?? false {
+        } else if shaping?.response?.isHolding ?? false {
             phase = "shaping_pace"
         } else if answerBody != nil {
             phase = answerPhase
@@ -33,21 +33,21 @@ extension Exchange {
     /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
     /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
     func cancel(_ error: ProxyError) {
-        shaped?.cancel()
+        shaping?.response?.cancel()
         fail(error)
     }
 
     func clientDidClose(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
-        shaped?.cancel()
+        shaping?.response?.cancel()
         finish(error: error, keepAlive: false)
     }
 
     func abort(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
-        shaped?.cancel()
+        shaping?.response?.cancel()
         if !responseHeadSent {
             client.writeError(error, requestID: id)
             summary.status = error.status

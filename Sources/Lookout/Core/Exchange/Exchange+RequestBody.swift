@@ -7,12 +7,12 @@ import LookoutUpstream
 extension Exchange {
     /// False while the request is complete or the upstream (or the upload pacing) cannot take more yet.
     var acceptsRequestBody: Bool {
-        !requestEnded && !bodyPausedForUpstream && !finished && !requestEndWaitsForPacing && !(uploadPacer?.isHolding ?? false)
+        !requestEnded && !bodyPausedForUpstream && !finished && !(shaping?.holdsRequestBody ?? false)
     }
 
     func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
         guard !finished else { return }
-        if let uploadPacer {
+        if let uploadPacer = shaping?.upload {
             // What the rate does not allow yet waits in the pacer; `acceptsRequestBody` stops the client meanwhile.
             _ = uploadPacer.send(bytes)
             return
@@ -67,10 +67,10 @@ extension Exchange {
     func clientFinishedBody(trailers: HTTPFields?) {
         // A bodiless request was already complete at its head.
         guard !finished, head.framing != .none else { return }
-        if let uploadPacer, uploadPacer.isHolding {
-            requestEndWaitsForPacing = true
+        if let shaping, let uploadPacer = shaping.upload, uploadPacer.isHolding {
+            shaping.requestEndWaits = true
             uploadPacer.whenFlushed { [unowned self] in
-                requestEndWaitsForPacing = false
+                self.shaping?.requestEndWaits = false
                 requestBodyDidEnd(trailers: trailers)
             }
             return
@@ -137,7 +137,7 @@ extension Exchange {
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
             // The pacer sends what it held first; its timer asks for more once the rate allows.
-            if let uploadPacer, !uploadPacer.sinkDidDrain() { return }
+            if let uploadPacer = shaping?.upload, !uploadPacer.sinkDidDrain() { return }
             delegate.exchangeCanTakeInput()
         }
     }

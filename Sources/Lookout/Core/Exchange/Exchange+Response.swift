@@ -34,7 +34,7 @@ extension Exchange {
     func sendResponseHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
         client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
         responseHeadSent = true
-        if let rule = shapingRule, rule.stall > 0 {
+        if let rule = shaping?.rule, rule.stall > 0 {
             ShapingStage.record(.stall(milliseconds: rule.stall * 1000), rule: rule, exchange: self)
         }
         summary.responseHeaders = fields
@@ -135,7 +135,7 @@ extension Exchange {
     }
 
     func clientDidDrain() {
-        if let shaped, !shaped.clientDidDrain() { return }
+        if let shaped = shaping?.response, !shaped.clientDidDrain() { return }
         resumeResponse()
     }
 

@@ -69,10 +69,11 @@ extension Exchange: StageContext {
     }
 
     func shape(with rule: ShapingRule) {
-        shapingRule = rule
+        let shaping = ExchangeShaping(rule: rule)
+        self.shaping = shaping
         if rule.shapesResponse {
             let writer = ShapedResponseWriter(base: client, rule: rule, loop: context.loop, delegate: self)
-            shaped = writer
+            shaping.response = writer
             client = writer
         }
         if rule.uploadKbps > 0, head.framing != .none {
@@ -84,7 +85,7 @@ extension Exchange: StageContext {
                 guard !finished else { return }
                 delegate.exchangeCanTakeInput()
             }
-            uploadPacer = pacer
+            shaping.upload = pacer
         }
     }
 }
@@ -96,14 +97,14 @@ extension Exchange: ShapedResponseWriterDelegate {
     }
 
     func shapedWriterReachedResetPoint(after bytes: UInt64) {
-        guard !finished, !resetInjected else { return }
+        guard !finished, !(shaping?.resetInjected ?? false) else { return }
         fail(injectReset(after: bytes))
     }
 
     /// `faults.reset_after_bytes` hit: its record, and the error the exchange breaks off with.
     func injectReset(after bytes: UInt64) -> ProxyError {
-        resetInjected = true
-        ShapingStage.record(.resetAfterBytes(bytes), rule: shapingRule, exchange: self)
-        return .injectedFault(reason: .resetAfterBytes(bytes, rule: shapingRule?.name ?? ""))
+        shaping?.resetInjected = true
+        ShapingStage.record(.resetAfterBytes(bytes), rule: shaping?.rule, exchange: self)
+        return .injectedFault(reason: .resetAfterBytes(bytes, rule: shaping?.rule.name ?? ""))
     }
 }

@@ -22,7 +22,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     let environment: ExchangeEnvironment
     let context: LoopContext
     /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to
-    /// here. A shaped response goes through `shaped`, which wraps the connection's writer.
+    /// here. A shaped response goes through `shaping.response`, which wraps the connection's writer.
     var client: ClientResponseWriter
     /// The client connection that owns this exchange. `unowned`: the connection finishes its
     /// exchange before it goes away, and a finished exchange never calls it (a weak reference
@@ -112,17 +112,9 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// A stale-while-revalidate refresh nobody waits for (see `BackgroundRevalidation`).
     var revalidatesInBackground = false
 
-    // Shaping plumbing (the shaping stage decides; these apply it to the bytes).
-    /// The host's shaping rule, when it has one.
-    var shapingRule: ShapingRule?
-    /// The response writer that paces, stalls or cuts the response (`client` is it, then).
-    var shaped: ShapedResponseWriter?
-    /// Paces the request body toward the origin (`upload_kbps`).
-    var uploadPacer: PacedSender?
-    /// The client's body ended while the upload pacer still held bytes: the end follows them.
-    var requestEndWaitsForPacing = false
-    /// `faults.reset_after_bytes` was applied.
-    var resetInjected = false
+    /// The shaping rule's pacing and cuts, when the host has one (the shaping stage decides; this
+    /// applies it to the bytes).
+    var shaping: ExchangeShaping?
 
     init(id: UInt64, environment: ExchangeEnvironment, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: consuming RequestHead, origin: Origin, path: String, url: String,
@@ -326,18 +318,18 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
 
     func finish(error: ProxyError?, keepAlive: Bool, truncate: Bool = false) {
         guard !finished else { return }
-        if let bytes = shaped?.resetPoint, !resetInjected {
+        if let shaping, let bytes = shaping.response?.resetPoint, !shaping.resetInjected {
             // The response ended upstream before the reset was heard of: the client still gets it.
             finish(error: injectReset(after: bytes), keepAlive: false, truncate: true)
             return
         }
-        if let shaped, shaped.isHolding {
+        if let shaped = shaping?.response, shaped.isHolding {
             // The paced bytes go out first; the exchange ends (or breaks off) behind them.
             shaped.whenFlushed { [weak self] in self?.finish(error: error, keepAlive: keepAlive, truncate: truncate) }
             return
         }
         finished = true
-        uploadPacer?.cancel()
+        shaping?.upload?.cancel()
         waitingForNextAttempt = false
         replay = nil
         closeStages()
