@@ -13,11 +13,10 @@ final class ShapingStage: ExchangeStage, Sendable {
     var heldPhase: String { "shaping_latency" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        let latency = rule.drawLatency()
-        let applied = rule.applied(latency: latency)
-        exchange.record(.shaping(applied))
-        exchange.emit(RequestDidShape(shaping: applied))
-        exchange.shape(with: rule)
+        let shaping = exchange.shape(with: rule)
+        exchange.record(.shaping(shaping.applied))
+        exchange.emit(RequestDidShape(shaping: shaping.applied))
+        let latency = shaping.latency
         guard latency > 0 else { return faultVerdict(exchange) }
         // Dispatch's own timer: the loop's deadline list is only good to 50 ms.
         exchange.loop.execute(after: latency) { [weak exchange, self] in

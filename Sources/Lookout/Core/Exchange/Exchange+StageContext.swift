@@ -68,7 +68,7 @@ extension Exchange: StageContext {
         }
     }
 
-    func shape(with rule: ShapingRule) {
+    func shape(with rule: ShapingRule) -> ExchangeShaping {
         let shaping = ExchangeShaping(rule: rule)
         self.shaping = shaping
         if rule.shapesResponse {
@@ -76,17 +76,17 @@ extension Exchange: StageContext {
             shaping.response = writer
             client = writer
         }
-        if rule.uploadKbps > 0, head.framing != .none {
-            let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.uploadBytesPerSecond) { [unowned self] bytes in
+        if head.framing != .none {
+            shaping.upload = ExchangeShaping.pacer(kbps: rule.uploadKbps, bytesPerSecond: rule.uploadBytesPerSecond,
+                                                   loop: context.loop, sink: { [unowned self] bytes in
                 takeBody(bytes)
                 return !bodyPausedForUpstream && !finished
-            }
-            pacer.onReady = { [unowned self] in
+            }, ready: { [unowned self] in
                 guard !finished else { return }
                 delegate.exchangeCanTakeInput()
-            }
-            shaping.upload = pacer
+            })
         }
+        return shaping
     }
 }
 

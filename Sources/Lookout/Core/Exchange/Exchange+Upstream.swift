@@ -261,7 +261,7 @@ extension Exchange {
         let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
                             origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
                             delegate: delegate, environment: environment, context: context, records: records,
-                            shapingRule: shaping?.rule)
+                            shaping: shaping)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover,
                      capture: environment.stagePlan.messageCapture(for: clientKey))

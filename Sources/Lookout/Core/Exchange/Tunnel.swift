@@ -44,11 +44,10 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     /// Closes the tunnel after `timeouts.tunnel_idle` without a byte either way.
     private let idleTimer: LoopTimer
     private var lastActivity = Instant.now()
-    /// The host's shaping rule: a CONNECT tunnel waits its latency before opening; both kinds are
-    /// paced each way (blind tunnels get latency and bandwidth only: their bytes are opaque).
-    private var shapingRule: ShapingRule?
-    private var toClientPacer: PacedSender?
-    private var toUpstreamPacer: PacedSender?
+    /// The host's shaping, made as an exchange's is (`ExchangeShaping`): a CONNECT tunnel waits its
+    /// latency before opening; both kinds are paced each way (blind tunnels get latency and
+    /// bandwidth only: their bytes are opaque).
+    private var shaping: ExchangeShaping?
     private var waitingForLatency = false
     /// A WebSocket's messages, read from copies of what is relayed (`messages`).
     private var webSocket: WebSocketWatch?
@@ -79,7 +78,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     /// the tunnel an exchange becomes after a 101 (`upgrade` names the protocol; `adopt` starts it).
     init(head: RequestHead, summary: ExchangeSummary, upgrade: String?, origin: Origin, taskID: UInt64,
          metrics: TransactionMetrics, client: ByteStream, delegate: ExchangeDelegate, environment: ExchangeEnvironment,
-         context: LoopContext, records: ExchangeRecords, shapingRule: ShapingRule? = nil) {
+         context: LoopContext, records: ExchangeRecords, shaping: ExchangeShaping? = nil) {
         self.id = summary.requestID
         self.client = client
         self.delegate = delegate
@@ -94,7 +93,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         self.metrics = metrics
         self.idleTimer = LoopTimer(loop: context.loop)
         self.upgrade = upgrade
-        self.shapingRule = shapingRule
+        self.shaping = shaping
     }
 
     var eventContext: EventContext {
@@ -105,12 +104,11 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         environment.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: origin.authority)
         if let match = environment.shapingRules.match(for: origin.ruleKey) {
-            let rule = match.rule
-            shapingRule = rule
-            let latency = rule.drawLatency()
-            let applied = rule.applied(latency: latency)
-            summary.shaping = applied
-            environment.emit(eventContext, TunnelDidShape(shaping: applied))
+            let shaping = ExchangeShaping(rule: match.rule)
+            self.shaping = shaping
+            summary.shaping = shaping.applied
+            environment.emit(eventContext, TunnelDidShape(shaping: shaping.applied))
+            let latency = shaping.latency
             if latency > 0 {
                 waitingForLatency = true
                 context.loop.execute(after: latency) { [weak self] in
@@ -203,22 +201,11 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     private func relay(_ connection: ByteStream, readUpstream: Bool = true) {
         upstream = connection
         connection.delegate = self
-        if let rule = shapingRule {
-            if rule.downloadKbps > 0 {
-                let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.downloadBytesPerSecond) { [unowned self] in
-                    client.write($0)
-                }
-                pacer.onReady = { [unowned self] in upstream?.resumeReading() }
-                toClientPacer = pacer
-            }
-            if rule.uploadKbps > 0 {
-                let pacer = PacedSender(loop: context.loop, bytesPerSecond: rule.uploadBytesPerSecond) { [unowned self] in
-                    upstream?.write($0) ?? true
-                }
-                pacer.onReady = { [unowned self] in client.resumeReading() }
-                toUpstreamPacer = pacer
-            }
-        }
+        shaping?.paceTunnel(loop: context.loop,
+                            toClient: { [unowned self] in client.write($0) },
+                            clientReady: { [unowned self] in upstream?.resumeReading() },
+                            toUpstream: { [unowned self] in upstream?.write($0) ?? true },
+                            upstreamReady: { [unowned self] in client.resumeReading() })
         openedAt = .now()
         context.delegate.tunnel(eventContext, didOpenTo: origin.authority, address: connection.peerAddress?.description ?? "")
         if readUpstream { connection.resumeReading() } else { connection.pauseReading() }
@@ -233,7 +220,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard let upstream, !isDone else { return }
         clientToUpstream += UInt64(bytes.count)
         lastActivity = .now()
-        let accepted = toUpstreamPacer.map { $0.send(bytes) } ?? upstream.write(bytes)
+        let accepted = shaping?.upload.map { $0.send(bytes) } ?? upstream.write(bytes)
         if !accepted { client.pauseReading() }
         webSocket?.clientBytes(bytes)
         if let sniffer { sniffed(sniffer) { $0.clientBytes(bytes) } }
@@ -257,7 +244,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
 
     func clientDidReadEOF() {
         // The client's half-close goes on behind the bytes still being paced toward the origin.
-        afterPacing(toUpstreamPacer) { [unowned self] in
+        afterPacing(shaping?.upload) { [unowned self] in
             clientFinished = true
             upstream?.shutdownWrite()
             if upstreamFinished || upstream == nil { finish(error: nil) }
@@ -265,7 +252,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     }
 
     func clientDidDrain() {
-        if let toClientPacer, !toClientPacer.sinkDidDrain() { return }
+        if let toClientPacer = shaping?.download, !toClientPacer.sinkDidDrain() { return }
         upstream?.resumeReading()
     }
 
@@ -317,14 +304,14 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard !isDone else { return }
         upstreamToClient += UInt64(bytes.count)
         lastActivity = .now()
-        let accepted = toClientPacer.map { $0.send(bytes) } ?? client.write(bytes)
+        let accepted = shaping?.download.map { $0.send(bytes) } ?? client.write(bytes)
         if !accepted { connection.pauseReading() }
         webSocket?.upstreamBytes(bytes)
         if let sniffer { sniffed(sniffer) { $0.upstreamBytes(bytes) } }
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
-        afterPacing(toClientPacer) { [unowned self] in
+        afterPacing(shaping?.download) { [unowned self] in
             upstreamFinished = true
             client.shutdownWrite()
             if clientFinished { finish(error: nil) }
@@ -332,7 +319,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     }
 
     func connectionDidDrain(_ connection: ByteStream) {
-        if let toUpstreamPacer, !toUpstreamPacer.sinkDidDrain() { return }
+        if let toUpstreamPacer = shaping?.upload, !toUpstreamPacer.sinkDidDrain() { return }
         client.resumeReading()
     }
 
@@ -363,8 +350,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         guard !isDone else { return }
         isDone = true
         idleTimer.invalidate()
-        toClientPacer?.cancel()
-        toUpstreamPacer?.cancel()
+        shaping?.cancelPacing()
         opening?.cancel()
         opening = nil
         if let upstream {

@@ -44,8 +44,9 @@ protocol StageContext: AnyObject, Sendable {
     func revalidateInBackground()
     /// Nothing goes upstream any more: the client's body is read and dropped.
     func dropRequestBody()
-    /// Applies a shaping rule's pacing and cuts to both directions of the exchange.
-    func shape(with rule: ShapingRule)
+    /// Applies a shaping rule to the exchange: its latency drawn, its pacing and cuts on both
+    /// directions (`ExchangeShaping`, shared with `CONNECT` tunnels).
+    func shape(with rule: ShapingRule) -> ExchangeShaping
 
     /// Where the client connected from.
     var clientAddress: String { get }
