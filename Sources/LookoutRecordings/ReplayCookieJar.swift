@@ -16,14 +16,14 @@ public struct ReplayCookieJar: Sendable {
         for field in headers where field.name.lowercased() == "set-cookie" {
             let parts = field.value.split(separator: ";", omittingEmptySubsequences: false)
             guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
-            let name = pair[..<equals].trimmingCharacters(in: " \t")
-            let value = pair[pair.index(after: equals)...].trimmingCharacters(in: " \t")
+            let name = String(pair[..<equals].trimmingOWS())
+            let value = String(pair[pair.index(after: equals)...].trimmingOWS())
             guard !name.isEmpty else { continue }
             var expired = false
             for attribute in parts.dropFirst() {
-                let text = attribute.trimmingCharacters(in: " \t").lowercased()
+                let text = attribute.trimmingOWS().lowercased()
                 if text.hasPrefix("max-age="), let seconds = Int(text.dropFirst(8)), seconds <= 0 { expired = true }
-                if text.hasPrefix("expires="), let date = HTTPDate.unixSeconds(String(attribute.trimmingCharacters(in: " \t").dropFirst(8))), date <= Double(nowSeconds) {
+                if text.hasPrefix("expires="), let date = HTTPDate.unixSeconds(String(attribute.trimmingOWS().dropFirst(8))), date <= Double(nowSeconds) {
                     expired = true
                 }
             }
@@ -40,7 +40,7 @@ public struct ReplayCookieJar: Sendable {
         var pairs: [(name: String, value: String)] = []
         for field in headers where field.name.lowercased() == "cookie" {
             for piece in field.value.split(separator: ";") {
-                let text = piece.trimmingCharacters(in: " \t")
+                let text = piece.trimmingOWS()
                 guard let equals = text.firstIndex(of: "=") else { continue }
                 pairs.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
             }
@@ -55,14 +55,5 @@ public struct ReplayCookieJar: Sendable {
         var result = headers.filter { $0.name.lowercased() != "cookie" }
         result.append(("Cookie", pairs.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
         return result
-    }
-}
-
-private extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var text = self
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
     }
 }

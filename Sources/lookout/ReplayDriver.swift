@@ -7,7 +7,7 @@ import LookoutRecordings
 /// and `rate` a second, with the cookie jar of `--session`; waits for every answer.
 struct ReplayDriver {
     let exchanges: [RecordedExchange]
-    var schedule: ReplaySchedule
+    let schedule: ReplaySchedule
     let concurrency: Int
     let rate: Double
     let session: Bool
