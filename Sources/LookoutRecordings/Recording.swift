@@ -176,12 +176,28 @@ public enum RecordingReader {
                 exchange.startMicroseconds = started
                 exchange.endMicroseconds = exchange.totalMilliseconds.map { started + Int64(($0 * 1000).rounded()) } ?? started
             }
-            exchange.connection = entry["connection"] as? String
-            exchange.isHTTP2 = ((response["httpVersion"] ?? request["httpVersion"]) as? String)?.uppercased().hasPrefix("HTTP/2") ?? false
+            exchange.connection = (entry["connection"] as? String).flatMap { connectionID($0, url: url) }
+            exchange.isHTTP2 = ((response["httpVersion"] ?? request["httpVersion"]) as? String).map(isMultiplexed) ?? false
             exchange.file = path
             exchanges.append(exchange)
         }
         return exchanges
+    }
+
+    /// A HAR entry's `connection` as a connection id. Chromium writes its socket's id; Firefox
+    /// writes the server's port, which many connections share, so a value equal to the URL's port
+    /// names no connection.
+    static func connectionID(_ text: String, url: String) -> String? {
+        guard let parts = URLComponents(string: url) else { return text }
+        let port = parts.port ?? (parts.scheme?.lowercased() == "https" ? 443 : 80)
+        return text == String(port) ? nil : text
+    }
+
+    /// HTTP/2 and HTTP/3 carry overlapping streams on one connection: HAR writers name them
+    /// "HTTP/2", "HTTP/2.0", "h2", "h3" or "http/3".
+    static func isMultiplexed(_ version: String) -> Bool {
+        let lower = version.lowercased()
+        return lower.hasPrefix("http/2") || lower.hasPrefix("http/3") || lower == "h2" || lower == "h3" || lower.hasPrefix("h3-")
     }
 
     /// The file's bytes, up to `limit`. Read here rather than with `FileManager.contents(atPath:)`,

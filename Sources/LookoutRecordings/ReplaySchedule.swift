@@ -56,7 +56,9 @@ public struct ReplaySchedule: Sendable {
     }
 
     /// HTTP/1.x carries one exchange at a time: two overlapping on one connection mean the
-    /// recording's times or connection ids are wrong, and its order cannot be trusted.
+    /// recording's times or connection ids are wrong, and its order cannot be trusted. (HTTP/2 and
+    /// HTTP/3 streams overlap by design; a HAR `connection` that is only the server's port, as
+    /// Firefox writes it, is no connection id: `RecordingReader` drops it.)
     private static func checkConnections(_ exchanges: [RecordedExchange], byStart: [Int], start: [Int64],
                                          end: [Int64]) throws(RecordingError) {
         var lastOnConnection: [String: Int] = [:]

@@ -77,4 +77,12 @@ import Testing
                   host: "a.test", nowSeconds: 100)
         #expect(jar.apply(to: [("Cookie", "sid=old")], host: "a.test").last?.value == "sid=old", "expired cookies leave the jar")
     }
+
+    @Test func harConnectionFieldsAsBrowsersWriteThem() {
+        for version in ["HTTP/2", "HTTP/2.0", "h2", "h3", "http/3"] { #expect(RecordingReader.isMultiplexed(version), "\(version)") }
+        for version in ["HTTP/1.1", "http/1.0", ""] { #expect(!RecordingReader.isMultiplexed(version), "\(version)") }
+        #expect(RecordingReader.connectionID("348", url: "https://a.test/x") == "348")
+        #expect(RecordingReader.connectionID("443", url: "https://a.test/x") == nil, "Firefox's port is no connection id")
+        #expect(RecordingReader.connectionID("8080", url: "http://a.test:8080/x") == nil)
+    }
 }

@@ -152,9 +152,9 @@ def har(entries) -> dict:
     return {"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": entries}}
 
 
-def har_entry(url, started=None, time_ms=10.0, connection=None):
-    entry = {"time": time_ms, "request": {"method": "GET", "url": url, "httpVersion": "HTTP/1.1", "headers": []},
-             "response": {"status": 200, "httpVersion": "HTTP/1.1", "headers": [], "content": {"size": 0, "text": ""}},
+def har_entry(url, started=None, time_ms=10.0, connection=None, version="HTTP/1.1"):
+    entry = {"time": time_ms, "request": {"method": "GET", "url": url, "httpVersion": version, "headers": []},
+             "response": {"status": 200, "httpVersion": version, "headers": [], "content": {"size": 0, "text": ""}},
              "timings": {"send": 0, "wait": time_ms, "receive": 0}}
     if started:
         entry["startedDateTime"] = started
@@ -201,3 +201,21 @@ def test_recordings_that_cannot_be_ordered_are_refused_before_anything_is_sent(t
         done = replay(lookout_bin, str(broken))
         assert done.returncode == 2 and "broken.har" in done.stderr, done.stderr
         assert site.received == [], "nothing is sent for a recording that cannot be replayed"
+
+
+def test_hars_from_browsers_replay_with_their_connection_fields(tmp_path, lookout_bin):
+    """Chromium names HTTP/2 "h2" and writes one socket id for a connection's overlapping streams;
+    Firefox writes the server's port as `connection`, shared by its parallel HTTP/1.1 connections.
+    Neither is a recording with overlapping exchanges on one HTTP/1.x connection."""
+    with ScriptedOrigin() as site:
+        StatefulSite(site)
+        port = site.url("/").split(":")[2].split("/")[0]
+        for name, version, connection in (("chromium", "h2", "348"), ("firefox", "HTTP/1.1", port)):
+            path = tmp_path / f"{name}.har"
+            path.write_text(json.dumps(har([
+                har_entry(site.url("/page?1"), "2026-01-01T00:00:00.000+01:00", 500, connection, version),
+                har_entry(site.url("/page?2"), "2026-01-01T00:00:00.100+01:00", 10, connection, version)])))
+            before = len(site.received)
+            done = replay(lookout_bin, str(path), "--expect", "same-status")
+            assert done.returncode == 0, (name, done.stdout + done.stderr)
+            assert len(site.received) - before == 2
