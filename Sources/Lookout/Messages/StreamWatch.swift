@@ -14,8 +14,6 @@ final class StreamWatch {  // confined to the exchange's loop queue
     private let keep: Int
     private var budget: Int
     private var budgetSpent = false
-    private let environment: ExchangeEnvironment
-    private let eventContext: EventContext
     /// When the exchange began: every event's `ms` counts from it.
     private let start: Instant
     /// When the request was sent whole (`first_event_ms` counts from it).
@@ -39,16 +37,13 @@ final class StreamWatch {  // confined to the exchange's loop queue
         }
     }
 
-    init(format: StreamFormat, settings: MessagesSettings, environment: ExchangeEnvironment, eventContext: EventContext,
-         start: Instant, capture: MessageCapture?) {
+    init(format: StreamFormat, settings: MessagesSettings, requestID: UInt64, start: Instant, capture: MessageCapture?) {
         self.format = format
         tally = MessageTally(protocolName: format.rawValue)
         previewBytes = settings.previewBytes
         budget = settings.decodeBudgetBytes
-        let file = capture?.open(id: eventContext.requestID ?? 0)
+        let file = capture?.open(id: requestID)
         keep = max(settings.previewBytes, file != nil ? Int(min(Int64(settings.decodeBudgetBytes), capture?.rule.maxBodyBytes ?? 0)) : 0)
-        self.environment = environment
-        self.eventContext = eventContext
         self.start = start
         self.capture = capture
         self.file = file
@@ -75,14 +70,15 @@ final class StreamWatch {  // confined to the exchange's loop queue
         if requestEnd == nil { requestEnd = instant ?? .now() }
     }
 
-    func clientBytes(_ bytes: UnsafeRawBufferPointer) {
+    /// The client's bytes; each message read is posted as `exchange`'s `stream.event`.
+    func clientBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
         guard let splitter = requestSplitter, spend(bytes.count) else { return }
-        for event in splitter.feed(bytes) { passed(event, fromClient: true) }
+        for event in splitter.feed(bytes) { passed(event, fromClient: true, exchange: exchange) }
     }
 
-    func upstreamBytes(_ bytes: UnsafeRawBufferPointer) {
+    func upstreamBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
         guard let splitter = responseSplitter, spend(bytes.count) else { return }
-        for event in splitter.feed(bytes) { passed(event, fromClient: false) }
+        for event in splitter.feed(bytes) { passed(event, fromClient: false, exchange: exchange) }
     }
 
     /// Splitting costs work in proportion to the bytes: past the budget it stops, and says so.
@@ -99,9 +95,9 @@ final class StreamWatch {  // confined to the exchange's loop queue
 
     /// The response body ended: a last line without its end still counts; gRPC's status is read
     /// from the trailers (or, for a Trailers-Only answer, from the head).
-    func responseEnded(trailers: HTTPFields?) {
+    func responseEnded(trailers: HTTPFields?, exchange: StageContext) {
         if case .events(let splitter) = responseSplitter, !budgetSpent {
-            for event in splitter.finish() { passed(event, fromClient: false) }
+            for event in splitter.finish() { passed(event, fromClient: false, exchange: exchange) }
         }
         if case .grpc(let splitter) = responseSplitter, format == .grpcWeb, !splitter.trailers.isEmpty {
             let fields = splitter.trailers
@@ -116,7 +112,7 @@ final class StreamWatch {  // confined to the exchange's loop queue
         tally.setGRPCStatus(status, message: fields[HTTPField.Name("grpc-message")!])
     }
 
-    private func passed(_ event: StreamEvent, fromClient: Bool) {
+    private func passed(_ event: StreamEvent, fromClient: Bool, exchange: StageContext) {
         let now = Instant.now()
         let milliseconds = now.milliseconds(since: start)
         if !fromClient, !firstEventNoted {
@@ -134,7 +130,7 @@ final class StreamWatch {  // confined to the exchange's loop queue
         tally.message(fromClient: fromClient, bytes: event.bytes, at: milliseconds)
         let isText = format != .grpc && format != .grpcWeb
         let from = fromClient ? "client" : "upstream"
-        environment.emit(eventContext, StreamDidPassEvent(
+        exchange.emit(StreamDidPassEvent(
             from: from, format: format.rawValue, index: index, milliseconds: milliseconds, bytes: event.bytes,
             event: event.name, id: event.id, compressed: event.compressed,
             preview: MessagePreviews.preview(event.data, isText: isText, limit: previewBytes, truncated: event.truncated)))

@@ -102,7 +102,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         if let cache, let record = cache.relayed(bytes) { exchange.emit(record) }
     }
 
-    func responseEnd(exchange: StageContext) {
+    func responseEnd(trailers: HTTPFields?, exchange: StageContext) {
         if let record = cache?.responseEnded() { exchange.emit(record) }
     }
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import LookoutModel
 import LookoutUpstream
 /// `capture.rules`: the exchange's bodies written to files as they pass (`ExchangeCapture`). One
@@ -21,7 +22,7 @@ final class CaptureStage: ExchangeStage, @unchecked Sendable {  // confined to t
         if let failure = capture.responseBytes(bytes) { exchange.emit(failure) }
     }
 
-    func responseEnd(exchange: StageContext) {
+    func responseEnd(trailers: HTTPFields?, exchange: StageContext) {
         capture.responseEnded()
     }
 

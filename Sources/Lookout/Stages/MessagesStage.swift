@@ -1,15 +1,21 @@
 import HTTPTypes
 import LookoutMessages
 import LookoutModel
+import LookoutTLS
 
-/// `messages`: event streams and gRPC calls split into their messages as they pass. One stage for
-/// every exchange, holding nothing: an exchange whose request or response is one of the formats
-/// gets a `StreamWatch` of its own; for the rest this stage only reads a `Content-Type`.
+/// `messages`: event streams and gRPC calls split into their messages as they pass. One shared
+/// stage for every exchange, holding nothing: it only reads a `Content-Type`. An exchange whose
+/// request or response is one of the formats gets a `StreamWatchStage` of its own, which takes
+/// this stage's place in that exchange's list (`StageContext.attach`).
 final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
     private let settings: MessagesSettings
+    private let captureStore: BodyCaptureStore?
+    private let capture: CaptureSettings?
 
-    init(settings: MessagesSettings) {
+    init(settings: MessagesSettings, captureStore: BodyCaptureStore?, capture: CaptureSettings?) {
         self.settings = settings
+        self.captureStore = captureStore
+        self.capture = capture
     }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
@@ -18,32 +24,24 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
         guard exchange.head.method == .post else { return .proceed }
         if let format = StreamFormat.of(contentType: exchange.head.headerFields.value(for: .contentType)),
            format == .grpc || format == .grpcWeb {
-            exchange.watchStream(format, settings: settings).watchRequest()
+            watch(format, exchange).watch.watchRequest()
         }
         return .proceed
-    }
-
-    func requestBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
-        exchange.streamWatch?.clientBytes(bytes)
-    }
-
-    func requestEnd(exchange: StageContext) {
-        exchange.streamWatch?.requestEnded(at: nil)
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard response.status != 101, let format = StreamFormat.of(contentType: response.fields.value(for: .contentType)) else {
             return .proceed
         }
-        let watch = exchange.watchStream(format, settings: settings)
-        watch.requestEnded(at: exchange.requestSentAt)
-        watch.watchResponse()
-        // A gRPC "Trailers-Only" answer carries its status in the head.
-        if format == .grpc { watch.grpcStatus(from: response.fields) }
-        return .proceed
+        return watch(format, exchange).responseHead(&response, exchange: exchange)
     }
 
-    func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
-        exchange.streamWatch?.upstreamBytes(bytes)
+    /// The exchange's own stage, in this one's place from now on.
+    private func watch(_ format: StreamFormat, _ exchange: StageContext) -> StreamWatchStage {
+        let watch = StreamWatch(format: format, settings: settings, requestID: exchange.requestID, start: exchange.startedAt,
+                                capture: MessageCapture.matching(exchange.clientKey, store: captureStore, settings: capture))
+        let stage = StreamWatchStage(watch: watch)
+        exchange.attach(stage, replacing: self)
+        return stage
     }
 }

@@ -70,7 +70,9 @@ final class StagePlan: Sendable {
             messages.append(AuditStage(disabled: audit.disabled, rules: audit.rules, certificateExpiryDays: audit.certificateExpiryDays))
         }
         messageSettings = configuration.messages.enabled ? configuration.messages : nil
-        if let messageSettings { messages.append(MessagesStage(settings: messageSettings)) }
+        if let messageSettings {
+            messages.append(MessagesStage(settings: messageSettings, captureStore: captureStore, capture: configuration.capture))
+        }
         self.messages = messages
         let otel = configuration.otel
         tracing = otel.isEnabled && (otel.traces || otel.propagate)
@@ -81,8 +83,7 @@ final class StagePlan: Sendable {
 
     /// Where the messages of an exchange to `clientKey` are captured, when a capture rule covers it.
     func messageCapture(for clientKey: HostRuleKey) -> MessageCapture? {
-        guard let captureStore, let rule = capture?.rules.match(for: clientKey)?.rule else { return nil }
-        return MessageCapture(store: captureStore, rule: rule)
+        MessageCapture.matching(clientKey, store: captureStore, settings: capture)
     }
 
     /// The stages of one exchange. `clientKey` is the host the client addressed: capture and

@@ -8,7 +8,7 @@ extension Exchange {
         guard !finished else { return nil }
         var snapshot = summary
         snapshot.end = now
-        snapshot.messages = streamWatch?.summary
+        forEachStage { $0.inFlight(&snapshot) }
         let phase: String
         if let holdingStage {
             if let task { snapshot.upstream = task.metrics }

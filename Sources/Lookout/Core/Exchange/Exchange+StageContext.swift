@@ -56,6 +56,19 @@ extension Exchange: StageContext {
     }
     var currentRequest: RequestHead { head }
 
+    var startedAt: Instant { summary.start }
+
+    func attach(_ value: any ExchangeStage, replacing stage: any ExchangeStage) {
+        guard let index = stages.firstIndex(where: { $0 === stage }) else { return }
+        stages[index] = value
+    }
+
+    /// When the current attempt finished sending the request, if it has.
+    var requestSentAt: Instant? { task?.metrics.requestEnd }
+
+    /// The current attempt's upstream TLS (`audit`).
+    var upstreamTLS: UpstreamTLSDetails? { task?.metrics.tls }
+
     func dropRequestBody() {
         guard !bodyDropped else { return }
         bodyDropped = true

@@ -207,11 +207,10 @@ extension Exchange {
     /// The end of the origin's body (and its trailers) to the client.
     func endResponse(trailers: HTTPFields?) {
         var fields = trailers ?? HTTPFields()
-        if let trailers { streamWatch?.grpcStatus(from: trailers) }
         HopByHopHeaders.remove(from: &fields)
         client.writeEnd(trailers: fields.isEmpty ? nil : fields)
         if clientFraming == .untilClose { keepClientAlive = false }
-        responseBodyEnded()
+        responseBodyEnded(trailers: trailers)
     }
 
     /// The attempt is over (metrics and completion delivered): switch, go on, retry, or finish.

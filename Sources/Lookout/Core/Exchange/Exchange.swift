@@ -43,8 +43,6 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     let clientKey: HostRuleKey
 
     // Stages.
-    /// The messages read inside a streamed body (`messages`), when it is one.
-    var streamWatch: StreamWatch?
     var stages: [any ExchangeStage] = []
     /// The next stage the request head goes to.
     var nextStage = 0
@@ -270,10 +268,9 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         forEachStage { $0.responseBody(bytes, exchange: self) }
     }
 
-    /// The response body is complete.
-    func responseBodyEnded() {
-        streamWatch?.responseEnded(trailers: nil)
-        forEachStage { $0.responseEnd(exchange: self) }
+    /// The response body is complete (with the origin's trailers, when it sent some).
+    func responseBodyEnded(trailers: HTTPFields? = nil) {
+        forEachStage { $0.responseEnd(trailers: trailers, exchange: self) }
     }
 
     // MARK: - Finishing
@@ -289,7 +286,6 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         holdingStage = nil
         forEachStage { $0.exchangeEnd(self) }
         stages = []
-        finishStreamWatch()
     }
 
     /// Ends the exchange with `error`: an error response if nothing was sent yet, otherwise a

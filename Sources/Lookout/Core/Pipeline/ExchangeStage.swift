@@ -56,10 +56,13 @@ protocol ExchangeStage: AnyObject, Sendable {
     /// Response body bytes on their way to the client, whoever produced them (the origin, the
     /// cache, a stage's answer).
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext)
-    /// The response body is complete.
-    func responseEnd(exchange: StageContext)
+    /// The response body is complete; `trailers` are the origin's, as received (RFC 9110 §6.5).
+    func responseEnd(trailers: HTTPFields?, exchange: StageContext)
     /// The stage holds the response head with `.holdWithBody`: its body, as for `requestBodyHeld`.
     func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext)
+
+    /// An operator looks at the exchange while it runs (`/exchanges`): what this stage has so far.
+    func inFlight(_ snapshot: inout ExchangeSummary)
 
     /// The exchange is over, however it ended (or became a tunnel): close what is open and give
     /// this stage's part of the record (`StageContext.record`).
@@ -82,7 +85,8 @@ extension ExchangeStage {
     func answerInstead(of error: ProxyError, exchange: StageContext) -> StageAnswer? { nil }
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict { .proceed }
     func responseBody(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {}
-    func responseEnd(exchange: StageContext) {}
+    func responseEnd(trailers: HTTPFields?, exchange: StageContext) {}
+    func inFlight(_ snapshot: inout ExchangeSummary) {}
     func exchangeEnd(_ exchange: StageContext) {}
 }
 

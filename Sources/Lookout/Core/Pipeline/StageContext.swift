@@ -2,7 +2,6 @@ import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
-import LookoutMessages
 import LookoutModel
 import LookoutUpstream
 
@@ -62,10 +61,12 @@ protocol StageContext: AnyObject, Sendable {
     func editRequest(_ edits: ExchangeEdits) -> String?
     /// Changes the response head (and a complete held body) a stage holds; as `editRequest`.
     func editResponse(_ edits: ExchangeEdits) -> String?
-    /// The messages read inside the exchange's streamed bodies, once a stage asked for them.
-    var streamWatch: StreamWatch? { get }
-    /// Starts reading messages of `format` (or returns the watch already started).
-    func watchStream(_ format: StreamFormat, settings: MessagesSettings) -> StreamWatch
+    /// When the exchange began (records of it count their milliseconds from here).
+    var startedAt: Instant { get }
+    /// A stage's value for this exchange takes the place of `stage` (a shared stage) in this
+    /// exchange's list, from the next point on: per-exchange state is made only for an exchange
+    /// a stage applies to.
+    func attach(_ value: any ExchangeStage, replacing stage: any ExchangeStage)
     /// When the current attempt finished sending the request, if it has.
     var requestSentAt: Instant? { get }
     /// The current attempt's upstream TLS, if it spoke TLS.

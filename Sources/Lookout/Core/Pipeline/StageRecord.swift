@@ -19,6 +19,9 @@ enum StageRecord {
     case capture(CaptureSummary)
     /// What the cache did (`cache`).
     case cache(CacheSummary)
+    /// The messages read inside the exchange's streams (`messages`), and the file they were
+    /// captured to (`capture.messages`).
+    case messages(MessagesSummary, capturePath: String?)
     /// A stage held the exchange this long (`held_ms`, added) and, when it changed something,
     /// who did (`modified_by`).
     case held(milliseconds: Double, modifiedBy: String?)
@@ -38,6 +41,13 @@ extension ExchangeSummary {
             url = to
         case .capture(let files): capture = files
         case .cache(let decision): cache = decision
+        case .messages(let read, let path):
+            messages = read
+            if let path {
+                var files = capture ?? CaptureSummary()
+                files.messages = path
+                capture = files
+            }
         case .held(let milliseconds, let name):
             if let name, !modifiedBy.contains(name) { modifiedBy.append(name) }
             if milliseconds > 0 { heldMilliseconds = (heldMilliseconds ?? 0) + milliseconds }
