@@ -157,7 +157,7 @@ import Glibc
                                version: .http1_1, headerFields: [.host: "127.0.0.1:\(port)"], framing: .none,
                                keepAlive: true, expectsContinue: false, upgrade: nil, headLength: 0)
         let records = ExchangeRecords(environment: session.exchanges, connectionID: 1, clientAddress: "127.0.0.1:1")
-        let exchange = Exchange(id: 1, environment: session.exchanges, context: context, client: client, delegate: client,
+        let exchange = Exchange(id: 1, context: context, client: client, delegate: client,
                                 records: records, head: head, origin: Origin(host: "127.0.0.1", port: port),
                                 path: "/x", url: url, kind: .http)
         context.loop.execute { exchange.start(stages: stages) }

@@ -88,7 +88,7 @@ extension ClientConnection {
     }
 
     func startExchange(_ head: consuming RequestHead, requestID: UInt64, origin: Origin, path: String, url: String) {
-        let exchange = Exchange(id: requestID, environment: environment.exchanges, context: context, client: self, delegate: self,
+        let exchange = Exchange(id: requestID, context: context, client: self, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)
         self.exchange = exchange

@@ -26,10 +26,9 @@ final class BackgroundRevalidation: DetachedExchange, @unchecked Sendable {  // 
                                version: .http1_1, headerFields: fields, framing: .none, keepAlive: true,
                                expectsContinue: false, upgrade: nil, headLength: 0)
         let records = ExchangeRecords(environment: environment, connectionID: 0, clientAddress: "background")
-        let exchange = Exchange(id: environment.makeRequestID(), environment: environment, context: context,
+        let exchange = Exchange(id: environment.makeRequestID(), context: context,
                                 client: DiscardingResponseWriter(), delegate: revalidation, records: records,
-                                head: head, origin: origin, path: path, url: url, kind: .http)
-        exchange.revalidatesInBackground = true
+                                head: head, origin: origin, path: path, url: url, kind: .http, background: true)
         revalidation.keep(exchange)
         exchange.start()
     }

@@ -17,7 +17,7 @@ extension Exchange {
         case .answer(let answer):
             self.answer(answer, phase: answer.phase ?? "answering")
         case .retry(let delay, let countsAgainstRule):
-            if countsAgainstRule { retriesByRule += 1 }
+            if countsAgainstRule { attempts.retriesByRule += 1 }
             nextAttempt(after: delay)
         case .follow(let url, let status):
             follow(url, status: status)
@@ -27,10 +27,10 @@ extension Exchange {
     /// Starts the next attempt after `delay` seconds (on the next turn of the loop at the soonest).
     private func nextAttempt(after delay: Double) {
         // Dispatch's own timer, not the loop's 50 ms deadline list: backoffs are short and exact.
-        waitingForNextAttempt = true
+        attempts.waitingForNext = true
         context.loop.execute(after: max(delay, 0)) { [weak self] in
-            guard let self, !finished, waitingForNextAttempt else { return }
-            waitingForNextAttempt = false
+            guard let self, !finished, attempts.waitingForNext else { return }
+            attempts.waitingForNext = false
             startAttempt()
         }
     }
@@ -42,16 +42,16 @@ extension Exchange {
             preconditionFailure("the redirect policy follows only absolute http(s) URLs")
         }
         summary.redirects += 1
-        visitedURLs.insert(request.url)
-        hostOverride = nil
-        let method = RedirectStatus.method(after: status, from: request.method)
-        let keepsBody = request.hasBody && method == request.method
-        if request.hasBody && !keepsBody { dropRequestBody() }
+        attempts.visitedURLs.insert(attempts.request.url)
+        attempts.hostOverride = nil
+        let method = RedirectStatus.method(after: status, from: attempts.request.method)
+        let keepsBody = attempts.request.hasBody && method == attempts.request.method
+        if attempts.request.hasBody && !keepsBody { dropRequestBody() }
         let key = HostRuleKey(target.host)
         let origin = Origin(host: target.host, port: target.port, isSecure: target.scheme == "https",
                             parent: environment.parentProxy(for: key), ruleKey: key)
-        request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
-                                      withBody: keepsBody, stripCredentials: origin.host != firstHost)
+        attempts.request = makeUpstreamRequest(method: method, origin: origin, path: target.path, url: url,
+                                      withBody: keepsBody, stripCredentials: origin.host != attempts.firstHost)
         startAttempt()
     }
 
@@ -60,9 +60,9 @@ extension Exchange {
         AttemptFacts(number: task.attempt, taskID: task.id,
                      usedReusedConnection: task.metrics.isReusedConnection,
                      receivedResponseBytes: task.receivedResponseBytes,
-                     method: request.method, url: request.url, host: request.origin.host, hasBody: request.hasBody,
-                     bodyIsReplayable: bodyIsReplayable, redirectsFollowed: summary.redirects, visitedURLs: visitedURLs,
-                     retriesByRule: retriesByRule, responseReachedClient: responseHeadSent || finished)
+                     method: attempts.request.method, url: attempts.request.url, host: attempts.request.origin.host, hasBody: attempts.request.hasBody,
+                     bodyIsReplayable: bodyIsReplayable, redirectsFollowed: summary.redirects, visitedURLs: attempts.visitedURLs,
+                     retriesByRule: attempts.retriesByRule, responseReachedClient: reply.headSent || finished)
     }
 
     /// What becomes of an attempt's final response: a parent's 407 for credentials the client never
@@ -104,32 +104,26 @@ extension Exchange {
     }
 
     private var bodyIsReplayable: Bool {
-        !request.hasBody || (replay.map { !$0.isOverLimit } ?? false)
+        !attempts.request.hasBody || (upload?.isReplayable ?? false)
     }
 
     /// Every transaction so far plus `current`, for `task.didGatherMetrics`.
     func metrics(adding current: TransactionMetrics) -> TaskMetrics {
         var metrics = TaskMetrics(taskStart: summary.start)
-        metrics.transactions = (transactions.isEmpty ? summary.upstream.map { [$0] } ?? [] : transactions) + [current]
+        metrics.transactions = (attempts.transactions.isEmpty ? summary.upstream.map { [$0] } ?? [] : attempts.transactions) + [current]
         metrics.redirectCount = summary.redirects
         metrics.taskEnd = .now()
         return metrics
     }
 
-    /// Keeps a finished attempt's transaction. The first is only stored; binding
-    /// `summary.upstream` to test for it would copy all of its bytes on every exchange.
+    /// Keeps a finished attempt's transaction (`AttemptLedger.keep`).
     func record(_ metrics: consuming TransactionMetrics) {
-        recordedAttempts += 1
-        if recordedAttempts > 1 {
-            if transactions.isEmpty, let previous = summary.upstream { transactions.append(previous) }
-            transactions.append(copy metrics)  // a further attempt: kept in both
-        }
-        summary.upstream = consume metrics
+        attempts.keep(metrics, in: &summary.upstream)
     }
 
     /// Stops the running attempt (its events are still written) and keeps its transaction.
     func stopTask() {
-        waitingForNextAttempt = false
+        attempts.waitingForNext = false
         guard let task else { return }
         self.task = nil
         task.cancel()

@@ -8,7 +8,7 @@ import LookoutUpstream
 /// nothing usable comes.
 extension Exchange {
     func answerLater(_ answer: any DeferredAnswer) {
-        deferred = answer
+        reply.producer = .deferred(answer)
         // Told on this exchange's loop whenever there may be more to send.
         answer.start(on: context.loop) { [weak self] in self?.advanceDeferred(afterDrain: false) }
         advanceDeferred(afterDrain: false)
@@ -16,7 +16,7 @@ extension Exchange {
 
     /// Sends what the deferred answer has now, or goes upstream when it withdraws.
     func advanceDeferred(afterDrain: Bool) {
-        guard let answer = deferred, !finished else { return }
+        guard case .deferred(let answer)? = reply.producer, !finished else { return }
         var refusal: ProxyError?
         var fetchesItself = false
         let progress = answer.advance(client: client, afterDrain: afterDrain, observe: { [self] in responseBodyPassed($0) }) {
@@ -40,20 +40,20 @@ extension Exchange {
         case .waiting:
             return
         case .done:
-            deferred = nil
+            reply.producer = nil
             if let refusal {
                 fail(refusal)
             } else if fetchesItself {
                 fetchItself(instead: answer)
             } else {
                 responseBodyEnded()
-                finish(error: nil, keepAlive: keepClientAlive)
+                finish(error: nil, keepAlive: reply.keepAlive)
             }
         case .failed:
-            deferred = nil
-            finish(error: answer.failure, keepAlive: false, truncate: responseHeadSent)
+            reply.producer = nil
+            finish(error: answer.failure, keepAlive: false, truncate: reply.headSent)
         case .goUpstream:
-            deferred = nil
+            reply.producer = nil
             fetchItself(instead: answer)
         }
     }
@@ -62,7 +62,7 @@ extension Exchange {
     /// (only a bodiless GET is ever collapsed).
     private func fetchItself(instead answer: any DeferredAnswer) {
         answer.withdraw(exchange: self)
-        request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
+        attempts.request = makeUpstreamRequest(method: head.method, origin: attempts.request.origin, path: attempts.upstreamPath, url: summary.url,
                                       withBody: false, stripCredentials: false)
         startAttempt()
     }

@@ -13,55 +13,52 @@ extension Exchange {
     func holdRequest(by stage: any ExchangeStage, limit: Int, deadline: Double?) {
         hold(by: stage, deadline: deadline)
         let announced: UInt64? = if case .contentLength(let length) = head.framing { length } else { nil }
-        if head.framing == .none || requestBodyBytes > 0 || announced.map({ $0 > UInt64(limit) }) == true {
+        if head.framing == .none || (upload?.received ?? 0) > 0 || announced.map({ $0 > UInt64(limit) }) == true {
             // Nothing to read, too long to hold, or already on its way (an earlier stage held the
             // exchange while it arrived): the stage hears on the next turn what there is.
             let complete = head.framing == .none
             context.loop.execute { [weak self] in
-                guard let self, !finished, holdingStage === stage else { return }
+                guard let self, !finished, holding.stage === stage else { return }
                 stage.requestBodyHeld([], complete: complete, exchange: self)
             }
             return
         }
-        heldRequestBody = HeldRequestBody(limit: limit)
-        if bodyPausedForUpstream {
-            bodyPausedForUpstream = false
-            resumeClientInput()
-        }
+        holding.requestBody = HeldRequestBody(limit: limit)
+        if upload?.unpause() == true { resumeClientInput() }
     }
 
     /// Body bytes while the request is held for its body; false once they overflowed the limit
     /// (the caller then sends them on as usual).
     func collectHeldRequestBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let held = heldRequestBody, !held.reported else { return false }
+        guard let held = holding.requestBody, !held.reported else { return false }
         held.bytes.append(contentsOf: bytes)
         guard held.bytes.count > held.limit else { return true }
         // Too long to hold: what was read goes on as it came, and the stage sees its beginning.
         held.reported = true
-        heldRequestBody = nil
+        holding.requestBody = nil
         let beginning = Array(held.bytes.prefix(held.limit))
         held.bytes.withUnsafeBytes { routeBody($0) }
-        holdingStage?.requestBodyHeld(beginning, complete: false, exchange: self)
+        holding.stage?.requestBodyHeld(beginning, complete: false, exchange: self)
         return true
     }
 
     /// The client's body ended while held for it: the stage sees all of it.
     func heldRequestBodyEnded() {
-        guard let held = heldRequestBody, !held.reported else { return }
+        guard let held = holding.requestBody, !held.reported else { return }
         held.reported = true
-        holdingStage?.requestBodyHeld(held.bytes, complete: true, exchange: self)
+        holding.stage?.requestBodyHeld(held.bytes, complete: true, exchange: self)
     }
 
     /// The hold is over: the body read while held goes on toward the upstream (the attempt, when
     /// it starts, takes it with the rest).
     func releaseHeldRequestBody() {
-        guard let held = heldRequestBody else { return }
-        heldRequestBody = nil
+        guard let held = holding.requestBody else { return }
+        holding.requestBody = nil
         if !held.bytes.isEmpty { held.bytes.withUnsafeBytes { routeBody($0) } }
     }
 
     func editRequest(_ edits: ExchangeEdits) -> String? {
-        guard holdingStage != nil, heldResponse == nil, !finished else { return "the request is not held" }
+        guard holding.stage != nil, holding.response == nil, !finished else { return "the request is not held" }
         if edits.status != nil { return "status: only a response has a status (this is the request)" }
         var method: HTTPRequest.Method?
         if let text = edits.method {
@@ -83,27 +80,28 @@ extension Exchange {
         var fields = head.headerFields
         if let problem = Self.apply(edits, to: &fields) { return problem }
         if edits.body != nil {
-            let complete = head.framing == .none || (heldRequestBody?.reported == true && requestEnded)
+            let complete = head.framing == .none || (holding.requestBody?.reported == true && requestEnded)
             guard complete else {
                 return "body: the request body was not held whole (longer than max_body_bytes, or still arriving), so it cannot be replaced"
             }
         }
         // Everything is valid: apply it all.
-        if clientHead == nil { clientHead = head }
+        if holding.clientHead == nil { holding.clientHead = head }
         if let method { head.method = method }
         if let body = edits.body {
             fields[.contentLength] = String(body.count)
             fields[.transferEncoding] = nil
             head.framing = .contentLength(UInt64(body.count))
             head.contentLengthIsList = false
-            let held = heldRequestBody ?? HeldRequestBody(limit: body.count)
+            let held = holding.requestBody ?? HeldRequestBody(limit: body.count)
             held.bytes = body
             held.reported = true
-            heldRequestBody = held
-            requestEnded = true
-            requestTrailers = nil
+            holding.requestBody = held
+            let relay = upload ?? RequestBodyRelay(keeping: nil)
+            relay.replaced()
+            upload = relay
         }
-        if let host = edits.setHeaders.last(where: { $0.name.lowercased() == "host" })?.value { hostOverride = host }
+        if let host = edits.setHeaders.last(where: { $0.name.lowercased() == "host" })?.value { attempts.hostOverride = host }
         head.headerFields = fields
         if let route { reroute(to: route, hostField: nil) }
         return nil
@@ -113,7 +111,7 @@ extension Exchange {
 
     /// A response stage holds `held` (and wants its body, up to `bodyLimit` bytes, when set).
     func holdResponse(_ held: HeldResponse, by index: Int, deadline: Double?, bodyLimit: Int?) {
-        heldResponse = held
+        holding.response = held
         held.bodyLimit = bodyLimit
         held.bodyReported = false
         let stage = stages[index]
@@ -131,7 +129,7 @@ extension Exchange {
         guard let complete = knownNow else { return }
         held.bodyReported = true
         context.loop.execute { [weak self] in
-            guard let self, !finished, holdingStage === stage, heldResponse === held else { return }
+            guard let self, !finished, holding.stage === stage, holding.response === held else { return }
             stage.responseBodyHeld(complete ? held.body : [], complete: complete, exchange: self)
         }
     }
@@ -139,15 +137,15 @@ extension Exchange {
     func reportHeldResponseBody(_ held: HeldResponse, complete: Bool) {
         held.bodyReported = true
         let body = complete ? held.body : Array(held.body.prefix(held.bodyLimit ?? 0))
-        holdingStage?.responseBodyHeld(body, complete: complete, exchange: self)
+        holding.stage?.responseBodyHeld(body, complete: complete, exchange: self)
     }
 
     var heldResponseHead: (status: Int, fields: HTTPFields)? {
-        heldResponse.map { ($0.status, $0.fields) }
+        holding.response.map { ($0.status, $0.fields) }
     }
 
     func editResponse(_ edits: ExchangeEdits) -> String? {
-        guard let held = heldResponse, holdingStage != nil, !finished else { return "the response is not held" }
+        guard let held = holding.response, holding.stage != nil, !finished else { return "the response is not held" }
         if edits.method != nil { return "method: only a request's method can be changed" }
         if edits.url != nil { return "url: only a request's URL can be changed" }
         if let status = edits.status, !(200...599).contains(status) {
@@ -179,7 +177,7 @@ extension Exchange {
             held.framing = body.isEmpty ? .none : .contentLength
             // Sent from memory now, whoever produced the body (an answer's source is dropped).
             held.source = .upstream
-            clientFraming = held.framing
+            reply.framing = held.framing
         }
         held.fields = fields
         return nil

@@ -10,20 +10,20 @@ extension Exchange {
         snapshot.end = now
         forEachStage { $0.inFlight(&snapshot) }
         let phase: String
-        if let holdingStage {
+        if let holder = holding.stage {
             if let task { snapshot.upstream = task.metrics }
-            phase = holdingStage.heldPhase
+            phase = holder.heldPhase
         } else if let task {
             snapshot.upstream = task.metrics
             phase = task.metrics.currentPhase
-        } else if waitingForNextAttempt {
+        } else if attempts.waitingForNext {
             phase = "retry_wait"
         } else if shaping?.response?.isHolding ?? false {
             phase = "shaping_pace"
-        } else if answerBody != nil {
-            phase = answerPhase
-        } else if let deferred {
-            phase = deferred.phase
+        } else if case .body(_, let answering)? = reply.producer {
+            phase = answering
+        } else if case .deferred(let answer)? = reply.producer {
+            phase = answer.phase
         } else {
             phase = "starting"
         }
@@ -48,7 +48,7 @@ extension Exchange {
         guard !finished else { return }
         stopTask()
         shaping?.response?.cancel()
-        if !responseHeadSent {
+        if !reply.headSent {
             client.writeError(error, requestID: id)
             summary.status = error.status
         }

@@ -2,12 +2,16 @@ import HTTPTypes
 import LookoutModel
 import LookoutUpstream
 
-/// The request body's way upstream (called by the client connection): upload pacing, the stages
-/// that watch it, the copy kept for another attempt, and backpressure both ways.
+/// The client connection's body calls, and the relay's answers: upload pacing first, then the
+/// stages that watch the body, the limit, a stage's hold, and the relay toward the attempt.
 extension Exchange {
+    /// The request is complete at its head, or its body has ended.
+    var requestEnded: Bool { upload?.ended ?? true }
+
     /// False while the request is complete or the upstream (or the upload pacing) cannot take more yet.
     var acceptsRequestBody: Bool {
-        !requestEnded && !bodyPausedForUpstream && !finished && !(shaping?.holdsRequestBody ?? false)
+        guard let upload else { return false }
+        return !upload.ended && !upload.pausedForUpstream && !finished && !(shaping?.holdsRequestBody ?? false)
     }
 
     func clientSentBody(_ bytes: UnsafeRawBufferPointer) {
@@ -22,46 +26,21 @@ extension Exchange {
 
     /// Request body bytes on their way upstream (after any upload pacing).
     func takeBody(_ bytes: UnsafeRawBufferPointer) {
-        guard !finished else { return }
+        guard !finished, let upload else { return }
         forEachStage { $0.requestBody(bytes, exchange: self) }
-        requestBodyBytes += UInt64(bytes.count)
         let limit = environment.maxRequestBodyBytes
-        if limit > 0 && requestBodyBytes > limit {
+        if upload.count(bytes.count) > limit && limit > 0 {
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return
         }
-        if bodyDropped { return }
-        if heldRequestBody != nil, collectHeldRequestBody(bytes) { return }
+        if upload.dropped { return }
+        if holding.requestBody != nil, collectHeldRequestBody(bytes) { return }
         routeBody(bytes)
     }
 
-    /// Bytes toward the upstream: the copy kept for another attempt, the running task, or the
-    /// bounded buffer while the upstream is not ready.
+    /// Bytes toward the upstream, through the relay.
     func routeBody(_ bytes: UnsafeRawBufferPointer) {
-        if let replay {
-            // A task that has had everything stored takes the live bytes; the store keeps its copy
-            // for a later attempt without reading it back now.
-            let caughtUp = taskTakesBody && replaySent == replay.count && earlyBody.isEmpty
-            if replay.append(bytes) {
-                if caughtUp, let task {
-                    replaySent = replay.count
-                    if !task.sendBody(bytes) { bodyPausedForUpstream = true }
-                } else {
-                    feedTask()
-                    if replay.count - replaySent >= 64 * 1024 { bodyPausedForUpstream = true }
-                }
-                return
-            }
-        }
-        if taskTakesBody, let task, earlyBody.isEmpty, replay == nil {
-            if !task.sendBody(bytes) { bodyPausedForUpstream = true }
-        } else {
-            // The upstream is still connecting, a stage holds the exchange, or stored bytes go
-            // first: hold one read's worth, then stop reading.
-            earlyBody.append(contentsOf: bytes)
-            if earlyBody.count >= 64 * 1024 { bodyPausedForUpstream = true }
-            feedTask()
-        }
+        if upload?.route(bytes, to: task) == true { resumeClientInput() }
     }
 
     func clientFinishedBody(trailers: HTTPFields?) {
@@ -79,54 +58,29 @@ extension Exchange {
     }
 
     private func requestBodyDidEnd(trailers: HTTPFields?) {
-        guard !finished else { return }
+        guard !finished, let upload else { return }
         forEachStage { $0.requestEnd(exchange: self) }
-        requestEnded = true
-        requestTrailers = trailers
-        if heldRequestBody != nil { heldRequestBodyEnded() }
-        feedTask()
+        upload.end(trailers: trailers)
+        if holding.requestBody != nil { heldRequestBodyEnded() }
+        if upload.feed(task) { resumeClientInput() }
     }
 
     func clientSentInvalidBody(_ error: ProxyError) {
         fail(error)
     }
 
-    /// Sends the current task what it has not had yet: kept bytes first, then what waited, then the
-    /// end of the body. Pauses the client while the upstream is backed up.
-    func feedTask() {
-        guard taskTakesBody, let task else { return }
-        if bodyDropped {
-            // The hop is a bodiless GET now: its request is complete, whatever the client still sends.
+    /// The attempt's head is on its way: it gets the body (a bodiless request is complete at once).
+    func taskIsReadyForBody() {
+        guard let task else { return }
+        guard let upload else {
             task.finishBody(trailers: nil)
             return
         }
-        if let replay {
-            while replaySent < replay.count {
-                var accepted = true
-                let sent = replay.read(from: replaySent, maximum: 64 * 1024) { accepted = task.sendBody($0) }
-                guard sent > 0 else { break }
-                replaySent += UInt64(sent)
-                if !accepted {
-                    bodyPausedForUpstream = true
-                    return
-                }
-            }
-            // Past its limit the body can no longer be sent again: stream the rest.
-            if replay.isOverLimit { self.replay = nil }
-        }
-        if !earlyBody.isEmpty {
-            let body = earlyBody
-            earlyBody = []
-            if !body.withUnsafeBytes({ task.sendBody($0) }) {
-                bodyPausedForUpstream = true
-                return
-            }
-        }
-        if requestEnded { task.finishBody(trailers: requestTrailers) }
-        if bodyPausedForUpstream {
-            bodyPausedForUpstream = false
-            resumeClientInput()
-        }
+        if upload.attemptIsReady(task) { resumeClientInput() }
+    }
+
+    func taskDidDrainRequestBody() {
+        if upload?.feed(task) == true { resumeClientInput() }
     }
 
     /// The client sent `Proxy-Authorization` of its own (meant for a parent when Lookout asks for none).

@@ -12,7 +12,7 @@ extension Exchange {
                            fields: inout HTTPFields) -> ResponseStagesOutcome {
         guard first < stages.count else { return .proceed }
         var response = StageResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields,
-                                         origin: request.origin)
+                                         origin: attempts.request.origin)
         // One owner of the fields while the stages change them (copy-on-write would copy them).
         fields = HTTPFields()
         defer { fields = response.fields }
@@ -33,7 +33,7 @@ extension Exchange {
     /// The head to the client, after the stages had it.
     func sendResponseHead(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming) {
         client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
-        responseHeadSent = true
+        reply.headSent = true
         if let rule = shaping?.rule, rule.stall > 0 {
             ShapingStage.record(.stall(milliseconds: rule.stall * 1000), rule: rule, exchange: self)
         }
@@ -46,7 +46,7 @@ extension Exchange {
     func answer(_ answer: StageAnswer, phase: String) {
         summary.status = answer.status
         var fields = answer.fields
-        clientFraming = answer.framing
+        reply.framing = answer.framing
         decideKeepAlive(possible: requestEnded, fields: &fields)
         switch runResponseStages(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: &fields) {
         case .proceed:
@@ -56,7 +56,7 @@ extension Exchange {
             fail(error)
         case .hold(let index, let deadline, let bodyLimit):
             let held = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
-                                    framing: clientFraming, nextStage: index + 1,
+                                    framing: reply.framing, nextStage: index + 1,
                                     source: .answer(answer.body, phase: phase))
             holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
         }
@@ -65,31 +65,30 @@ extension Exchange {
     /// An answer's head, then its body while the client keeps up, then the end of the exchange.
     private func sendAnswer(status: Int, reasonPhrase: String, fields: HTTPFields, body: (any ResponseBodySource)?,
                             phase: String) {
-        sendResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: clientFraming)
+        sendResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: reply.framing)
         guard let body else {
             client.writeEnd(trailers: nil)
             responseBodyEnded()
-            finish(error: nil, keepAlive: keepClientAlive)
+            finish(error: nil, keepAlive: reply.keepAlive)
             return
         }
-        answerBody = body
-        answerPhase = phase
+        reply.producer = .body(body, phase: phase)
         sendAnswerBody()
     }
 
     /// Sends the answer's body until the client is backed up (`clientDidDrain` resumes).
     func sendAnswerBody() {
-        guard let body = answerBody, !finished else { return }
+        guard case .body(let body, _)? = reply.producer, !finished else { return }
         switch body.send(to: client, observe: { [self] in responseBodyPassed($0) }) {
         case .waiting:
             return
         case .done:
-            answerBody = nil
+            reply.producer = nil
             client.writeEnd(trailers: nil)
             responseBodyEnded()
-            finish(error: nil, keepAlive: keepClientAlive)
+            finish(error: nil, keepAlive: reply.keepAlive)
         case .failed:
-            answerBody = nil
+            reply.producer = nil
             // The head announced the length: a short body must reach the client as a broken one.
             finish(error: body.failure, keepAlive: false, truncate: true)
         }
@@ -102,32 +101,32 @@ extension Exchange {
     func prepareFraming(for response: ResponseHead, transferCoding: String?, fields: inout HTTPFields) {
         switch response.framing {
         case .none:
-            clientFraming = .none
+            reply.framing = .none
         case .contentLength(let length):
             // An empty body is no body: an HTTP/2 client gets END_STREAM on the HEADERS frame,
             // which is how a gRPC "Trailers-Only" answer must arrive.
-            clientFraming = length == 0 ? .none : .contentLength
+            reply.framing = length == 0 ? .none : .contentLength
             if response.contentLengthIsList { fields[.contentLength] = String(length) }
         case .chunked where head.version != .http1_0:
-            clientFraming = .chunked
+            reply.framing = .chunked
             fields[.transferEncoding] = transferCoding ?? "chunked"
         case .untilClose:
             if let transferCoding { fields[.transferEncoding] = transferCoding }
-            clientFraming = .untilClose
+            reply.framing = .untilClose
         case .chunked:
             // An HTTP/1.0 client cannot take chunks.
-            clientFraming = .untilClose
+            reply.framing = .untilClose
         }
         // Until the whole request was read (the origin answered early, e.g. 413) the rest of its
         // body cannot be delimited any more: the connection ends with the exchange.
-        decideKeepAlive(possible: clientFraming != .untilClose && requestEnded, fields: &fields)
+        decideKeepAlive(possible: reply.framing != .untilClose && requestEnded, fields: &fields)
     }
 
     /// Whether the client connection stays open after this response — it asked to, the response
     /// allows it (`possible`), nobody is closing it — and the response's `Connection` field saying so.
     func decideKeepAlive(possible: Bool, fields: inout HTTPFields) {
-        keepClientAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !environment.isShuttingDown
-        if keepClientAlive {
+        reply.keepAlive = possible && head.keepAlive && !delegate.isClosingAfterExchange && !environment.isShuttingDown
+        if reply.keepAlive {
             if head.version == .http1_0 { fields[.connection] = "keep-alive" }
         } else {
             fields[.connection] = "close"
@@ -141,27 +140,23 @@ extension Exchange {
 
     /// The client (and the response shaping) can take more of the response: whoever produces it goes on.
     func resumeResponse() {
-        if answerBody != nil {
-            sendAnswerBody()
-            return
+        switch reply.producer {
+        case .body?: sendAnswerBody()
+        case .deferred?: advanceDeferred(afterDrain: true)
+        case nil: task?.resumeReading()
         }
-        if deferred != nil {
-            advanceDeferred(afterDrain: true)
-            return
-        }
-        task?.resumeReading()
     }
 
     // MARK: - A held response head
 
     /// The stage that held the response head let go (`StageContext.resume`).
     func resumeResponse(_ verdict: StageVerdict, from stage: any ExchangeStage) {
-        guard let held = heldResponse else { return }
+        guard let held = holding.response else { return }
         switch verdict {
         case .proceed:
             releaseHeldResponse(held)
         case .fail(let error):
-            heldResponse = nil
+            holding.response = nil
             fail(error)
         case .answer(let answer):
             // In place of the held response: what the origin still sends is not wanted, and the
@@ -170,15 +165,15 @@ extension Exchange {
             dropRequestBody()
             summary.status = answer.status
             var fields = answer.fields
-            clientFraming = answer.framing
+            reply.framing = answer.framing
             decideKeepAlive(possible: requestEnded, fields: &fields)
             let replacement = HeldResponse(status: answer.status, reasonPhrase: answer.reasonPhrase, fields: fields,
                                            framing: answer.framing, nextStage: held.nextStage,
                                            source: .answer(answer.body, phase: stage.heldPhase))
-            heldResponse = replacement
+            holding.response = replacement
             releaseHeldResponse(replacement)
         case .answerLater(let answer):
-            heldResponse = nil
+            holding.response = nil
             stopTask()
             dropRequestBody()
             answerLater(answer)
@@ -194,7 +189,7 @@ extension Exchange {
         switch runResponseStages(from: held.nextStage, status: held.status, reasonPhrase: held.reasonPhrase,
                                  fields: &fields) {
         case .fail(let error):
-            heldResponse = nil
+            holding.response = nil
             fail(error)
             return
         case .hold(let index, let deadline, let bodyLimit):
@@ -203,7 +198,7 @@ extension Exchange {
             holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
             return
         case .proceed:
-            heldResponse = nil
+            holding.response = nil
         }
         guard case .upstream = held.source else {
             if case .answer(let body, let phase) = held.source {
@@ -216,13 +211,13 @@ extension Exchange {
         if !held.body.isEmpty {
             held.body.withUnsafeBytes { bytes in
                 responseBodyPassed(bytes)
-                if clientFraming != .none { accepted = client.writeBody(bytes) }
+                if reply.framing != .none { accepted = client.writeBody(bytes) }
             }
         }
         if held.ended {
             endResponse(trailers: held.trailers)
             // The task completed while the head was held.
-            if task == nil { finish(error: nil, keepAlive: keepClientAlive) }
+            if task == nil { finish(error: nil, keepAlive: reply.keepAlive) }
             return
         }
         // The client takes more: the origin is read again (else `clientDidDrain` resumes it).

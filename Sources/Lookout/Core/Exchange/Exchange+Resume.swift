@@ -54,20 +54,20 @@ extension Exchange {
     /// Called for every response head that is to be relayed: remembers whether it can be resumed.
     func noteResumable(status: Int, fields: HTTPFields, framing: BodyFraming) {
         guard head.method == .get, head.headerFields[.range] == nil else { return }
-        let limit = environment.retrier.resumeLimit(forHost: request.origin.host)
-        resume = ResumeState(status: status, fields: fields, framing: framing, limit: limit)
+        let limit = environment.retrier.resumeLimit(forHost: attempts.request.origin.host)
+        attempts.resume = ResumeState(status: status, fields: fields, framing: framing, limit: limit)
     }
 
     /// After a failure mid-body: asks again from where the client is, if the rule allows.
     func resumeAfter(_ error: ProxyError) -> Bool {
-        guard case .upstreamFailed = error, var state = resume, state.resumes < state.limit, heldResponse == nil, !finished
+        guard case .upstreamFailed = error, var state = attempts.resume, state.resumes < state.limit, holding.response == nil, !finished
         else { return false }
         state.resumes += 1
         // A resumption that failed before its head stands for the first failure still.
         state.awaiting = state.awaiting ?? error
-        resume = state
-        request.set(.range, to: "bytes=\(state.offset)-")
-        request.set(.ifRange, to: state.validator)
+        attempts.resume = state
+        attempts.request.set(.range, to: "bytes=\(state.offset)-")
+        attempts.request.set(.ifRange, to: state.validator)
         emit(RequestDidResume(offset: state.offset, validator: state.validator, attempt: summary.attempts + 1,
                               reason: error.code))
         startAttempt()
@@ -77,10 +77,10 @@ extension Exchange {
     /// The resumed attempt's head: spliced on when it continues the representation, else the
     /// response ends broken as it would have (nothing that does not belong is relayed).
     func resumedResponse(_ response: consuming ResponseHead, _ state: ResumeState, standingFor failure: ProxyError) -> Bool {
-        resume?.awaiting = nil
+        attempts.resume?.awaiting = nil
         guard state.continues(response) else {
-            resume = nil
-            pendingPlan = .fail(failure)
+            attempts.resume = nil
+            attempts.pendingPlan = .fail(failure)
             return false
         }
         return true

@@ -9,10 +9,12 @@ extension Exchange: StageContext {
     var requestID: UInt64 { id }
     var loop: EventLoop { context.loop }
 
-    var upstreamHost: String { request.origin.host }
+    var clientKey: HostRuleKey { traits.clientKey }
+
+    var upstreamHost: String { attempts.request.origin.host }
 
     var route: StageRoute {
-        StageRoute(origin: request.origin, path: upstreamPath, url: request.url)
+        StageRoute(origin: attempts.request.origin, path: attempts.upstreamPath, url: attempts.request.url)
     }
 
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind) {
@@ -28,23 +30,23 @@ extension Exchange: StageContext {
         let key = HostRuleKey(route.origin.host)
         let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,
                             parent: environment.parentProxy(for: key), ruleKey: key)
-        hostOverride = hostField
-        upstreamPath = route.path
-        firstHost = origin.host
-        request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
+        attempts.hostOverride = hostField
+        attempts.upstreamPath = route.path
+        attempts.firstHost = origin.host
+        attempts.request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
                                   bodyIsChunked: false, hasBody: head.framing != .none, asksForUpgrade: false,
                                   acceptsTrailers: false)
         // The new origin's rules say whether the body is kept for another attempt (none read yet).
-        if requestBodyBytes == 0 { prepareReplay() }
+        upload?.keep(replayableBody())
     }
 
-    var asksForUpgrade: Bool { upgradeProtocol != nil }
+    var asksForUpgrade: Bool { traits.upgradeProtocol != nil }
 
     var isFirstHop: Bool { summary.redirects == 0 }
 
     func revalidateInBackground() {
-        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: request.origin,
-                                     path: upstreamPath, requestFields: head.headerFields)
+        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: attempts.request.origin,
+                                     path: attempts.upstreamPath, requestFields: head.headerFields)
     }
 
     var clientAddress: String { records.clientAddress }
@@ -70,15 +72,8 @@ extension Exchange: StageContext {
     var upstreamTLS: UpstreamTLSDetails? { task?.metrics.tls }
 
     func dropRequestBody() {
-        guard !bodyDropped else { return }
-        bodyDropped = true
-        replay = nil
-        earlyBody = []
-        heldRequestBody = nil
-        if bodyPausedForUpstream {
-            bodyPausedForUpstream = false
-            resumeClientInput()
-        }
+        holding.requestBody = nil
+        if upload?.drop() == true { resumeClientInput() }
     }
 
     func shape(with rule: ShapingRule) -> ExchangeShaping {
@@ -93,7 +88,7 @@ extension Exchange: StageContext {
             shaping.upload = ExchangeShaping.pacer(kbps: rule.uploadKbps, bytesPerSecond: rule.uploadBytesPerSecond,
                                                    loop: context.loop, sink: { [unowned self] bytes in
                 takeBody(bytes)
-                return !bodyPausedForUpstream && !finished
+                return !(upload?.pausedForUpstream ?? false) && !finished
             }, ready: { [unowned self] in
                 guard !finished else { return }
                 delegate.exchangeCanTakeInput()

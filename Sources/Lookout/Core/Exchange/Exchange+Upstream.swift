@@ -21,7 +21,7 @@ extension Exchange {
         // them; reserving room for Host and Via makes that copy the only allocation — set in
         // place, Host copied them at their exact size and the appended Via grew them again.
         adaptation.head.headerFields.reserveCapacity(head.headerFields.count + 2)
-        adaptation.head.headerFields.setValue(hostOverride ?? origin.hostFieldValue, for: .host)
+        adaptation.head.headerFields.setValue(attempts.hostOverride ?? origin.hostFieldValue, for: .host)
         HopByHopHeaders.remove(from: &adaptation.head.headerFields)
         var chunked = false
         if withBody {
@@ -44,10 +44,10 @@ extension Exchange {
                 adaptation.head.headerFields[name] = nil
             }
         }
-        if let upgradeProtocol {
+        if let upgradeProtocol = traits.upgradeProtocol {
             // Hop-by-hop, so removed above; asked for again on this hop.
             adaptation.head.headerFields[.connection] = "upgrade"
-            adaptation.head.headerFields[.upgrade] = upgradeProtocol
+            adaptation.head.headerFields[.upgrade] = traits.upgradeProtocol
         }
         if stripCredentials {
             // Credentials meant for the first host are not sent to another one.
@@ -71,7 +71,7 @@ extension Exchange {
                                                             rule: adaptation.rule, changes: adaptation.changes))
         return UpstreamRequest(origin: origin, method: method, url: url, target: adaptation.head.target,
                                fields: adaptation.head.headerFields, bodyIsChunked: chunked, hasBody: withBody,
-                               asksForUpgrade: upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
+                               asksForUpgrade: traits.upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
     }
 
     /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
@@ -85,33 +85,20 @@ extension Exchange {
         // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
         // Read through `summary.trace?`: bound, the trace context is copied with its strings.
         if environment.stagePlan.propagatesTrace, let traceparent = summary.trace?.traceparent(attempt: summary.attempts) {
-            request.set(TraceStage.traceparent, to: traceparent)
+            attempts.request.set(TraceStage.traceparent, to: traceparent)
         }
-        let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: request, requestID: id,
+        let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: attempts.request, requestID: id,
                                 connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
                                 events: context.delegate, delegate: self)
         self.task = task
-        taskTakesBody = false
-        replaySent = 0
+        upload?.attemptStarts()
         forEachStage { $0.attemptStarts(exchange: self) }
         context.delegate.upstream(EventContext(connectionID: records.connectionID, requestID: id, taskID: task.id),
-                                  didCreateFor: request.origin, attempt: summary.attempts)
+                                  didCreateFor: attempts.request.origin, attempt: summary.attempts)
         task.start()
     }
 
     // MARK: - Upstream callbacks (from the attempt, `Exchange+UpstreamTaskDelegate`)
-
-    /// The upstream head is on its way: send what body is waiting, then let the client continue.
-    func taskIsReadyForBody() {
-        taskTakesBody = true
-        let wasPaused = bodyPausedForUpstream
-        feedTask()
-        if !requestEnded && !bodyPausedForUpstream && !wasPaused && !bodyDropped { resumeClientInput() }
-    }
-
-    func taskDidDrainRequestBody() {
-        feedTask()
-    }
 
     /// 1xx from the origin (RFC 9110 §15.2): forwarded to HTTP/1.1 and HTTP/2 clients, dropped for 1.0 ones.
     func taskDidReceiveInformational(_ response: ResponseHead) {
@@ -124,10 +111,10 @@ extension Exchange {
     /// A final response head: the stages decide what becomes of it. Returns false when the
     /// response is held back (the task stops relaying it, and its completion starts what comes next).
     func taskDidReceiveResponse(_ response: consuming ResponseHead, task: UpstreamTask) -> Bool {
-        if let state = resume, let failure = state.awaiting { return resumedResponse(response, state, standingFor: failure) }
+        if let state = attempts.resume, let failure = state.awaiting { return resumedResponse(response, state, standingFor: failure) }
         let plan = attemptPlan(for: response, task: task)
         guard case .forward(let location) = plan else {
-            pendingPlan = plan
+            attempts.pendingPlan = plan
             return false
         }
         // What is read from the origin's own fields, before they are moved out of the head: with
@@ -149,10 +136,10 @@ extension Exchange {
             fields[.connection] = "upgrade"
             if let accepted = offeredUpgrade {
                 fields[.upgrade] = accepted
-                acceptedUpgrade = accepted
+                reply.acceptedUpgrade = accepted
             }
-            clientFraming = .none
-            keepClientAlive = false
+            reply.framing = .none
+            reply.keepAlive = false
         } else {
             prepareFraming(for: response, transferCoding: transferCoding, fields: &fields)
         }
@@ -161,25 +148,25 @@ extension Exchange {
         case .proceed:
             break
         case .fail(let refusal):
-            pendingPlan = .fail(refusal)
+            attempts.pendingPlan = .fail(refusal)
             return false
         case .hold(let index, let deadline, let bodyLimit):
             // A 101 goes out at once: the connection becomes a tunnel as the task ends.
             guard response.status != 101 else { break }
             let held = HeldResponse(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
-                                    framing: clientFraming, nextStage: index + 1, source: .upstream)
+                                    framing: reply.framing, nextStage: index + 1, source: .upstream)
             holdResponse(held, by: index, deadline: deadline, bodyLimit: bodyLimit)
             return true
         }
         if environment.resumesResponses { noteResumable(status: response.status, fields: fields, framing: response.framing) }
         sendResponseHead(status: response.status, reasonPhrase: response.reasonPhrase, fields: fields,
-                         framing: clientFraming)
+                         framing: reply.framing)
         return true
     }
 
     /// Relays body bytes; false asks the task to stop reading until the client drains.
     func taskDidReceiveData(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if let held = heldResponse {
+        if let held = holding.response {
             // Kept until the head is let go; the origin is not read meanwhile, unless the
             // holding stage asked for the body (up to its limit).
             held.body.append(contentsOf: bytes)
@@ -189,13 +176,13 @@ extension Exchange {
             return false
         }
         responseBodyPassed(bytes)
-        resume?.offset += UInt64(bytes.count)
-        if clientFraming == .none { return true }
+        attempts.resume?.offset += UInt64(bytes.count)
+        if reply.framing == .none { return true }
         return client.writeBody(bytes)
     }
 
     func taskDidFinishResponse(trailers: HTTPFields?) {
-        if let held = heldResponse {
+        if let held = holding.response {
             held.ended = true
             held.trailers = trailers
             if held.bodyLimit != nil, !held.bodyReported { reportHeldResponseBody(held, complete: true) }
@@ -209,7 +196,7 @@ extension Exchange {
         var fields = trailers ?? HTTPFields()
         HopByHopHeaders.remove(from: &fields)
         client.writeEnd(trailers: fields.isEmpty ? nil : fields)
-        if clientFraming == .untilClose { keepClientAlive = false }
+        if reply.framing == .untilClose { reply.keepAlive = false }
         responseBodyEnded(trailers: trailers)
     }
 
@@ -224,28 +211,28 @@ extension Exchange {
             return
         }
         guard !finished else { return }
-        if let plan = pendingPlan {
-            pendingPlan = nil
+        if let plan = attempts.pendingPlan {
+            attempts.pendingPlan = nil
             proceed(with: plan)
             return
         }
-        if heldResponse != nil {
+        if holding.response != nil {
             // The response broke off while its head was held: the client gets the error instead.
             if let error {
-                heldResponse = nil
+                holding.response = nil
                 fail(error)
             }
             return
         }
         guard let error else {
-            finish(error: nil, keepAlive: keepClientAlive)
+            finish(error: nil, keepAlive: reply.keepAlive)
             return
         }
-        if let retry, !responseHeadSent {
+        if let retry, !reply.headSent {
             proceed(with: retry)
             return
         }
-        if responseHeadSent, resume != nil, resumeAfter(error) { return }
+        if reply.headSent, attempts.resume != nil, resumeAfter(error) { return }
         fail(error)
     }
 
@@ -256,13 +243,13 @@ extension Exchange {
     private func switchProtocols(task: UpstreamTask, upstream: ByteStream, upstreamLeftover: [UInt8]) {
         finished = true
         closeStages()
-        guard let upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
-        let tunnel = Tunnel(head: head, summary: summary, upgrade: acceptedUpgrade ?? upgradeProtocol,
-                            origin: request.origin, taskID: task.id, metrics: task.metrics, client: stream,
+        guard let upgradeProtocol = traits.upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: reply.acceptedUpgrade ?? traits.upgradeProtocol,
+                            origin: attempts.request.origin, taskID: task.id, metrics: task.metrics, client: stream,
                             delegate: delegate, environment: environment, context: context, records: records,
                             shaping: shaping)
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover,
-                     capture: environment.stagePlan.messageCapture(for: clientKey))
+                     capture: environment.stagePlan.messageCapture(for: traits.clientKey))
     }
 }

@@ -19,7 +19,6 @@ import LookoutUpstream
 /// turn of the loop.
 final class Exchange: @unchecked Sendable {  // confined to the client connection's loop queue
     let id: UInt64
-    let environment: ExchangeEnvironment
     let context: LoopContext
     /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to
     /// here. A shaped response goes through `shaping.response`, which wraps the connection's writer.
@@ -30,96 +29,40 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     unowned let delegate: ExchangeDelegate
     /// The request head: the client's, with what a stage holding it edited (`editRequest`).
     var head: RequestHead
-    /// The head as the client sent it, kept once a stage edits `head` (a resend sends this).
-    var clientHead: RequestHead?
+    /// What the exchange is, fixed when it is made.
+    let traits: ExchangeTraits
+    /// Where its records go (the session's monitors), and the connection they name.
     let records: ExchangeRecords
-    /// The protocol switch asked for (`Upgrade` with `Connection: upgrade`) that goes upstream,
-    /// e.g. "websocket"; nil when none was asked for or it is not relayed (see `relayedUpgrade`).
-    let upgradeProtocol: String?
-    /// The protocol the origin's 101 named.
-    var acceptedUpgrade: String?
     var summary: ExchangeSummary
-    /// The host the client addressed, for the per-host rules of the exchange (capture, shaping).
-    let clientKey: HostRuleKey
 
-    // Stages.
+    /// The exchange's stages, in plan order (`StagePlan`).
     var stages: [any ExchangeStage] = []
-    /// The next stage the request head goes to.
-    var nextStage = 0
-    /// The stage that holds the exchange, while one does.
-    var holdingStage: (any ExchangeStage)?
-    /// Counts holds, so that a deadline timer knows whether its hold is still the current one.
-    var holdGeneration: UInt64 = 0
-    /// The response head a stage holds, while one does.
-    var heldResponse: HeldResponse?
-    /// The request body a stage holding the request head reads (`holdWithBody`).
-    var heldRequestBody: HeldRequestBody?
+    /// What a stage holds of the exchange, while one does, and where the request's pass stands.
+    var holding = StageHold()
 
-    // Attempts.
-    /// What the current (or next) attempt sends.
-    var request: UpstreamRequest
-    /// The first hop's origin-form target.
-    var upstreamPath: String
-    /// The host the client addressed (or a map remote rule sent it to): only it gets the client's credentials.
-    var firstHost: String
-    /// A map remote rule's `preserve_host`: the Host the client sent, kept on the first hop.
-    var hostOverride: String?
+    /// The running attempt, while one runs.
     var task: UpstreamTask?
-    var retriesByRule = 0
-    /// URLs requested before the current one (loop detection).
-    var visitedURLs: Set<String> = []
-    /// One per finished attempt, in order — kept only once there is a second (the one attempt most
-    /// exchanges make is `summary.upstream`, with no array to allocate).
-    var transactions: [TransactionMetrics] = []
-    /// Attempts whose transaction `record` kept.
-    var recordedAttempts = 0
-    /// Set when the current response is held back: what to do once its task has ended.
-    var pendingPlan: ResponsePlan?
-    /// The relayed GET response a broken body may be resumed for (`retry.rules[i].resume`).
-    var resume: ResumeState?
-    /// A retry's backoff is running.
-    var waitingForNextAttempt = false
-
-    // Request body, client → upstream.
-    var requestEnded = false
-    var requestTrailers: HTTPFields?
-    var bodyPausedForUpstream = false
-    var earlyBody: [UInt8] = []
-    var requestBodyBytes: UInt64 = 0
-    var taskTakesBody = false
-    /// The body kept for another attempt (retry rules, followed 307/308), when a rule may need it.
-    var replay: ReplayableBody?
-    /// How much of `replay` the current task has been sent.
-    var replaySent: UInt64 = 0
-    /// Nothing goes upstream any more (a followed redirect turned the request into a bodiless GET,
-    /// or a stage answers): the rest of the body is read and dropped.
-    var bodyDropped = false
-
-    // Response, upstream → client.
-    var responseHeadSent = false
-    var clientFraming = ClientFraming.none
-    var keepClientAlive = true
+    /// The next attempt's request, and what the attempts so far leave to it.
+    var attempts: AttemptLedger
+    /// The request body's way upstream; nil for a request without a body.
+    var upload: RequestBodyRelay?
+    /// The response's way to the client.
+    var reply = ClientReply()
     var finished = false
-    /// The body of an answer (a stage's, or a stored response) being sent while the client keeps up.
-    var answerBody: (any ResponseBodySource)?
-    /// What an operator sees while `answerBody` is sent.
-    var answerPhase = ""
-
-    /// An answer a stage gave whose head comes later (a collapsed cache miss).
-    var deferred: (any DeferredAnswer)?
-    /// A stale-while-revalidate refresh nobody waits for (see `BackgroundRevalidation`).
-    var revalidatesInBackground = false
 
     /// The shaping rule's pacing and cuts, when the host has one (the shaping stage decides; this
     /// applies it to the bytes).
     var shaping: ExchangeShaping?
 
-    init(id: UInt64, environment: ExchangeEnvironment, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
+    /// The session's settings and shared parts, through the records that also name it.
+    var environment: ExchangeEnvironment { records.environment }
+
+    /// `background`: a stale-while-revalidate refresh nobody waits for (`BackgroundRevalidation`).
+    init(id: UInt64, context: LoopContext, client: ClientResponseWriter, delegate: ExchangeDelegate,
          records: ExchangeRecords, head: consuming RequestHead, origin: Origin, path: String, url: String,
-         kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil) {
+         kind: ExchangeSummary.Kind, clientStreamID: Int32? = nil, background: Bool = false) {
         self.id = id
         self.delegate = delegate
-        self.environment = environment
         self.context = context
         self.client = client
         self.records = records
@@ -127,13 +70,12 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                                        clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
                                        url: url, httpVersion: head.version.description, start: .now())
         summary.clientStreamID = clientStreamID
-        self.upgradeProtocol = Self.relayedUpgrade(head)
-        self.request = UpstreamRequest(origin: origin, method: head.method, url: url, target: path,
-                                       fields: [:], bodyIsChunked: false, hasBody: head.framing != .none,
-                                       asksForUpgrade: false, acceptsTrailers: false)
-        self.upstreamPath = path
-        self.firstHost = origin.host
-        self.clientKey = origin.ruleKey
+        self.traits = ExchangeTraits(clientKey: origin.ruleKey, upgradeProtocol: Self.relayedUpgrade(head),
+                                     background: background)
+        let request = UpstreamRequest(origin: origin, method: head.method, url: url, target: path,
+                                      fields: [:], bodyIsChunked: false, hasBody: head.framing != .none,
+                                      asksForUpgrade: false, acceptsTrailers: false)
+        self.attempts = AttemptLedger(request: request, upstreamPath: path)
         // Last, so the head is moved in rather than copied (its fields, a dozen strings).
         self.head = head
     }
@@ -164,42 +106,39 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return
         }
-        if head.framing == .none { requestEnded = true }
-        prepareReplay()
-        stages = given ?? environment.stagePlan.stages(for: route, clientKey: clientKey, requestID: id,
-                                                   background: revalidatesInBackground,
+        if head.framing != .none { upload = RequestBodyRelay(keeping: replayableBody()) }
+        stages = given ?? environment.stagePlan.stages(for: route, clientKey: traits.clientKey, requestID: id,
+                                                   background: traits.background,
                                                    recordsWanted: environment.monitor.wants(.lifecycle))
         runRequestStages()
     }
 
-    /// Keeps the request body for another attempt when the origin's retry or redirect rule may
-    /// need it, up to the retry rule's replay limit.
-    func prepareReplay() {
-        let host = request.origin.host
+    /// The store for the request body when the origin's retry or redirect rule may need it for
+    /// another attempt, up to the retry rule's replay limit; nil when none will.
+    func replayableBody() -> ReplayableBody? {
+        let host = attempts.request.origin.host
         guard head.framing != .none,
               environment.retrier.keepsBodies(forHost: host) || environment.redirectHandler.keepsBodies(forHost: host) else {
-            replay = nil
-            return
+            return nil
         }
         let replayLimit = environment.retrier.replayLimit(forHost: host)
         if case .contentLength(let length) = head.framing, length > replayLimit {
             // Too large to keep: streamed, and never sent twice.
-            replay = nil
-        } else {
-            replay = ReplayableBody(limit: replayLimit, directory: environment.temporaryDirectory)
+            return nil
         }
+        return ReplayableBody(limit: replayLimit, directory: environment.temporaryDirectory)
     }
 
     // MARK: - Stages
 
-    /// The request head through the stages from `nextStage` on, then the first attempt.
+    /// The request head through the stages from `holding.nextRequestStage` on, then the first attempt.
     func runRequestStages() {
-        while nextStage < stages.count {
-            let stage = stages[nextStage]
-            nextStage += 1
+        while holding.nextRequestStage < stages.count {
+            let stage = stages[holding.nextRequestStage]
+            holding.nextRequestStage += 1
             guard apply(stage.requestHead(self), from: stage) else { return }
         }
-        request = makeUpstreamRequest(method: head.method, origin: request.origin, path: upstreamPath, url: summary.url,
+        attempts.request = makeUpstreamRequest(method: head.method, origin: attempts.request.origin, path: attempts.upstreamPath, url: summary.url,
                                       withBody: head.framing != .none, stripCredentials: false)
         startAttempt()
     }
@@ -226,25 +165,25 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     }
 
     func hold(by stage: any ExchangeStage, deadline: Double?) {
-        holdingStage = stage
-        holdGeneration &+= 1
+        holding.stage = stage
+        holding.generation &+= 1
         guard let deadline else { return }
-        let generation = holdGeneration
+        let generation = holding.generation
         context.loop.execute(after: max(deadline, 0)) { [weak self] in
-            guard let self, !finished, holdGeneration == generation, let held = holdingStage else { return }
-            holdingStage = nil
+            guard let self, !finished, holding.generation == generation, let held = holding.stage else { return }
+            holding.stage = nil
             fail(.stageHoldTimedOut(stage: held.heldPhase, after: deadline))
         }
     }
 
     /// `StageContext.resume`: the held exchange goes on from the stage after the holding one.
     func resume(_ verdict: StageVerdict, from stage: any ExchangeStage) {
-        guard !finished, let held = holdingStage, held === stage else { return }
-        holdingStage = nil
-        holdGeneration &+= 1
+        guard !finished, let held = holding.stage, held === stage else { return }
+        holding.stage = nil
+        holding.generation &+= 1
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
-            if heldResponse != nil {
+            if holding.response != nil {
                 resumeResponse(verdict, from: stage)
                 return
             }
@@ -278,12 +217,11 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// Stops what the stages still have open (a half-written cache object or body file, a fill
     /// followed) and lets each write its part of the summary.
     func closeStages() {
-        answerBody = nil
-        heldResponse = nil
-        heldRequestBody = nil
-        deferred?.stop()
-        deferred = nil
-        holdingStage = nil
+        if case .deferred(let answer)? = reply.producer { answer.stop() }
+        reply.producer = nil
+        holding.response = nil
+        holding.requestBody = nil
+        holding.stage = nil
         forEachStage { $0.exchangeEnd(self) }
         stages = []
     }
@@ -293,7 +231,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     func fail(_ error: ProxyError) {
         guard !finished else { return }
         stopTask()
-        if !responseHeadSent, case .upstreamFailed = error {
+        if !reply.headSent, case .upstreamFailed = error {
             for stage in stages {
                 if let answer = stage.answerInstead(of: error, exchange: self) {
                     self.answer(answer, phase: answer.phase ?? stage.heldPhase)
@@ -301,7 +239,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                 }
             }
         }
-        if !responseHeadSent {
+        if !reply.headSent {
             if error.status != nil {
                 client.writeError(error, requestID: id)
                 summary.status = error.status
@@ -326,17 +264,17 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         }
         finished = true
         shaping?.upload?.cancel()
-        waitingForNextAttempt = false
-        replay = nil
+        attempts.waitingForNext = false
+        upload?.stop()
         closeStages()
         summary.error = error
-        summary.transactions = transactions
-        if !revalidatesInBackground {
+        summary.transactions = attempts.transactions
+        if !traits.background {
             context.recentRequests.add(RecentRequests.Entry(
-                id: id, head: clientHead ?? head, url: summary.mappedFrom ?? summary.url, kind: summary.kind,
-                capturePath: summary.capture?.request, bodyBytes: requestBodyBytes))
+                id: id, head: holding.clientHead ?? head, url: summary.mappedFrom ?? summary.url, kind: summary.kind,
+                capturePath: summary.capture?.request, bodyBytes: upload?.received ?? 0))
         }
-        if summary.redirects > 0 { summary.finalURL = request.url }
+        if summary.redirects > 0 { summary.finalURL = attempts.request.url }
         environment.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.end(&summary)
         records.post(takeSummary())

@@ -16,9 +16,9 @@ struct ExchangeFilterSubject: FilterSubject {
 
     func filterText(_ field: LogFilter.Field) -> String? {
         switch field {
-        case .host: return exchange.request.origin.host
+        case .host: return exchange.attempts.request.origin.host
         case .method: return exchange.head.method.rawValue
-        case .url: return exchange.request.url
+        case .url: return exchange.attempts.request.url
         case .kind: return exchange.summary.kind.rawValue
         case .client: return exchange.records.clientAddress
         case .version: return exchange.summary.httpVersion

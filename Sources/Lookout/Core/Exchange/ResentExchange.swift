@@ -125,7 +125,7 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
         head.target = .absolute(scheme: scheme, host: host, port: port, path: path)
         let records = ExchangeRecords(environment: environment, connectionID: 0, clientAddress: clientAddress)
         let id = environment.makeRequestID()
-        let exchange = Exchange(id: id, environment: environment, context: context, client: client, delegate: self,
+        let exchange = Exchange(id: id, context: context, client: client, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url, kind: kind)
         configure(exchange)
         keep(exchange)

@@ -92,7 +92,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         let clientStream = HTTP2ClientStream(id: 1, side: self)
         streams[1] = clientStream
         clientStream.requestComplete = true
-        let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
+        let exchange = Exchange(id: requestID, context: context, client: clientStream,
                                 delegate: clientStream, records: records, head: head, origin: origin,
                                 path: path, url: url, kind: routing.kind, clientStreamID: 1)
         exchange.summary.upgrade = "h2c"
@@ -277,7 +277,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                 refuse(clientStream, requestID: requestID, head: head, url: refusedURL(head, authority: authority, headers: headers),
                        error: error)
             case .success(let route):
-                let exchange = Exchange(id: requestID, environment: environment, context: context, client: clientStream,
+                let exchange = Exchange(id: requestID, context: context, client: clientStream,
                                         delegate: clientStream, records: records, head: route.head, origin: route.origin,
                                         path: route.path, url: route.url, kind: routing.kind, clientStreamID: id)
                 clientStream.run(exchange)
