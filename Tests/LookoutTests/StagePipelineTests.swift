@@ -47,7 +47,7 @@ import Glibc
         func requestHead(_ exchange: StageContext) -> StageVerdict {
             journal.note("\(name).requestHead")
             if let resumeAfter {
-                exchange.loop.execute(after: resumeAfter) { [weak exchange, self] in
+                exchange.facts.loop.execute(after: resumeAfter) { [weak exchange, self] in
                     journal.note("\(name).resume")
                     exchange?.resume(resumeWith, from: self)
                 }
@@ -64,7 +64,7 @@ import Glibc
             journal.note("\(name).responseHead")
             if let addResponseField { response.fields.append(addResponseField) }
             if let resumeResponseAfter {
-                exchange.loop.execute(after: resumeResponseAfter) { [weak exchange, self] in
+                exchange.facts.loop.execute(after: resumeResponseAfter) { [weak exchange, self] in
                     journal.note("\(name).resumeResponse")
                     exchange?.resume(resumeResponseWith, from: self)
                 }

@@ -17,10 +17,10 @@ final class AuditStage: ExchangeStage, @unchecked Sendable {  // immutable
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
-        let input = PassiveAudit.Input(url: exchange.url, requestFields: exchange.currentRequest.headerFields,
-                                       responseFields: response.fields, tls: exchange.upstreamTLS, now: UnixTime.now(),
+        let input = PassiveAudit.Input(url: exchange.facts.url, requestFields: exchange.requestHead.headerFields,
+                                       responseFields: response.fields, tls: exchange.facts.upstreamTLS, now: UnixTime.now(),
                                        certificateExpiryDays: expiryDays)
-        let off = rules.match(for: exchange.clientKey)?.rule
+        let off = rules.match(for: exchange.facts.clientKey)?.rule
         let findings = PassiveAudit.findings(input).filter { !disabled.contains($0.id) && !(off?.contains($0.id) ?? false) }
         guard !findings.isEmpty else { return .proceed }
         for finding in findings { exchange.emit(AuditDidFind(finding: finding)) }

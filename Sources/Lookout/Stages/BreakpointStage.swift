@@ -26,22 +26,22 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     var heldPhase: String { "breakpoint_" + (atRequest ? "request" : "response") }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        guard let rule = hub.match(exchange.filterSubject(status: nil, responseFields: nil), request: true,
-                                   loop: exchange.loop.index) else { return .proceed }
+        guard let rule = hub.match(ExchangeFilterSubject(exchange, status: nil, responseFields: nil), request: true,
+                                   loop: exchange.facts.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: true) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard !answered else { return .proceed }
-        let subject = exchange.filterSubject(status: response.status, responseFields: response.fields)
-        guard response.status != 101, let rule = hub.match(subject, request: false, loop: exchange.loop.index) else { return .proceed }
+        let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
+        guard response.status != 101, let rule = hub.match(subject, request: false, loop: exchange.facts.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: false) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 
     /// Takes a place among the held exchanges and starts the timeout; false when `max_held` are held.
     private func pause(_ exchange: StageContext, rule: Breakpoints.Rule, atRequest: Bool) -> Bool {
         let phase = atRequest ? "request" : "response"
-        guard hub.reserve(exchange.requestID) else {
+        guard hub.reserve(exchange.facts.requestID) else {
             exchange.emit(ExchangeDidNotPause(phase: phase, rule: rule.name,
                                               reason: "max_held: \(hub.maxHeld) exchanges are held already"))
             return false
@@ -49,34 +49,34 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
         self.exchange = exchange
         self.rule = rule
         self.atRequest = atRequest
-        requestID = exchange.requestID
+        requestID = exchange.facts.requestID
         since = .now()
         generation += 1
         let current = generation
-        exchange.loop.execute(after: rule.spec.timeout) { [weak self] in self?.timedOut(current) }
+        exchange.facts.loop.execute(after: rule.spec.timeout) { [weak self] in self?.timedOut(current) }
         return true
     }
 
     func requestBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
-        let head = exchange.currentRequest
+        let head = exchange.requestHead
         paused(body: body, complete: complete, status: nil, fields: head.headerFields, exchange: exchange)
     }
 
     func responseBodyHeld(_ body: [UInt8], complete: Bool, exchange: StageContext) {
-        guard let response = exchange.heldResponseHead else { return }
+        guard let response = exchange.heldResponse else { return }
         paused(body: body, complete: complete, status: response.status, fields: response.fields, exchange: exchange)
     }
 
     /// The head and body are all here: operators see the exchange, and the record says so.
     private func paused(body: [UInt8], complete: Bool, status: Int?, fields: HTTPFields, exchange: StageContext) {
         guard let rule, self.exchange != nil else { return }
-        let snapshot = HeldExchange(id: exchange.requestID, phase: atRequest ? "request" : "response", rule: rule.name,
+        let snapshot = HeldExchange(id: exchange.facts.requestID, phase: atRequest ? "request" : "response", rule: rule.name,
                                     since: since, timeout: rule.spec.timeout, onTimeout: rule.spec.onTimeout.rawValue,
-                                    client: exchange.clientAddress, method: exchange.currentRequest.method.rawValue,
-                                    url: exchange.route.url, status: status,
+                                    client: exchange.facts.clientAddress, method: exchange.requestHead.method.rawValue,
+                                    url: exchange.facts.route.url, status: status,
                                     headers: fields.map { ($0.name.canonicalName, $0.value) }, body: body,
                                     bodyEditable: complete)
-        hub.register(snapshot, loop: exchange.loop, handle: self)
+        hub.register(snapshot, loop: exchange.facts.loop, handle: self)
         exchange.emit(ExchangeDidPause(phase: snapshot.phase, rule: rule.name, bodyBytes: body.count, bodyEditable: complete,
                                        timeout: rule.spec.timeout, onTimeout: rule.spec.onTimeout.rawValue))
     }

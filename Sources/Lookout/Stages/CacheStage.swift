@@ -31,11 +31,11 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     var heldPhase: String { "stored_body" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        let url = exchange.url
-        let cache = ExchangeCache(cache: shared, url: url, head: exchange.head, hostKey: exchange.route.origin.ruleKey,
+        let url = exchange.facts.url
+        let cache = ExchangeCache(cache: shared, url: url, head: exchange.requestHead, hostKey: exchange.facts.route.origin.ruleKey,
                                   validatesAlways: validatesAlways, recordsWanted: recordsWanted)
         self.cache = cache
-        let (lookup, record) = cache.lookUp(head: exchange.head, hasUpgrade: exchange.asksForUpgrade)
+        let (lookup, record) = cache.lookUp(head: exchange.requestHead, hasUpgrade: exchange.facts.asksForUpgrade)
         exchange.emit(record)
         switch lookup {
         case .answer(let answer):
@@ -44,7 +44,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         case .gatewayTimeout:
             return .fail(.sessionUnavailable(reason: .notCached(url: url)))
         case .follow(let fill):
-            return .answerLater(CollapsedAnswer(follower: FillFollower(fill: fill, head: exchange.head), cache: cache,
+            return .answerLater(CollapsedAnswer(follower: FillFollower(fill: fill, head: exchange.requestHead), cache: cache,
                                                 url: url))
         case .forward(let fields):
             validators = fields
@@ -53,7 +53,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     }
 
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {
-        guard let validators, exchange.isFirstHop else { return }
+        guard let validators, exchange.facts.isFirstHop else { return }
         // Validating a stored response (RFC 9111 §4.3.1): its validators replace the client's
         // own; the client's conditions are answered from the result.
         request.head.headerFields[.ifNoneMatch] = nil
@@ -66,7 +66,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     }
 
     func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
-        guard let cache, exchange.isFirstHop, response.status != 101 else { return nil }
+        guard let cache, exchange.facts.isFirstHop, response.status != 101 else { return nil }
         var fields = response.headerFields
         HopByHopHeaders.remove(from: &fields)
         // A close-delimited body under a Transfer-Encoding is relayed still coded.
@@ -77,7 +77,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         for record in records { post(record, to: exchange) }
         switch action {
         case .answer(let answer):
-            return .answer(Self.answer(answer, url: exchange.url))
+            return .answer(Self.answer(answer, url: exchange.facts.url))
         case .relay(let status):
             cacheStatus = status
             return nil
@@ -87,7 +87,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     func answerInstead(of error: ProxyError, exchange: StageContext) -> StageAnswer? {
         guard case .upstreamFailed = error, let cache, let (answer, record) = cache.attemptFailed() else { return nil }
         exchange.emit(record)
-        return Self.answer(answer, url: exchange.url)
+        return Self.answer(answer, url: exchange.facts.url)
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {

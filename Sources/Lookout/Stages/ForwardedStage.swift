@@ -9,6 +9,6 @@ final class ForwardedStage: ExchangeStage, Sendable {
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {
         // RFC 7239 §4: a proxy appends its element, after any the client sent.
         request.head.headerFields.appendField(HTTPField(name: ForwardedElement.name, value: ForwardedElement.value(
-            clientAddress: exchange.clientAddress, scheme: request.origin.scheme)))
+            clientAddress: exchange.facts.clientAddress, scheme: request.origin.scheme)))
     }
 }

@@ -25,12 +25,12 @@ final class HookStage: ExchangeStage, @unchecked Sendable {  // confined to the 
     var heldPhase: String { "hook_" + (atRequest ? "request" : "response") }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        hold(hooks.matching(exchange.filterSubject(status: nil, responseFields: nil), request: true), atRequest: true)
+        hold(hooks.matching(ExchangeFilterSubject(exchange, status: nil, responseFields: nil), request: true), atRequest: true)
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard response.status != 101, !answered else { return .proceed }
-        let subject = exchange.filterSubject(status: response.status, responseFields: response.fields)
+        let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
         guard case .holdWithBody(let limit, let deadline) = hold(hooks.matching(subject, request: false), atRequest: false) else {
             return .proceed
         }
@@ -69,22 +69,22 @@ final class HookStage: ExchangeStage, @unchecked Sendable {  // confined to the 
         let hook = pending.removeFirst()
         let sendsBody = complete && body.count <= hook.settings.maxBodyBytes
         let phase = atRequest ? "request" : "response"
-        let head = exchange.currentRequest
+        let head = exchange.requestHead
         let requestFields = head.headerFields.map { ($0.name.canonicalName, $0.value) }
-        var request = HookMessage(method: head.method.rawValue, url: exchange.route.url, headers: requestFields,
+        var request = HookMessage(method: head.method.rawValue, url: exchange.facts.route.url, headers: requestFields,
                                   body: atRequest && sendsBody ? body : nil, bodyTruncated: atRequest && !sendsBody)
         var response: HookMessage?
-        if !atRequest, let held = exchange.heldResponseHead {
+        if !atRequest, let held = exchange.heldResponse {
             response = HookMessage(status: held.status, headers: held.fields.map { ($0.name.canonicalName, $0.value) },
                                    body: sendsBody ? body : nil, bodyTruncated: !sendsBody)
             // The request's body went upstream already: the hook sees the request's head.
             request.bodyTruncated = false
         }
-        let message = HookProtocol.call(phase: phase, id: exchange.requestID, hook: hook.settings.name, request: request,
+        let message = HookProtocol.call(phase: phase, id: exchange.facts.requestID, hook: hook.settings.name, request: request,
                                         response: response)
         let start = Instant.now()
-        let loop = exchange.loop
-        hook.transport.call(message, key: HookCallKey(id: exchange.requestID, phase: phase)) { [weak self, weak exchange] result in
+        let loop = exchange.facts.loop
+        hook.transport.call(message, key: HookCallKey(id: exchange.facts.requestID, phase: phase)) { [weak self, weak exchange] result in
             loop.execute { [weak self, weak exchange] in
                 guard let self, let exchange else { return }
                 self.replied(result, from: hook, sentBody: sendsBody, start: start, exchange: exchange)

@@ -15,8 +15,7 @@ final class MapLocalStage: ExchangeStage, Sendable {
     var heldPhase: String { "map_local" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        exchange.record(.mapped(from: exchange.url, to: "file://" + rule.file))
-        exchange.dropRequestBody()
+        exchange.record(.mapped(from: exchange.facts.url, to: "file://" + rule.file))
         let sender: LocalFileSender
         switch LocalFileSender.open(rule.file) {
         case .failure(let error):
@@ -29,7 +28,7 @@ final class MapLocalStage: ExchangeStage, Sendable {
         var fields = HTTPFields()
         fields[.contentType] = rule.contentType
         fields[.contentLength] = String(sender.size)
-        let hasBody = sender.size > 0 && exchange.head.method != .head && rule.status != 204 && rule.status != 304
+        let hasBody = sender.size > 0 && exchange.requestHead.method != .head && rule.status != 204 && rule.status != 304
         return .answer(StageAnswer(status: rule.status, reasonPhrase: ReasonPhrase.standard(for: rule.status),
                                    fields: fields, framing: hasBody ? .contentLength : .none,
                                    body: hasBody ? sender : nil))

@@ -12,11 +12,11 @@ final class MapRemoteStage: ExchangeStage, Sendable {
     }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        let route = exchange.route
+        let route = exchange.facts.route
         let path = rule.targetPath(for: route.path)
         let target = Origin(host: rule.toHost, port: rule.toPort, isSecure: rule.toIsSecure)
         let mappedURL = target.url(path: path)
-        let url = exchange.url
+        let url = exchange.facts.url
         exchange.emit(RequestDidMapRemote(from: rule.from.text, to: rule.toText, url: url,
                                           mappedURL: mappedURL, preserveHost: rule.preserveHost))
         if route.origin.isSecure && !target.isSecure && !rule.allowDowngrade {

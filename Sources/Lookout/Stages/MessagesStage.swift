@@ -21,8 +21,8 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
     func requestHead(_ exchange: StageContext) -> StageVerdict {
         // A gRPC call's own messages (client and bidirectional streaming) are read too; gRPC calls
         // are POSTs (gRPC over HTTP/2, "Requests"), so nothing else pays for the field lookup.
-        guard exchange.head.method == .post else { return .proceed }
-        if let format = StreamFormat.of(contentType: exchange.head.headerFields.value(for: .contentType)),
+        guard exchange.requestHead.method == .post else { return .proceed }
+        if let format = StreamFormat.of(contentType: exchange.requestHead.headerFields.value(for: .contentType)),
            format == .grpc || format == .grpcWeb {
             watch(format, exchange).watch.watchRequest()
         }
@@ -38,8 +38,8 @@ final class MessagesStage: ExchangeStage, @unchecked Sendable {  // immutable
 
     /// The exchange's own stage, in this one's place from now on.
     private func watch(_ format: StreamFormat, _ exchange: StageContext) -> StreamWatchStage {
-        let watch = StreamWatch(format: format, settings: settings, requestID: exchange.requestID, start: exchange.startedAt,
-                                capture: MessageCapture.matching(exchange.clientKey, store: captureStore, settings: capture))
+        let watch = StreamWatch(format: format, settings: settings, requestID: exchange.facts.requestID, start: exchange.facts.startedAt,
+                                capture: MessageCapture.matching(exchange.facts.clientKey, store: captureStore, settings: capture))
         let stage = StreamWatchStage(watch: watch)
         exchange.attach(stage, replacing: self)
         return stage

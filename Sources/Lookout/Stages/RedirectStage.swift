@@ -16,7 +16,7 @@ final class RedirectStage: ExchangeStage, Sendable {
         let status = response.status
         guard RedirectStatus.isFollowable(status), let location = response.headerFields[.location] else { return nil }
         let outcome = handler.outcome(for: attempt.redirectContext(status: status, location: location))
-        exchange.emit(TaskWillPerformRedirect(from: exchange.route.url, to: outcome.target, status: status,
+        exchange.emit(TaskWillPerformRedirect(from: exchange.facts.route.url, to: outcome.target, status: status,
                                               decision: outcome.decision.name, reason: outcome.reason), for: attempt)
         switch outcome.decision {
         case .follow(let url): return .follow(url: url, status: status)

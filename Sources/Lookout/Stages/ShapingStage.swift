@@ -19,7 +19,7 @@ final class ShapingStage: ExchangeStage, Sendable {
         let latency = shaping.latency
         guard latency > 0 else { return faultVerdict(exchange) }
         // Dispatch's own timer: the loop's deadline list is only good to 50 ms.
-        exchange.loop.execute(after: latency) { [weak exchange, self] in
+        exchange.facts.loop.execute(after: latency) { [weak exchange, self] in
             guard let exchange else { return }
             exchange.resume(faultVerdict(exchange), from: self)
         }

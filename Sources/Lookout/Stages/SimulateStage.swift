@@ -18,7 +18,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
     var heldPhase: String { "simulated" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        if simulation.settings.matchBody && exchange.currentRequest.framing != .none {
+        if simulation.settings.matchBody && exchange.requestHead.framing != .none {
             return .holdWithBody(limit: RecordingMatcher.maximumMatchedBody, deadline: 60)
         }
         return decide(exchange, body: nil, held: false)
@@ -29,8 +29,8 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
     }
 
     private func decide(_ exchange: StageContext, body: [UInt8]?, held: Bool) -> StageVerdict {
-        let head = exchange.currentRequest
-        let outcome = simulation.current.match(method: head.method.rawValue, url: exchange.route.url,
+        let head = exchange.requestHead
+        let outcome = simulation.current.match(method: head.method.rawValue, url: exchange.facts.route.url,
                                                headers: head.headerFields.map { ($0.name.canonicalName, $0.value) },
                                                body: body)
         switch outcome {
@@ -49,7 +49,7 @@ final class SimulateStage: ExchangeStage, @unchecked Sendable {  // confined to 
                 return .answer(answer)
             }
             // The recorded wait, then the answer, on a later turn of the loop.
-            exchange.loop.execute(after: wait / 1000) { [weak exchange, self] in
+            exchange.facts.loop.execute(after: wait / 1000) { [weak exchange, self] in
                 exchange?.resume(.answer(answer), from: self)
             }
             return .hold(deadline: nil)

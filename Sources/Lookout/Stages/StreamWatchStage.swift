@@ -25,7 +25,7 @@ final class StreamWatchStage: ExchangeStage, @unchecked Sendable {  // confined 
         guard response.status != 101, StreamFormat.of(contentType: response.fields.value(for: .contentType)) != nil else {
             return .proceed
         }
-        watch.requestEnded(at: exchange.requestSentAt)
+        watch.requestEnded(at: exchange.facts.requestSentAt)
         watch.watchResponse()
         // A gRPC "Trailers-Only" answer carries its status in the head.
         if watch.format == .grpc { watch.grpcStatus(from: response.fields) }

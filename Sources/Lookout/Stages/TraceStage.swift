@@ -21,10 +21,10 @@ final class TraceStage: ExchangeStage, @unchecked Sendable {  // immutable
     func requestHead(_ exchange: StageContext) -> StageVerdict {
         var parent: (traceHigh: UInt64, traceLow: UInt64, span: UInt64, sampled: Bool)?
         var state: String?
-        if propagate, let value = exchange.head.headerFields.value(for: Self.traceparent) {
+        if propagate, let value = exchange.requestHead.headerFields.value(for: Self.traceparent) {
             // An invalid traceparent is ignored: a new trace starts (Trace Context §3.2.2.1).
             parent = TraceContext.parse(traceparent: value.trimmingOWSString)
-            if parent != nil { state = exchange.head.headerFields.value(for: Self.tracestate) }
+            if parent != nil { state = exchange.requestHead.headerFields.value(for: Self.tracestate) }
         }
         exchange.record(.trace(TraceContext.start(parent: parent, traceState: state, sampleRatio: sampleRatio)))
         return .proceed

@@ -1,3 +1,4 @@
+import HTTPTypes
 import LookoutHTTP
 import LookoutIO
 import LookoutTLS
@@ -6,24 +7,28 @@ import LookoutUpstream
 
 /// What the exchange's stages may see and do of it.
 extension Exchange: StageContext {
-    var requestID: UInt64 { id }
-    var loop: EventLoop { context.loop }
+    var requestHead: RequestHead { head }
 
-    var clientKey: HostRuleKey { traits.clientKey }
+    var heldResponse: (status: Int, fields: HTTPFields)? {
+        holding.response.map { ($0.status, $0.fields) }
+    }
 
-    var upstreamHost: String { attempts.request.origin.host }
+    var facts: ExchangeFacts {
+        ExchangeFacts(requestID: id, connectionID: records.connectionID, clientAddress: records.clientAddress,
+                      clientKey: traits.clientKey, kind: summary.kind, httpVersion: summary.httpVersion,
+                      startedAt: summary.start, loop: context.loop, url: summary.url, route: route,
+                      isFirstHop: summary.redirects == 0, asksForUpgrade: traits.upgradeProtocol != nil,
+                      modified: !summary.modifiedBy.isEmpty, requestSentAt: task?.metrics.requestEnd,
+                      upstreamTLS: task?.metrics.tls)
+    }
 
     var route: StageRoute {
         StageRoute(origin: attempts.request.origin, path: attempts.upstreamPath, url: attempts.request.url)
     }
 
-    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind) {
-        environment.emit(requestContext, make())
-    }
-
-    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts) {
+    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts?) {
         // The context reads the clock: built only when a monitor takes the record.
-        environment.emit(EventContext(connectionID: records.connectionID, requestID: id, taskID: attempt.taskID), make())
+        environment.emit(EventContext(connectionID: records.connectionID, requestID: id, taskID: attempt?.taskID), make())
     }
 
     func reroute(to route: StageRoute, hostField: String?) {
@@ -40,36 +45,19 @@ extension Exchange: StageContext {
         upload?.keep(replayableBody())
     }
 
-    var asksForUpgrade: Bool { traits.upgradeProtocol != nil }
-
-    var isFirstHop: Bool { summary.redirects == 0 }
-
     func revalidateInBackground() {
         BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: attempts.request.origin,
                                      path: attempts.upstreamPath, requestFields: head.headerFields)
     }
 
-    var clientAddress: String { records.clientAddress }
-
-    var url: String { summary.url }
-
     func record(_ part: StageRecord) {
         summary.apply(part)
     }
-    var currentRequest: RequestHead { head }
-
-    var startedAt: Instant { summary.start }
-
     func attach(_ value: any ExchangeStage, replacing stage: any ExchangeStage) {
         guard let index = stages.firstIndex(where: { $0 === stage }) else { return }
         stages[index] = value
     }
 
-    /// When the current attempt finished sending the request, if it has.
-    var requestSentAt: Instant? { task?.metrics.requestEnd }
-
-    /// The current attempt's upstream TLS (`audit`).
-    var upstreamTLS: UpstreamTLSDetails? { task?.metrics.tls }
 
     func dropRequestBody() {
         holding.requestBody = nil
