@@ -13,7 +13,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "lookout", targets: ["lookout"]),
-        .library(name: "Lookout", targets: ["Lookout"]),
+        .library(name: "Lookout", targets: ["Lookout", "LookoutStages"]),
     ],
     dependencies: [
         // Command-line parsing for `lookout run|config|…`.
@@ -82,6 +82,14 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPathSettings),
+        // The stages: each a file, on the core's stage protocol and handle. The core never imports
+        // this target, so a dependency from the core on a stage does not compile.
+        .target(name: "LookoutStages",
+                dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutHTTP", "LookoutIO", "LookoutTLS",
+                               "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutMessages", "LookoutSync",
+                               .product(name: "HTTPTypes", package: "swift-http-types"),
+                               .product(name: "Logging", package: "swift-log")],
+                swiftSettings: hotPathSettings),
         .target(name: "LookoutMonitors",
                 dependencies: ["LookoutModel", "LookoutHTTP", "CLookoutSocket", .product(name: "HTTPTypes", package: "swift-http-types")],
                 exclude: ["LOG.md"],
@@ -113,7 +121,7 @@ let package = Package(
         .target(name: "LookoutConfig", dependencies: ["Yams", "LookoutModel", "LookoutTLS", "LookoutIO", "LookoutLogQuery", "LookoutRecordings",
                                                       "LookoutMessages"]),
         .executableTarget(name: "lookout",
-                          dependencies: ["Lookout", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutOTel",
+                          dependencies: ["Lookout", "LookoutStages", "LookoutModel", "LookoutAdmin", "LookoutUpstream", "LookoutMonitors", "LookoutMetrics", "LookoutLive", "LookoutConfig", "LookoutIO", "LookoutTLS", "LookoutCache", "LookoutLogQuery", "LookoutRecordings", "LookoutOTel",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                          .product(name: "Logging", package: "swift-log"),
                                          .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -131,7 +139,7 @@ let package = Package(
         .testTarget(name: "LookoutAdminTests", dependencies: ["LookoutAdmin", "LookoutModel", "LookoutIO",
                                                               .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "LookoutModelTests", dependencies: ["LookoutModel", "LookoutHTTP", "LookoutTLS"]),
-        .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutModel", "LookoutUpstream", "LookoutIO"]),
+        .testTarget(name: "LookoutTests", dependencies: ["Lookout", "LookoutStages", "LookoutModel", "LookoutUpstream", "LookoutIO"]),
         .testTarget(name: "LookoutMonitorsTests",
                     dependencies: ["LookoutMonitors", "LookoutModel", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "LookoutMetricsTests", dependencies: ["LookoutMetrics", "LookoutAdmin", "LookoutModel", "LookoutTLS"]),

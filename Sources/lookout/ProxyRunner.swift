@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import Lookout
+import LookoutStages
 import LookoutAdmin
 import CoreMetrics
 import LookoutConfig

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import Lookout
+import LookoutStages
 import LookoutConfig
 import LookoutLogQuery
 import LookoutModel

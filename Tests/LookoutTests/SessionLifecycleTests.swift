@@ -3,6 +3,7 @@ import Synchronization
 import LookoutTLS
 import Testing
 @testable import Lookout
+import LookoutStages
 @testable import LookoutUpstream
 @testable import LookoutModel
 

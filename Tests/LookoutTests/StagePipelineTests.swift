@@ -5,6 +5,7 @@ import LookoutIO
 import Synchronization
 import Testing
 @testable import Lookout
+import LookoutStages
 @testable import LookoutUpstream
 @testable import LookoutModel
 #if canImport(Glibc)

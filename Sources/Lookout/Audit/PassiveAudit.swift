@@ -4,17 +4,27 @@ import LookoutModel
 
 /// The passive checks (`audit`): what one exchange's request, response head and upstream TLS show,
 /// without a request of Lookout's own. Evidence names what was seen, never a secret's value.
-enum PassiveAudit {
-    struct Input {
+package enum PassiveAudit {
+    package struct Input {
         var url: String
         var requestFields: HTTPFields
         var responseFields: HTTPFields
         var tls: UpstreamTLSDetails?
         var now: Int64
         var certificateExpiryDays: Int
+
+        package init(url: String, requestFields: HTTPFields, responseFields: HTTPFields, tls: UpstreamTLSDetails?, now: Int64,
+                     certificateExpiryDays: Int) {
+            self.url = url
+            self.requestFields = requestFields
+            self.responseFields = responseFields
+            self.tls = tls
+            self.now = now
+            self.certificateExpiryDays = certificateExpiryDays
+        }
     }
 
-    static func findings(_ input: Input) -> [AuditFinding] {
+    package static func findings(_ input: Input) -> [AuditFinding] {
         var found: [AuditFinding] = []
         let secure = input.url.hasPrefix("https://")
         cookies(input.responseFields, secure: secure, into: &found)

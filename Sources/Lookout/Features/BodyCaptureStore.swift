@@ -9,8 +9,8 @@ import LookoutSync
 /// The folder captured bodies are written to, kept under `maxTotalBytes` by deleting the oldest
 /// finished files. Exchanges on any loop open and finish files here; the bookkeeping is under a
 /// short lock, the writing is the exchange's own.
-final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded by `lock`
-    let directory: String
+package final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded by `lock`
+    package let directory: String
     let maxTotalBytes: Int64
 
     private struct Finished {
@@ -44,7 +44,7 @@ final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded 
     }
 
     /// Opens (creating or replacing) the file for one body; nil with errno when it cannot be.
-    func open(name: String) -> (fd: Int32, path: String)? {
+    package func open(name: String) -> (fd: Int32, path: String)? {
         let path = directory + "/" + name
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
@@ -56,7 +56,7 @@ final class BodyCaptureStore: @unchecked Sendable {  // the tallies are guarded 
     }
 
     /// A body's file is complete: count it, and delete the oldest beyond the bound.
-    func finished(_ path: String, size: Int64) {
+    package func finished(_ path: String, size: Int64) {
         lock.withLock { _ in record(path, size: size) }
         trim()
     }

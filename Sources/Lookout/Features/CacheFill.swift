@@ -16,18 +16,25 @@ import LookoutSync
 /// that miss the same URL meanwhile follow: they make no upstream request and read the body from
 /// the file as it grows (`FillFollower`). A follower is told of each change on its own loop, at
 /// most once per time it asked (`snapshot(rearm:)`), so a fast fill does not flood slow followers.
-final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
+package final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
     /// What followers need to answer from the fill.
-    struct Head {
-        let metadata: StoredMetadata
+    package struct Head {
+        package let metadata: StoredMetadata
         /// The body's length when the origin announced it.
-        let expectedLength: Int64?
+        package let expectedLength: Int64?
         /// A descriptor on the store's file (closed when the fill goes away), body at `bodyOffset`.
-        let reader: Int32
-        let bodyOffset: Int64
+        package let reader: Int32
+        package let bodyOffset: Int64
+
+        package init(metadata: StoredMetadata, expectedLength: Int64?, reader: Int32, bodyOffset: Int64) {
+            self.metadata = metadata
+            self.expectedLength = expectedLength
+            self.reader = reader
+            self.bodyOffset = bodyOffset
+        }
     }
 
-    enum Ending: Equatable {
+    package enum Ending: Equatable {
         /// The body is complete (and stored).
         case complete
         /// The response is not being stored (not storable, or not for this URL): fetch it yourself.
@@ -36,10 +43,10 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
         case failed
     }
 
-    struct Snapshot {
-        var head: Head?
-        var written: Int64 = 0
-        var ending: Ending?
+    package struct Snapshot {
+        package var head: Head?
+        package var written: Int64 = 0
+        package var ending: Ending?
     }
 
     private struct Follower {
@@ -67,7 +74,7 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
     // MARK: Followers
 
     /// Adds a follower, told (on `loop`) at the next change; returns its number.
-    func follow(on loop: EventLoop, notify: @escaping @Sendable () -> Void) -> UInt64 {
+    package func follow(on loop: EventLoop, notify: @escaping @Sendable () -> Void) -> UInt64 {
         lock.withLock { _ in
             nextFollower += 1
             followers[nextFollower] = Follower(loop: loop, notify: notify, armed: true)
@@ -75,12 +82,12 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
         }
     }
 
-    func unfollow(_ id: UInt64) {
+    package func unfollow(_ id: UInt64) {
         lock.withLock { _ in _ = followers.removeValue(forKey: id) }
     }
 
     /// The state now; with `rearm`, the follower is told about the next change.
-    func snapshot(for id: UInt64, rearm: Bool) -> Snapshot {
+    package func snapshot(for id: UInt64, rearm: Bool) -> Snapshot {
         lock.withLock { _ in
             if rearm { followers[id]?.armed = true }
             return state
@@ -89,11 +96,11 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
 
     // MARK: The leader
 
-    func publish(head: Head) { change { $0.head = head } }
+    package func publish(head: Head) { change { $0.head = head } }
 
-    func progress(written: Int64) { change { $0.written = written } }
+    package func progress(written: Int64) { change { $0.written = written } }
 
-    func end(_ ending: Ending, now: Double) {
+    package func end(_ ending: Ending, now: Double) {
         registry?.remove(self, ending: ending, now: now)
         change { if $0.ending == nil { $0.ending = ending } }
     }
@@ -117,7 +124,7 @@ final class CacheFill: @unchecked Sendable {  // state guarded by `lock`
 /// A URL whose response was not storable is not collapsed again for `passDuration` seconds
 /// (Varnish's hit-for-miss): otherwise every burst of requests for an uncacheable URL would queue
 /// behind one fetch only to fetch one by one after it.
-final class CacheFills: @unchecked Sendable {  // guarded by `lock`
+package final class CacheFills: @unchecked Sendable {  // guarded by `lock`
     /// How long a URL whose response was not stored is fetched without collapsing.
     static let passDuration = 60.0
     /// Bounds the remembered URLs; when full, the memory is cleared (it only saves waiting).
@@ -128,7 +135,7 @@ final class CacheFills: @unchecked Sendable {  // guarded by `lock`
     /// URL → until when its misses fetch for themselves (seconds since 1970).
     private var passUntil: [String: Double] = [:]
 
-    enum Role {
+    package enum Role {
         case lead(CacheFill)
         case follow(CacheFill)
         /// Its last response was not storable: fetch without a fill.
@@ -136,7 +143,7 @@ final class CacheFills: @unchecked Sendable {  // guarded by `lock`
     }
 
     /// Leads a new fill for `url`, follows the one in progress, or passes.
-    func join(url: String, now: Double) -> Role {
+    package func join(url: String, now: Double) -> Role {
         lock.withLock { _ in
             if let fill = fills[url] { return .follow(fill) }
             if let until = passUntil[url] {

@@ -57,12 +57,12 @@ public struct HeaderRule: Sendable {
 }
 
 /// The RFC 7239 `Forwarded` element Lookout adds for the client it forwards for (`headers.forwarded`).
-enum ForwardedElement {
-    static let name = HTTPField.Name("Forwarded")!
+package enum ForwardedElement {
+    package static let name = HTTPField.Name("Forwarded")!
 
     /// `for=<client address>;proto=<scheme>`. The port is left out; an IPv6 address is bracketed
     /// and quoted (RFC 7239 §6: `node` is `nodename [":" node-port]`, and ":" needs a quoted-string).
-    static func value(clientAddress: String, scheme: String) -> String {
+    package static func value(clientAddress: String, scheme: String) -> String {
         "for=\(node(clientAddress));proto=\(scheme)"
     }
 

@@ -50,7 +50,7 @@ public struct MapRemoteRule: Sendable {
 
     /// The target path for `path` (which starts with `from.path`): `to`'s prefix, then the rest,
     /// with exactly the one slash between them that the request had.
-    func targetPath(for path: String) -> String {
+    package func targetPath(for path: String) -> String {
         let rest = path.dropFirst(from.path.count)
         var prefix = Substring(toPath)
         if from.path.hasSuffix("/") {
@@ -102,7 +102,7 @@ public struct MapRules: Sendable {
     public var isEmpty: Bool { remote.isEmpty && local.isEmpty }
 
     /// Rules are few (a handful per project): a scan, only when there are any.
-    func match(isSecure: Bool, host: String, port: Int, path: String) -> Match? {
+    package func match(isSecure: Bool, host: String, port: Int, path: String) -> Match? {
         var bestLocal: MapLocalRule?
         for rule in local where rule.covers(isSecure: isSecure, host: host, port: port, path: path) {
             if bestLocal.map({ rule.from.host.kind < $0.from.host.kind }) ?? true { bestLocal = rule }

@@ -46,7 +46,7 @@ public struct ShapingRule: Sendable {
     }
 
     /// Whether this request gets the injected status (drawn once per request).
-    func drawsFaultStatus() -> Bool {
+    package func drawsFaultStatus() -> Bool {
         guard faultStatus != nil, faultStatusRate > 0 else { return false }
         return faultStatusRate >= 1 || Double.random(in: 0..<1) < faultStatusRate
     }

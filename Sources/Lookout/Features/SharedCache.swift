@@ -6,20 +6,20 @@ import LookoutSync
 
 /// The session's RFC 9111 shared cache: the store, the per-host policy, and the figures for
 /// `lookout cache stats` and the status page. Exchanges use it through `ExchangeCache`.
-final class SharedCache: Sendable {
-    let store: CacheStore
-    let handler: CachedResponseHandler
+package final class SharedCache: Sendable {
+    package let store: CacheStore
+    package let handler: CachedResponseHandler
     /// URLs being fetched into the store, which concurrent misses follow instead of fetching.
-    let fills = CacheFills()
+    package let fills = CacheFills()
 
     /// Lookups since start, by outcome.
-    let hits = Atomic<UInt64>(0)
-    let misses = Atomic<UInt64>(0)
-    let revalidations = Atomic<UInt64>(0)
-    let staleServed = Atomic<UInt64>(0)
-    let bypasses = Atomic<UInt64>(0)
-    let collapsed = Atomic<UInt64>(0)
-    let stores = Atomic<UInt64>(0)
+    package let hits = Atomic<UInt64>(0)
+    package let misses = Atomic<UInt64>(0)
+    package let revalidations = Atomic<UInt64>(0)
+    package let staleServed = Atomic<UInt64>(0)
+    package let bypasses = Atomic<UInt64>(0)
+    package let collapsed = Atomic<UInt64>(0)
+    package let stores = Atomic<UInt64>(0)
 
     /// Opens the store; evictions and damaged files found later are posted as `cache.didEvict`.
     init(settings: CacheSettings, handler: CachedResponseHandler, monitor: CompositeEventMonitor) throws {

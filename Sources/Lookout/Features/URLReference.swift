@@ -4,9 +4,9 @@ import LookoutUpstream
 
 /// Resolving a `Location` against the URL of the request it answers (RFC 3986 §5.2), for the
 /// `http` and `https` URLs a proxy follows. Fragments are dropped: they never go on the wire.
-enum URLReference {
+package enum URLReference {
     /// `reference` made absolute against `base` (an absolute `http(s)://authority/path` URL).
-    static func resolve(_ reference: String, against base: String) -> String {
+    package static func resolve(_ reference: String, against base: String) -> String {
         var reference = Substring(reference.trimmingASCIIWhitespace())
         if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
         let (baseScheme, baseAuthority, basePath, _) = split(Substring(base))

@@ -6,13 +6,13 @@ import LookoutTLS
 
 /// Opens an exchange's `<id>.messages.jsonl` in the capture folder, and counts it in the folder's
 /// bound when it is done.
-struct MessageCapture {
+package struct MessageCapture {
     let store: BodyCaptureStore
     let rule: CaptureRule
 
     /// The capture of the messages of an exchange (or tunnel) to `clientKey`, when a capture rule
     /// covers that host.
-    static func matching(_ clientKey: HostRuleKey, store: BodyCaptureStore?, settings: CaptureSettings?) -> MessageCapture? {
+    package static func matching(_ clientKey: HostRuleKey, store: BodyCaptureStore?, settings: CaptureSettings?) -> MessageCapture? {
         guard let store, let rule = settings?.rules.match(for: clientKey)?.rule else { return nil }
         return MessageCapture(store: store, rule: rule)
     }

@@ -7,8 +7,8 @@ import LookoutModel
 /// JSON text sequences, gRPC messages each way — into `stream.event` records, the summary's
 /// `messages` object (time to the first event, the gaps) and, with a capture rule,
 /// `<id>.messages.jsonl`. It reads the bytes after they went on; it never holds them back.
-final class StreamWatch {  // confined to the exchange's loop queue
-    let format: StreamFormat
+package final class StreamWatch {  // confined to the exchange's loop queue
+    package let format: StreamFormat
     private let tally: MessageTally
     private let previewBytes: Int
     private let keep: Int
@@ -37,7 +37,7 @@ final class StreamWatch {  // confined to the exchange's loop queue
         }
     }
 
-    init(format: StreamFormat, settings: MessagesSettings, requestID: UInt64, start: Instant, capture: MessageCapture?) {
+    package init(format: StreamFormat, settings: MessagesSettings, requestID: UInt64, start: Instant, capture: MessageCapture?) {
         self.format = format
         tally = MessageTally(protocolName: format.rawValue)
         previewBytes = settings.previewBytes
@@ -50,12 +50,12 @@ final class StreamWatch {  // confined to the exchange's loop queue
     }
 
     /// gRPC: the client's messages are split too.
-    func watchRequest() {
+    package func watchRequest() {
         if requestSplitter == nil { requestSplitter = makeSplitter() }
     }
 
     /// The response is one of the formats: its body is split from here on.
-    func watchResponse() {
+    package func watchResponse() {
         if responseSplitter == nil { responseSplitter = makeSplitter() }
     }
 
@@ -66,17 +66,17 @@ final class StreamWatch {  // confined to the exchange's loop queue
         }
     }
 
-    func requestEnded(at instant: Instant?) {
+    package func requestEnded(at instant: Instant?) {
         if requestEnd == nil { requestEnd = instant ?? .now() }
     }
 
     /// The client's bytes; each message read is posted as `exchange`'s `stream.event`.
-    func clientBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
+    package func clientBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
         guard let splitter = requestSplitter, spend(bytes.count) else { return }
         for event in splitter.feed(bytes) { passed(event, fromClient: true, exchange: exchange) }
     }
 
-    func upstreamBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
+    package func upstreamBytes(_ bytes: UnsafeRawBufferPointer, exchange: StageContext) {
         guard let splitter = responseSplitter, spend(bytes.count) else { return }
         for event in splitter.feed(bytes) { passed(event, fromClient: false, exchange: exchange) }
     }
@@ -95,7 +95,7 @@ final class StreamWatch {  // confined to the exchange's loop queue
 
     /// The response body ended: a last line without its end still counts; gRPC's status is read
     /// from the trailers (or, for a Trailers-Only answer, from the head).
-    func responseEnded(trailers: HTTPFields?, exchange: StageContext) {
+    package func responseEnded(trailers: HTTPFields?, exchange: StageContext) {
         if case .events(let splitter) = responseSplitter, !budgetSpent {
             for event in splitter.finish() { passed(event, fromClient: false, exchange: exchange) }
         }
@@ -107,7 +107,7 @@ final class StreamWatch {  // confined to the exchange's loop queue
         if let trailers { grpcStatus(from: trailers) }
     }
 
-    func grpcStatus(from fields: HTTPFields) {
+    package func grpcStatus(from fields: HTTPFields) {
         guard let status = fields[HTTPField.Name("grpc-status")!].flatMap({ Int($0) }) else { return }
         tally.setGRPCStatus(status, message: fields[HTTPField.Name("grpc-message")!])
     }
@@ -142,9 +142,9 @@ final class StreamWatch {  // confined to the exchange's loop queue
                    payload: event.data, isText: isText, whole: !event.truncated, extra: extra)
     }
 
-    var summary: MessagesSummary { tally.current }
+    package var summary: MessagesSummary { tally.current }
 
-    func finish() -> (MessagesSummary, String?) {
+    package func finish() -> (MessagesSummary, String?) {
         guard let file, let capture else { return (summary, nil) }
         capture.finished(file)
         return (summary, file.path)

@@ -5,7 +5,7 @@ import Synchronization
 import LookoutSync
 
 /// A held exchange's side of an operator's action: applied on the exchange's loop.
-protocol HeldHandle: AnyObject, Sendable {
+package protocol HeldHandle: AnyObject, Sendable {
     /// Called on the exchange's loop.
     func act(_ action: OperatorAction, by operatorAddress: String) -> OperatorOutcome
 }
@@ -13,14 +13,14 @@ protocol HeldHandle: AnyObject, Sendable {
 /// The session's breakpoints — the rules, changed at run time through the admin endpoint — and
 /// the exchanges they hold now. Every loop reads it: its state is behind a lock, and the check
 /// an exchange makes when no rule exists is one relaxed atomic load.
-final class Breakpoints: Sendable {
+package final class Breakpoints: Sendable {
     /// A rule with its number (`DELETE /breakpoints/N`) and its parsed filter.
-    struct Rule: Sendable {
-        let id: Int
-        let spec: BreakpointRuleSpec
+    package struct Rule: Sendable {
+        package let id: Int
+        package let spec: BreakpointRuleSpec
         let filter: LogFilter
         /// How records name it: "1: method:POST".
-        var name: String { "\(id): \(spec.filter)" }
+        package var name: String { "\(id): \(spec.filter)" }
     }
 
     struct RuleError: Error, CustomStringConvertible {
@@ -28,8 +28,8 @@ final class Breakpoints: Sendable {
         var description: String { "breakpoints: " + message }
     }
 
-    let maxHeld: Int
-    let maxBodyBytes: Int
+    package let maxHeld: Int
+    package let maxBodyBytes: Int
     private let ruleCount = Atomic<Int>(0)
     private let slotCount = Atomic<Int>(0)
     /// Bumped whenever the rules change: each loop reads its own copy of them, without the lock,
@@ -68,7 +68,7 @@ final class Breakpoints: Sendable {
     }
 
     /// One relaxed load: whether an exchange starting now needs a breakpoint stage.
-    var hasRules: Bool { ruleCount.load(ordering: .relaxed) > 0 }
+    package var hasRules: Bool { ruleCount.load(ordering: .relaxed) > 0 }
 
     // MARK: - Rules
 
@@ -110,7 +110,7 @@ final class Breakpoints: Sendable {
 
     /// The first rule for the phase that the subject matches, read from `loop`'s copy of the rules
     /// (called on that loop: every exchange asks, and the loops must not contend for the lock).
-    func match<Subject: FilterSubject>(_ subject: Subject, request: Bool, loop: Int) -> Rule? {
+    package func match<Subject: FilterSubject>(_ subject: Subject, request: Bool, loop: Int) -> Rule? {
         let copy = copies[loop % copies.count]
         let current = version.load(ordering: .acquiring)
         if copy.version != current {
@@ -123,7 +123,7 @@ final class Breakpoints: Sendable {
     // MARK: - Held exchanges
 
     /// Takes one of the `max_held` places for exchange `id`; false when all are taken.
-    func reserve(_ id: UInt64) -> Bool {
+    package func reserve(_ id: UInt64) -> Bool {
         state.withLock { state in
             guard state.reserved.count < maxHeld || state.reserved.contains(id) else { return false }
             state.reserved.insert(id)
@@ -133,12 +133,12 @@ final class Breakpoints: Sendable {
     }
 
     /// The exchange is paused: operators see it until `release`.
-    func register(_ snapshot: HeldExchange, loop: EventLoop, handle: any HeldHandle) {
+    package func register(_ snapshot: HeldExchange, loop: EventLoop, handle: any HeldHandle) {
         state.withLock { $0.held[snapshot.id] = Entry(snapshot: snapshot, loop: loop, handle: handle) }
     }
 
     /// The exchange went on or ended: its place is free again.
-    func release(_ id: UInt64) {
+    package func release(_ id: UInt64) {
         guard slotCount.load(ordering: .relaxed) > 0 else { return }
         state.withLock { state in
             state.held[id] = nil

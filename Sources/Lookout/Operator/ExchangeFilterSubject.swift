@@ -8,20 +8,20 @@ import LookoutModel
 /// request fields — and at a response, its status and fields. Phases, cache, trust and errors are
 /// not known yet, so terms on them do not match. Read from the stage's handle once, when the
 /// stage asks.
-struct ExchangeFilterSubject: FilterSubject {
+package struct ExchangeFilterSubject: FilterSubject {
     let facts: ExchangeFacts
     let request: RequestHead
     let status: Int?
     let responseFields: HTTPFields?
 
-    init(_ exchange: StageContext, status: Int?, responseFields: HTTPFields?) {
+    package init(_ exchange: StageContext, status: Int?, responseFields: HTTPFields?) {
         facts = exchange.facts
         request = exchange.requestHead
         self.status = status
         self.responseFields = responseFields
     }
 
-    func filterText(_ field: LogFilter.Field) -> String? {
+    package func filterText(_ field: LogFilter.Field) -> String? {
         switch field {
         case .host: return facts.route.origin.host
         case .method: return request.method.rawValue
@@ -33,7 +33,7 @@ struct ExchangeFilterSubject: FilterSubject {
         }
     }
 
-    func filterNumber(_ field: LogFilter.Field) -> Double? {
+    package func filterNumber(_ field: LogFilter.Field) -> Double? {
         switch field {
         case .status: return status.map(Double.init)
         case .id: return Double(facts.requestID)
@@ -42,10 +42,10 @@ struct ExchangeFilterSubject: FilterSubject {
         }
     }
 
-    func filterHeaderValues(_ name: String) -> [String] {
+    package func filterHeaderValues(_ name: String) -> [String] {
         guard let fieldName = HTTPField.Name(name) else { return [] }
         return request.headerFields[values: fieldName] + (responseFields?[values: fieldName] ?? [])
     }
 
-    var filterModified: Bool { facts.modified }
+    package var filterModified: Bool { facts.modified }
 }

@@ -4,8 +4,8 @@ import LookoutSync
 
 /// The recordings a session answers from (`simulate`), read at start and again on SIGHUP.
 public final class Simulation: Sendable {
-    let mode: SimulateSettings.Mode
-    let settings: SimulateSettings
+    package let mode: SimulateSettings.Mode
+    package let settings: SimulateSettings
     private let matcher: Guarded<RecordingMatcher>
 
     init?(settings: SimulateSettings) throws(RecordingError) {
@@ -15,7 +15,7 @@ public final class Simulation: Sendable {
         matcher = Guarded(try RecordingMatcher(settings: settings))
     }
 
-    var current: RecordingMatcher { matcher.withLock { $0 } }
+    package var current: RecordingMatcher { matcher.withLock { $0 } }
 
     /// Reads the recordings again; on an error the ones read before stay.
     func reload() throws(RecordingError) -> Int {

@@ -35,7 +35,7 @@ extension Exchange {
         client.writeHead(status: status, reasonPhrase: reasonPhrase, fields: fields, framing: framing)
         reply.headSent = true
         if let rule = shaping?.rule, rule.stall > 0 {
-            ShapingStage.record(.stall(milliseconds: rule.stall * 1000), rule: rule, exchange: self)
+            ExchangeShaping.record(.stall(milliseconds: rule.stall * 1000), rule: rule, exchange: self)
         }
         summary.responseHeaders = fields
         summary.requestHeaders = head.headerFields

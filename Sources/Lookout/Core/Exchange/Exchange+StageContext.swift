@@ -100,7 +100,7 @@ extension Exchange: ShapedResponseWriterDelegate {
     /// `faults.reset_after_bytes` hit: its record, and the error the exchange breaks off with.
     func injectReset(after bytes: UInt64) -> ProxyError {
         shaping?.resetInjected = true
-        ShapingStage.record(.resetAfterBytes(bytes), rule: shaping?.rule, exchange: self)
+        ExchangeShaping.record(.resetAfterBytes(bytes), rule: shaping?.rule, exchange: self)
         return .injectedFault(reason: .resetAfterBytes(bytes, rule: shaping?.rule.name ?? ""))
     }
 }

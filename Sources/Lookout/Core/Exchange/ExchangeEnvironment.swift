@@ -11,7 +11,7 @@ final class ExchangeEnvironment: Sendable {
     let monitor: CompositeEventMonitor
     /// What the upstream side (tasks, opener, pool) is given.
     let upstream: UpstreamEnvironment
-    let stagePlan: StagePlan
+    let stagePlan: any StagePlanning
     /// The shared cache (`cache.enabled`); nil when off.
     let cache: SharedCache?
     let retrier: RequestRetrier
@@ -36,7 +36,7 @@ final class ExchangeEnvironment: Sendable {
     private let nextTaskID = Atomic<UInt64>(1)
 
     init(configuration: SessionConfiguration, monitor: CompositeEventMonitor, upstream: UpstreamEnvironment,
-         stagePlan: StagePlan, cache: SharedCache?, retrier: RequestRetrier, redirectHandler: RedirectHandler,
+         stagePlan: any StagePlanning, cache: SharedCache?, retrier: RequestRetrier, redirectHandler: RedirectHandler,
          asksForCredentials: Bool) {
         self.monitor = monitor
         self.upstream = upstream

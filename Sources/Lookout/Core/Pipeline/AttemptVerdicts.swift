@@ -3,7 +3,7 @@ import LookoutIO
 import LookoutModel
 
 /// What the exchange does with an attempt's final response head (or failure), as the stages decided.
-enum ResponsePlan {
+package enum ResponsePlan {
     /// Relay it; `location` replaces the `Location` field when a redirect rule rewrote it.
     case forward(location: String?)
     /// Hold it back and request `url` next (a followed redirect with this status).
@@ -18,9 +18,9 @@ enum ResponsePlan {
 
 /// One upstream attempt, as the stages that decide about it see it: everything a redirect or retry
 /// policy weighs is here, so no stage reads it back from the exchange.
-struct AttemptFacts {
+package struct AttemptFacts {
     /// 1 for the first attempt.
-    let number: Int
+    package let number: Int
     /// The attempt's task, which its records name.
     let taskID: UInt64
     /// The attempt used a pooled connection that had served earlier requests.
@@ -43,14 +43,14 @@ struct AttemptFacts {
     let responseReachedClient: Bool
 
     /// What a redirect policy needs to know about a 3xx of this attempt.
-    func redirectContext(status: Int, location: String) -> RedirectContext {
+    package func redirectContext(status: Int, location: String) -> RedirectContext {
         RedirectContext(status: status, location: location, requestURL: url, method: method,
                         redirectsFollowed: redirectsFollowed, visitedURLs: visitedURLs.union([url]),
                         hasBody: hasBody, bodyIsReplayable: bodyIsReplayable)
     }
 
     /// What a retry policy needs to know; nil once bytes of a response reached the client.
-    func retryContext(outcome: AttemptOutcome) -> RetryContext? {
+    package func retryContext(outcome: AttemptOutcome) -> RetryContext? {
         guard !responseReachedClient else { return nil }
         return RetryContext(method: method, host: host, attempt: number, retriesByRule: retriesByRule, outcome: outcome,
                             usedReusedConnection: usedReusedConnection, receivedResponseBytes: receivedResponseBytes,

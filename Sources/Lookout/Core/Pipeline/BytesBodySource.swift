@@ -4,15 +4,15 @@ import LookoutModel
 
 /// An answer's body already in memory (an operator's or a hook's answer, bounded by the admin
 /// endpoint's and the hook's reply limits), sent in 64 KiB pieces while the client keeps up.
-final class BytesBodySource: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
+package final class BytesBodySource: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
     private let bytes: [UInt8]
     private var offset = 0
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
+    package func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
         while offset < bytes.count {
             let end = min(bytes.count, offset + 64 * 1024)
             let accepted = bytes.withUnsafeBytes { raw -> Bool in
@@ -27,12 +27,12 @@ final class BytesBodySource: ResponseBodySource, @unchecked Sendable {  // confi
     }
 
     /// Never fails: the bytes are all here.
-    var failure: ProxyError { .sessionUnavailable(reason: .shuttingDown) }
+    package var failure: ProxyError { .sessionUnavailable(reason: .shuttingDown) }
 }
 
 extension StageAnswer {
     /// An answer with a body from memory: `Content-Length` set from it.
-    init(status: Int, headers: [(name: String, value: String)], body: [UInt8], phase: String) {
+    package init(status: Int, headers: [(name: String, value: String)], body: [UInt8], phase: String) {
         var fields = HTTPFields()
         for (name, value) in headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }

@@ -6,7 +6,7 @@ import LookoutUpstream
 
 /// How a response body is delimited toward an HTTP/1.x client (RFC 9112 §6). An HTTP/2 stream
 /// carries every body in DATA frames and ignores the distinction.
-enum ClientFraming {
+package enum ClientFraming {
     case none, contentLength, chunked, untilClose
 }
 
@@ -14,7 +14,7 @@ enum ClientFraming {
 /// exchange decides what to send; the writer puts it in its protocol's form. Writes happen on the
 /// exchange's loop; a writer that is backed up returns false from `writeBody`, and the exchange
 /// hears `clientDidDrain` when it may go on.
-protocol ClientResponseWriter: AnyObject {
+package protocol ClientResponseWriter: AnyObject {
     /// An interim response (1xx, RFC 9110 §15.2).
     func writeInformational(status: Int, reasonPhrase: String, fields: HTTPFields)
     /// The final response head; `framing` says how the body that follows is delimited.

@@ -5,7 +5,7 @@ import LookoutModel
 /// An answer whose head is not known yet when a stage gives it (`StageVerdict.answerLater`): a
 /// collapsed cache miss follows another exchange's fetch and sends its head and body as they come.
 /// The exchange drives it on its loop and goes upstream itself when it withdraws.
-protocol DeferredAnswer: AnyObject, Sendable {
+package protocol DeferredAnswer: AnyObject, Sendable {
     /// What an operator sees while it answers (`/exchanges`).
     var phase: String { get }
     /// Why the exchange breaks off when `advance` returns `.failed`.
@@ -24,7 +24,7 @@ protocol DeferredAnswer: AnyObject, Sendable {
     func withdraw(exchange: StageContext)
 }
 
-enum DeferredProgress {
+package enum DeferredProgress {
     /// Waiting for more (or for the client); `advance` is called again.
     case waiting
     case done

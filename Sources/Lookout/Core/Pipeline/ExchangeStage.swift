@@ -11,7 +11,7 @@ import LookoutUpstream
 ///
 /// Stages run on the exchange's loop (a stage with state is confined to that loop's queue) and never call back into the exchange on the stack that asked
 /// them, except through `StageContext` methods that say they are safe there.
-protocol ExchangeStage: AnyObject, Sendable {
+package protocol ExchangeStage: AnyObject, Sendable {
     /// The phase an operator sees while this stage holds the exchange (`/exchanges`).
     var heldPhase: String { get }
 
@@ -69,7 +69,7 @@ protocol ExchangeStage: AnyObject, Sendable {
     func exchangeEnd(_ exchange: StageContext)
 }
 
-extension ExchangeStage {
+package extension ExchangeStage {
     var heldPhase: String { "held" }
     func requestHead(_ exchange: StageContext) -> StageVerdict { .proceed }
     func upstreamRequest(_ request: inout UpstreamAdaptation, exchange: StageContext) {}
@@ -91,7 +91,7 @@ extension ExchangeStage {
 }
 
 /// What a stage decides at the request head.
-enum StageVerdict: Sendable {
+package enum StageVerdict: Sendable {
     /// The next stage (or, after the last, the cache and the upstream) goes on.
     case proceed
     /// The stage answers: the stages after it and the upstream are skipped.
@@ -112,7 +112,7 @@ enum StageVerdict: Sendable {
 }
 
 /// What a stage decides at the response head.
-enum ResponseVerdict: Sendable {
+package enum ResponseVerdict: Sendable {
     case proceed
     /// The response is not relayed: the client gets this error instead.
     case fail(ProxyError)
@@ -130,7 +130,7 @@ enum ResponseVerdict: Sendable {
 }
 
 /// A response a stage gives in place of the upstream's.
-struct StageAnswer: Sendable {
+package struct StageAnswer: Sendable {
     var status: Int
     var reasonPhrase: String
     var fields: HTTPFields
@@ -141,7 +141,7 @@ struct StageAnswer: Sendable {
     /// What an operator sees while the body is sent; the answering stage's `heldPhase` if nil.
     var phase: String?
 
-    init(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming,
+    package init(status: Int, reasonPhrase: String, fields: HTTPFields, framing: ClientFraming,
          body: (any ResponseBodySource)?, phase: String? = nil) {
         self.status = status
         self.reasonPhrase = reasonPhrase
@@ -153,20 +153,20 @@ struct StageAnswer: Sendable {
 }
 
 /// One hop's request head as the stages shape it, and what the header rule changed (its record).
-struct UpstreamAdaptation {
-    var head: UpstreamRequestHead
+package struct UpstreamAdaptation {
+    package var head: UpstreamRequestHead
     /// The origin this hop goes to.
-    let origin: Origin
+    package let origin: Origin
     /// The header rule that changed the request, and how (for `request.didAdaptRequest`).
-    var rule: String?
-    var changes = HeaderChanges()
+    package var rule: String?
+    package var changes = HeaderChanges()
 }
 
 /// A final response head as the stages see it on its way to the client.
-struct StageResponseHead {
-    let status: Int
+package struct StageResponseHead {
+    package let status: Int
     let reasonPhrase: String
-    var fields: HTTPFields
+    package var fields: HTTPFields
     /// The origin the response came from (a stage's answer names the first hop's).
-    let origin: Origin
+    package let origin: Origin
 }

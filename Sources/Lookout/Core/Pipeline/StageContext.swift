@@ -11,7 +11,7 @@ import LookoutUpstream
 /// the five things particular stages do to an exchange (send it elsewhere, shape it, take a
 /// stage's place with a per-exchange value, revalidate in the background). Answering, holding and
 /// failing are verdicts a stage returns, not calls.
-protocol StageContext: AnyObject, Sendable {
+package protocol StageContext: AnyObject, Sendable {
     /// The request head as it will go upstream so far: the client's, with a holding stage's edits.
     var requestHead: RequestHead { get }
     /// The response head a stage holds now, if one does.
@@ -49,7 +49,7 @@ protocol StageContext: AnyObject, Sendable {
     func revalidateInBackground()
 }
 
-extension StageContext {
+package extension StageContext {
     /// Posts a record of this exchange, built only if a monitor wants its kind.
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind) {
         emit(make(), for: nil)
@@ -57,9 +57,15 @@ extension StageContext {
 }
 
 /// Where an exchange's request goes.
-struct StageRoute {
-    var origin: Origin
+package struct StageRoute {
+    package var origin: Origin
     /// Origin-form target of the first hop.
-    var path: String
-    var url: String
+    package var path: String
+    package var url: String
+
+    package init(origin: Origin, path: String, url: String) {
+        self.origin = origin
+        self.path = path
+        self.url = url
+    }
 }

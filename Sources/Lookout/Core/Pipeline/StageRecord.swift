@@ -2,7 +2,7 @@ import LookoutModel
 
 /// A stage's part of its exchange's record, given through `StageContext.record`: the stage says
 /// what it did, the exchange writes it into the summary. No stage writes the summary itself.
-enum StageRecord {
+package enum StageRecord {
     /// Passive findings about the exchange (`findings`, the audit), added.
     case findings([AuditFinding])
     /// A recording answered the request (`simulated`).

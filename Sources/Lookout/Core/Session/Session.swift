@@ -51,13 +51,16 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let openUpstreamConnections = OpenConnectionCounter()
     private let shuttingDown = ShutdownFlag()
 
-    public init(configuration: SessionConfiguration, monitors: [EventMonitor],
-                adminEndpoints: [any AdminEndpoint] = [],
-                redirectHandler: RedirectHandler? = nil,
-                cachedResponseHandler: CachedResponseHandler? = nil,
-                retrier: RequestRetrier? = nil,
-                adapters: [any RequestAdapter] = [],
-                logger: Logger = Logger(label: "lookout")) throws {
+    /// `planner` builds the stage plan (`LookoutStages` gives the public initializer that passes
+    /// its own): the core never names a stage.
+    package init(configuration: SessionConfiguration, monitors: [EventMonitor],
+                 adminEndpoints: [any AdminEndpoint] = [],
+                 redirectHandler: RedirectHandler? = nil,
+                 cachedResponseHandler: CachedResponseHandler? = nil,
+                 retrier: RequestRetrier? = nil,
+                 adapters: [any RequestAdapter] = [],
+                 logger: Logger = Logger(label: "lookout"),
+                 planner: StagePlanner) throws {
         // Judges every upstream certificate chain by the host's rule.
         let trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
             rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
@@ -107,8 +110,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             shuttingDown: { shuttingDown.isSet })
         let exchanges = ExchangeEnvironment(
             configuration: configuration, monitor: monitor, upstream: upstream,
-            stagePlan: StagePlan(configuration: configuration, captureStore: captureStore, cache: cache,
-                                 breakpoints: breakpoints, hooks: hooks, simulation: simulation, adapters: adapters, redirectHandler: redirectHandler, retrier: retrier),
+            stagePlan: planner(StagePlanParts(configuration: configuration, captureStore: captureStore, cache: cache,
+                                              breakpoints: breakpoints, hooks: hooks, simulation: simulation,
+                                              adapters: adapters, redirectHandler: redirectHandler, retrier: retrier)),
             cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,

@@ -6,11 +6,11 @@ import LookoutModel
 /// cuts it), and where they stand. Exchanges (through the shaping stage) and `CONNECT` tunnels
 /// make it the same way, so both are shaped by this code. Made only for a host with a rule, so
 /// an exchange or tunnel without one carries a single empty reference.
-final class ExchangeShaping {  // confined to the exchange's (or tunnel's) loop queue
+package final class ExchangeShaping {  // confined to the exchange's (or tunnel's) loop queue
     let rule: ShapingRule
     /// This exchange's latency (seconds) and what the record says was applied.
-    let latency: Double
-    let applied: ShapingSummary
+    package let latency: Double
+    package let applied: ShapingSummary
     /// Paces, stalls or cuts an exchange's response (its client writer is it, then).
     var response: ShapedResponseWriter?
     /// Paces bytes toward the origin (`upload_kbps`): an exchange's request body, a tunnel's client bytes.
@@ -59,5 +59,11 @@ final class ExchangeShaping {  // confined to the exchange's (or tunnel's) loop 
     func cancelPacing() {
         upload?.cancel()
         download?.cancel()
+    }
+
+    /// An injected fault's record and its name in the summary's `shaping.faults`.
+    package static func record(_ fault: RequestDidInjectFault.Fault, rule: ShapingRule?, exchange: StageContext) {
+        exchange.record(.fault(fault.name))
+        exchange.emit(RequestDidInjectFault(rule: rule?.name ?? "", fault: fault))
     }
 }

@@ -6,15 +6,15 @@ import LookoutUpstream
 
 /// A map-local answer's body: the file read in 64 KiB pieces while the client keeps up (the
 /// exchange calls `send` again when it drains), never held whole.
-final class LocalFileSender: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
+package final class LocalFileSender: ResponseBodySource, @unchecked Sendable {  // confined to the exchange's loop queue
     private let descriptor: Int32
     private let path: String
-    let size: UInt64
+    package let size: UInt64
     private var offset: UInt64 = 0
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// Opens `file`; nil with the system's reason when it cannot be read now.
-    static func open(_ file: String) -> Result<LocalFileSender, LocalFileError> {
+    package static func open(_ file: String) -> Result<LocalFileSender, LocalFileError> {
         let descriptor = Glibc.open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return .failure(LocalFileError(String(cString: strerror(errno)))) }
         var status = stat()
@@ -35,7 +35,7 @@ final class LocalFileSender: ResponseBodySource, @unchecked Sendable {  // confi
 
     /// `observe` sees every body byte written (for the capture). The length announced is the size
     /// at opening: a file that shrinks meanwhile fails the answer rather than sending a short body.
-    func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
+    package func send(to client: ClientResponseWriter, observe: (UnsafeRawBufferPointer) -> Void) -> BodyProgress {
         while offset < size {
             let want = Int(min(UInt64(buffer.count), size - offset))
             let (count, accepted) = buffer.withUnsafeMutableBytes { raw -> (Int, Bool) in
@@ -52,12 +52,12 @@ final class LocalFileSender: ResponseBodySource, @unchecked Sendable {  // confi
         return .done
     }
 
-    var failure: ProxyError {
+    package var failure: ProxyError {
         .mapFailed(reason: .localFileUnreadable(file: path, detail: "it shrank while being sent"))
     }
 }
 
-struct LocalFileError: Error {
-    let message: String
+package struct LocalFileError: Error {
+    package let message: String
     init(_ message: String) { self.message = message }
 }

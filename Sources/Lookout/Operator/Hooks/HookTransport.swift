@@ -4,7 +4,7 @@ import LookoutModel
 /// Where a hook's calls go: a kept process (`CommandHook`) or an HTTP endpoint (`HTTPHook`). Each
 /// bounds the calls in flight (`concurrency`) and those waiting (`queue_limit`), and ends every
 /// call within `timeout_ms` of its start, with a reply or a failure.
-protocol HookTransport: AnyObject, Sendable {
+package protocol HookTransport: AnyObject, Sendable {
     /// Sends one call; `completion` runs once, on any thread, with the reply's bytes or why there is none.
     func call(_ message: [UInt8], key: HookCallKey, completion: @escaping @Sendable (Result<[UInt8], HookFailure>) -> Void)
     /// Ends the hook (the session is shutting down): calls fail, a process is stopped.
@@ -12,14 +12,19 @@ protocol HookTransport: AnyObject, Sendable {
 }
 
 /// Which exchange and phase a call is about: a reply that names them is matched by them.
-struct HookCallKey: Equatable, Sendable {
+package struct HookCallKey: Equatable, Sendable {
     let id: UInt64
     let phase: String
+
+    package init(id: UInt64, phase: String) {
+        self.id = id
+        self.phase = phase
+    }
 }
 
 /// Why a call got no usable reply.
-struct HookFailure: Error, Sendable {
-    let message: String
+package struct HookFailure: Error, Sendable {
+    package let message: String
     init(_ message: String) { self.message = message }
 }
 

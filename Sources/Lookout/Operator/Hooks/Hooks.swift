@@ -3,12 +3,12 @@ import LookoutModel
 
 /// The session's hooks, in the order they run, each with its parsed filter and its transport.
 /// Built once; a command hook's program starts with the session and stops with it.
-final class Hooks: Sendable {
-    struct Hook: Sendable {
-        let settings: HookSettings
+package final class Hooks: Sendable {
+    package struct Hook: Sendable {
+        package let settings: HookSettings
         /// Nil matches every exchange.
         let filter: LogFilter?
-        let transport: any HookTransport
+        package let transport: any HookTransport
     }
 
     struct SetupError: Error, CustomStringConvertible {
@@ -47,10 +47,10 @@ final class Hooks: Sendable {
         all = hooks
     }
 
-    var isEmpty: Bool { all.isEmpty }
+    package var isEmpty: Bool { all.isEmpty }
 
     /// The hooks that see this exchange at this phase, in order.
-    func matching<Subject: FilterSubject>(_ subject: Subject, request: Bool) -> [Hook] {
+    package func matching<Subject: FilterSubject>(_ subject: Subject, request: Bool) -> [Hook] {
         all.filter { hook in
             (request ? hook.settings.onRequest : hook.settings.onResponse) && (hook.filter?.matches(subject) ?? true)
         }

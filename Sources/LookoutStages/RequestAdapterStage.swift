@@ -1,3 +1,4 @@
+import Lookout
 import LookoutModel
 import LookoutUpstream
 /// The embedder's own `RequestAdapter`s (`Session(adapters:)`), run on every hop's request in the

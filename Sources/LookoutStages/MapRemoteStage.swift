@@ -1,3 +1,4 @@
+import Lookout
 import LookoutTLS
 import LookoutModel
 import LookoutUpstream

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Lookout
 import Glibc
 import LookoutModel
 import LookoutUpstream

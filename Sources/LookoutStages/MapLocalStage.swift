@@ -1,3 +1,4 @@
+import Lookout
 import HTTPTypes
 import LookoutHTTP
 import LookoutModel

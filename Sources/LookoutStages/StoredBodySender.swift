@@ -1,3 +1,4 @@
+import Lookout
 import LookoutCache
 import LookoutIO
 import LookoutModel

@@ -1,3 +1,4 @@
+import Lookout
 import LookoutModel
 import LookoutTLS
 

@@ -1,3 +1,4 @@
+import Lookout
 import LookoutTLS
 import LookoutModel
 import LookoutUpstream
@@ -28,7 +29,7 @@ import LookoutUpstream
 /// 15. messages    — event streams and gRPC messages read as they pass (`messages`)
 ///
 /// After the request head's stages come the upstream attempts.
-final class StagePlan: Sendable {
+final class StagePlan: StagePlanning {
     private let mapRules: MapRules
     private let capture: CaptureSettings?
     private let captureStore: BodyCaptureStore?
@@ -49,6 +50,12 @@ final class StagePlan: Sendable {
     private let messages: [any ExchangeStage]
     /// 7–13 without the cache: what an exchange no per-host rule touches runs, with nothing to allocate.
     private let shared: [any ExchangeStage]
+
+    convenience init(parts: StagePlanParts) {
+        self.init(configuration: parts.configuration, captureStore: parts.captureStore, cache: parts.cache,
+                  breakpoints: parts.breakpoints, hooks: parts.hooks, simulation: parts.simulation, adapters: parts.adapters,
+                  redirectHandler: parts.redirectHandler, retrier: parts.retrier)
+    }
 
     init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?, breakpoints: Breakpoints,
          hooks: Hooks, simulation: Simulation?, adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {

@@ -1,3 +1,4 @@
+import Lookout
 import LookoutModel
 import LookoutUpstream
 /// `shaping.rules`: the host's latency (a hold of the exchange), its injected status, and its
@@ -29,13 +30,7 @@ final class ShapingStage: ExchangeStage, Sendable {
     /// `faults.status`, drawn once per request after the latency.
     private func faultVerdict(_ exchange: StageContext) -> StageVerdict {
         guard let code = rule.faultStatus, rule.drawsFaultStatus() else { return .proceed }
-        ShapingStage.record(.status(code), rule: rule, exchange: exchange)
+        ExchangeShaping.record(.status(code), rule: rule, exchange: exchange)
         return .fail(.injectedFault(reason: .status(code: code, rule: rule.name)))
-    }
-
-    /// An injected fault's record and its name in the summary's `shaping.faults`.
-    static func record(_ fault: RequestDidInjectFault.Fault, rule: ShapingRule?, exchange: StageContext) {
-        exchange.record(.fault(fault.name))
-        exchange.emit(RequestDidInjectFault(rule: rule?.name ?? "", fault: fault))
     }
 }
