@@ -129,4 +129,41 @@ extension Exchange {
         task.cancel()
         record(task.metrics)
     }
+
+    // MARK: - Resuming a broken response (`retry.rules[i].resume`)
+
+    /// Called for every response head that is to be relayed: remembers whether it can be resumed.
+    func noteResumable(status: Int, fields: HTTPFields, framing: BodyFraming) {
+        guard head.method == .get, head.headerFields[.range] == nil else { return }
+        let limit = environment.retrier.resumeLimit(forHost: attempts.request.origin.host)
+        attempts.resume = ResumeState(status: status, fields: fields, framing: framing, limit: limit)
+    }
+
+    /// After a failure mid-body: asks again from where the client is, if the rule allows.
+    func resumeAfter(_ error: ProxyError) -> Bool {
+        guard case .upstreamFailed = error, var state = attempts.resume, state.resumes < state.limit, holding.response == nil, !finished
+        else { return false }
+        state.resumes += 1
+        // A resumption that failed before its head stands for the first failure still.
+        state.awaiting = state.awaiting ?? error
+        attempts.resume = state
+        attempts.request.set(.range, to: "bytes=\(state.offset)-")
+        attempts.request.set(.ifRange, to: state.validator)
+        emit(RequestDidResume(offset: state.offset, validator: state.validator, attempt: summary.attempts + 1,
+                              reason: error.code))
+        startAttempt()
+        return true
+    }
+
+    /// The resumed attempt's head: spliced on when it continues the representation, else the
+    /// response ends broken as it would have (nothing that does not belong is relayed).
+    func resumedResponse(_ response: consuming ResponseHead, _ state: ResumeState, standingFor failure: ProxyError) -> Bool {
+        attempts.resume?.awaiting = nil
+        guard state.continues(response) else {
+            attempts.resume = nil
+            attempts.pendingPlan = .fail(failure)
+            return false
+        }
+        return true
+    }
 }

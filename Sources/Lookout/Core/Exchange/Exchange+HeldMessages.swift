@@ -59,38 +59,15 @@ extension Exchange {
 
     func editRequest(_ edits: ExchangeEdits) -> String? {
         guard holding.stage != nil, holding.response == nil, !finished else { return "the request is not held" }
-        if edits.status != nil { return "status: only a response has a status (this is the request)" }
-        var method: HTTPRequest.Method?
-        if let text = edits.method {
-            guard let parsed = HTTPRequest.Method(text), text != "CONNECT" else {
-                return "method: \"\(text)\" is not a method a request can be sent with"
-            }
-            method = parsed
+        let whole = head.framing == .none || (holding.requestBody?.reported == true && requestEnded)
+        let checked: CheckedRequestEdits
+        switch CheckedRequestEdits.check(edits, against: head, bodyHeldWhole: whole) {
+        case .failure(let refusal): return refusal.message
+        case .success(let edits): checked = edits
         }
-        var route: StageRoute?
-        if let url = edits.url {
-            guard case .absolute(let scheme, let host, let port, let path)? = RequestTarget.parseAbsolute(url),
-                  scheme == "http" || scheme == "https" else {
-                return "url: \"\(url)\" is not an absolute http or https URL"
-            }
-            let secure = scheme == "https"
-            route = StageRoute(origin: Origin(host: host, port: port ?? (secure ? 443 : 80), isSecure: secure), path: path,
-                               url: url)
-        }
-        var fields = head.headerFields
-        if let problem = Self.apply(edits, to: &fields) { return problem }
-        if edits.body != nil {
-            let complete = head.framing == .none || (holding.requestBody?.reported == true && requestEnded)
-            guard complete else {
-                return "body: the request body was not held whole (longer than max_body_bytes, or still arriving), so it cannot be replaced"
-            }
-        }
-        // Everything is valid: apply it all.
         if holding.clientHead == nil { holding.clientHead = head }
-        if let method { head.method = method }
-        if let body = edits.body {
-            fields[.contentLength] = String(body.count)
-            fields[.transferEncoding] = nil
+        if let method = checked.method { head.method = method }
+        if let body = checked.body {
             head.framing = .contentLength(UInt64(body.count))
             head.contentLengthIsList = false
             let held = holding.requestBody ?? HeldRequestBody(limit: body.count)
@@ -101,9 +78,9 @@ extension Exchange {
             relay.replaced()
             upload = relay
         }
-        if let host = edits.setHeaders.last(where: { $0.name.lowercased() == "host" })?.value { attempts.hostOverride = host }
-        head.headerFields = fields
-        if let route { reroute(to: route, hostField: nil) }
+        if let host = checked.hostField { attempts.hostOverride = host }
+        head.headerFields = checked.fields
+        if let route = checked.route { reroute(to: route, hostField: nil) }
         return nil
     }
 
@@ -140,37 +117,23 @@ extension Exchange {
         holding.stage?.responseBodyHeld(body, complete: complete, exchange: self)
     }
 
-    var heldResponseHead: (status: Int, fields: HTTPFields)? {
-        holding.response.map { ($0.status, $0.fields) }
-    }
-
     func editResponse(_ edits: ExchangeEdits) -> String? {
         guard let held = holding.response, holding.stage != nil, !finished else { return "the response is not held" }
-        if edits.method != nil { return "method: only a request's method can be changed" }
-        if edits.url != nil { return "url: only a request's URL can be changed" }
-        if let status = edits.status, !(200...599).contains(status) {
-            return "status: \(status) is not a final status (200-599)"
+        let whole = switch held.source {
+        case .upstream: held.ended
+        case .answer(let body, _): body == nil
         }
-        var fields = held.fields
-        if let problem = Self.apply(edits, to: &fields) { return problem }
-        if edits.body != nil {
-            let whole: Bool
-            switch held.source {
-            case .upstream: whole = held.ended
-            case .answer(let body, _): whole = body == nil
-            }
-            guard whole else {
-                return "body: the response body was not held whole (longer than max_body_bytes, or still arriving), so it cannot be replaced"
-            }
+        let checked: CheckedResponseEdits
+        switch CheckedResponseEdits.check(edits, fields: held.fields, bodyHeldWhole: whole) {
+        case .failure(let refusal): return refusal.message
+        case .success(let edits): checked = edits
         }
-        if let status = edits.status {
+        if let status = checked.status {
             held.status = status
             held.reasonPhrase = ReasonPhrase.standard(for: status)
             summary.status = status
         }
-        if let body = edits.body {
-            fields[.contentLength] = String(body.count)
-            fields[.transferEncoding] = nil
+        if let body = checked.body {
             held.body = body
             held.trailers = nil
             held.ended = true
@@ -179,43 +142,7 @@ extension Exchange {
             held.source = .upstream
             reply.framing = held.framing
         }
-        held.fields = fields
+        held.fields = checked.fields
         return nil
-    }
-
-    // MARK: - Both
-
-    /// Sets and removes fields; the framing fields follow the body and cannot be set.
-    static func apply(_ edits: ExchangeEdits, to fields: inout HTTPFields) -> String? {
-        var changes: [(HTTPField.Name, String?)] = []
-        for name in edits.removeHeaders {
-            guard let parsed = HTTPField.Name(name) else { return "headers.remove: \"\(name)\" is not a field name" }
-            changes.append((parsed, nil))
-        }
-        for (name, value) in edits.setHeaders {
-            guard let parsed = HTTPField.Name(name) else { return "headers.set: \"\(name)\" is not a field name" }
-            if parsed == .contentLength || parsed == .transferEncoding {
-                return "headers.set: \(name) follows the body and cannot be set (send \"body\" instead)"
-            }
-            // RFC 9110 §5.5: no CR, LF or NUL in a field value.
-            guard HTTPField.isValidValue(value) else {
-                return "headers.set: the value of \(name) has characters a field value cannot carry"
-            }
-            changes.append((parsed, value))
-        }
-        for (name, value) in changes { fields[name] = value }
-        return nil
-    }
-}
-
-/// The request body a stage holds with the request head (`holdWithBody`).
-final class HeldRequestBody {  // confined to the exchange's loop queue
-    let limit: Int
-    var bytes: [UInt8] = []
-    /// The holding stage was told (the body ended, or went past `limit`).
-    var reported = false
-
-    init(limit: Int) {
-        self.limit = limit
     }
 }

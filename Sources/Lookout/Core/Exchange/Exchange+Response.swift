@@ -94,31 +94,13 @@ extension Exchange {
         }
     }
 
-    /// How the response body goes to the client, and whether the client connection stays open.
-    /// `transferCoding` is the `Transfer-Encoding` the response goes on with, from the origin's
-    /// own fields: for a chunked one, read only when the client takes chunks; for a close-delimited
-    /// one whose codings Lookout does not decode, only for an HTTP/1.1 client (RFC 9112 §6.3).
+    /// How the response body goes to the client (`ClientReply.framing`), and whether the client
+    /// connection stays open: until the whole request was read (the origin answered early, e.g.
+    /// 413) the rest of its body cannot be delimited any more, so the connection ends with the
+    /// exchange.
     func prepareFraming(for response: ResponseHead, transferCoding: String?, fields: inout HTTPFields) {
-        switch response.framing {
-        case .none:
-            reply.framing = .none
-        case .contentLength(let length):
-            // An empty body is no body: an HTTP/2 client gets END_STREAM on the HEADERS frame,
-            // which is how a gRPC "Trailers-Only" answer must arrive.
-            reply.framing = length == 0 ? .none : .contentLength
-            if response.contentLengthIsList { fields[.contentLength] = String(length) }
-        case .chunked where head.version != .http1_0:
-            reply.framing = .chunked
-            fields[.transferEncoding] = transferCoding ?? "chunked"
-        case .untilClose:
-            if let transferCoding { fields[.transferEncoding] = transferCoding }
-            reply.framing = .untilClose
-        case .chunked:
-            // An HTTP/1.0 client cannot take chunks.
-            reply.framing = .untilClose
-        }
-        // Until the whole request was read (the origin answered early, e.g. 413) the rest of its
-        // body cannot be delimited any more: the connection ends with the exchange.
+        reply.framing = ClientReply.framing(for: response, clientVersion: head.version, transferCoding: transferCoding,
+                                            fields: &fields)
         decideKeepAlive(possible: reply.framing != .untilClose && requestEnded, fields: &fields)
     }
 

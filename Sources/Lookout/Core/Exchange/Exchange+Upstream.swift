@@ -8,76 +8,20 @@ import LookoutUpstream
 /// The upstream attempts of an exchange: each hop's request head, the task that sends it, and what
 /// the task reports back (through `SessionDelegate`).
 extension Exchange {
-    /// The request head for one hop: hop-by-hop fields removed (RFC 9110 §7.6.1), Host
-    /// from the target (RFC 9112 §3.2.2), framing fields in canonical form, then the stages.
+    /// The request for one hop: its head as `HopRequestHead` makes it, then the stages.
     func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
                              withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
-        // Built in place inside the head the stages change: a separate copy would be copied
-        // again by the first stage that appends a field (one allocation per request).
-        var adaptation = UpstreamAdaptation(
-            head: UpstreamRequestHead(method: method, target: path, authority: origin.authority, headerFields: head.headerFields),
-            origin: origin)
-        // The fields are still the client's (the summary logs them), so the first change copies
-        // them; reserving room for Host and Via makes that copy the only allocation — set in
-        // place, Host copied them at their exact size and the appended Via grew them again.
-        adaptation.head.headerFields.reserveCapacity(head.headerFields.count + 2)
-        adaptation.head.headerFields.setValue(attempts.hostOverride ?? origin.hostFieldValue, for: .host)
-        HopByHopHeaders.remove(from: &adaptation.head.headerFields)
-        var chunked = false
-        if withBody {
-            switch head.framing {
-            case .chunked:
-                // Re-chunked hop by hop; codings before "chunked" (e.g. gzip) describe the body itself.
-                adaptation.head.headerFields[.transferEncoding] = TransferCoding.canonicalField(head.headerFields)
-                chunked = true
-            case .contentLength(let length):
-                // RFC 9110 §8.6: a list of identical values goes on as one value, so the next hop
-                // cannot frame the body differently.
-                if head.contentLengthIsList { adaptation.head.headerFields[.contentLength] = String(length) }
-            default:
-                break
-            }
-        } else if head.framing != .none {
-            // RFC 9110 §15.4: a redirect that turns the request into a GET drops the content and the
-            // fields that describe it.
-            for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .contentLanguage, .contentLocation] {
-                adaptation.head.headerFields[name] = nil
-            }
-        }
-        if let upgradeProtocol = traits.upgradeProtocol {
-            // Hop-by-hop, so removed above; asked for again on this hop.
-            adaptation.head.headerFields[.connection] = "upgrade"
-            adaptation.head.headerFields[.upgrade] = traits.upgradeProtocol
-        }
-        if stripCredentials {
-            // Credentials meant for the first host are not sent to another one.
-            adaptation.head.headerFields[.authorization] = nil
-            adaptation.head.headerFields[.cookie] = nil
-        }
-        if let parent = origin.parent, !origin.isSecure {
-            // Through a parent, a plain request names its whole URL (RFC 9112 §3.2.2), and carries
-            // the parent's credentials; https goes through a CONNECT instead (the opener's).
-            adaptation.head.target = origin.url(path: path)
-            if let authorization = parent.authorization {
-                adaptation.head.headerFields[.proxyAuthorization] = authorization
-            } else if !environment.asksForCredentials, let own = head.headerFields[.proxyAuthorization] {
-                // Lookout asks for no credentials and the rule gives none: the client's are for the parent.
-                adaptation.head.headerFields[.proxyAuthorization] = own
-            }
-        }
+        var (adaptation, chunked) = HopRequestHead.make(
+            from: head, method: method, origin: origin, path: path, withBody: withBody, stripCredentials: stripCredentials,
+            hostField: attempts.hostOverride, upgrade: traits.upgradeProtocol,
+            passesProxyAuthorization: !environment.asksForCredentials)
         forEachStage { $0.upstreamRequest(&adaptation, exchange: self) }
         environment.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adaptation.head.target,
                                                             headerFields: adaptation.head.headerFields,
                                                             rule: adaptation.rule, changes: adaptation.changes))
         return UpstreamRequest(origin: origin, method: method, url: url, target: adaptation.head.target,
                                fields: adaptation.head.headerFields, bodyIsChunked: chunked, hasBody: withBody,
-                               asksForUpgrade: traits.upgradeProtocol != nil, acceptsTrailers: acceptsTrailers)
-    }
-
-    /// The client's `TE` lists `trailers` (RFC 9110 §10.1.4).
-    private var acceptsTrailers: Bool {
-        guard let te = head.headerFields.value(for: .te) else { return false }
-        return FieldList.contains("trailers", in: te)
+                               asksForUpgrade: traits.upgradeProtocol != nil, acceptsTrailers: HopRequestHead.acceptsTrailers(head))
     }
 
     func startAttempt() {
@@ -244,7 +188,7 @@ extension Exchange {
         finished = true
         closeStages()
         guard let upgradeProtocol = traits.upgradeProtocol, let stream = client.switchableStream else { preconditionFailure("a switch nobody asked for") }
-        let tunnel = Tunnel(head: head, summary: summary, upgrade: reply.acceptedUpgrade ?? traits.upgradeProtocol,
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: reply.acceptedUpgrade ?? upgradeProtocol,
                             origin: attempts.request.origin, taskID: task.id, metrics: task.metrics, client: stream,
                             delegate: delegate, environment: environment, context: context, records: records,
                             shaping: shaping)

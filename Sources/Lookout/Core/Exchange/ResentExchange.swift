@@ -40,7 +40,7 @@ final class ResentExchange: DetachedExchange, @unchecked Sendable {  // confined
             head.method = method
         }
         var fields = head.headerFields
-        if let problem = Exchange.apply(edits, to: &fields) { return .failure(ResendProblem(status: 400, problem)) }
+        if let problem = edits.apply(to: &fields) { return .failure(ResendProblem(status: 400, problem)) }
         let body: Body
         switch Self.body(of: entry, edits: edits) {
         case .success(let found): body = found
