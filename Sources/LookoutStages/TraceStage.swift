@@ -9,7 +9,6 @@ import LookoutModel
 /// it. Each attempt then carries a `traceparent` naming its own span (`Exchange.startAttempt`);
 /// the client's `tracestate` goes on as it came. Shared by every exchange; holds nothing.
 final class TraceStage: ExchangeStage, @unchecked Sendable {  // immutable
-    static let tracestate = HTTPField.Name("tracestate")!
     private let propagate: Bool
     private let sampleRatio: Double
 
@@ -21,10 +20,10 @@ final class TraceStage: ExchangeStage, @unchecked Sendable {  // immutable
     func requestHead(_ exchange: StageContext) -> StageVerdict {
         var parent: (traceHigh: UInt64, traceLow: UInt64, span: UInt64, sampled: Bool)?
         var state: String?
-        if propagate, let value = exchange.requestHead.headerFields.value(for: .traceparent) {
+        if propagate, let value = exchange.requestHead.headerFields.value(for: TraceFields.parent) {
             // An invalid traceparent is ignored: a new trace starts (Trace Context §3.2.2.1).
             parent = TraceContext.parse(traceparent: value.trimmingOWSString)
-            if parent != nil { state = exchange.requestHead.headerFields.value(for: Self.tracestate) }
+            if parent != nil { state = exchange.requestHead.headerFields.value(for: TraceFields.state) }
         }
         exchange.record(.trace(TraceContext.start(parent: parent, traceState: state, sampleRatio: sampleRatio)))
         return .proceed

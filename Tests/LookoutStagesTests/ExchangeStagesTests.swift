@@ -59,13 +59,13 @@ import LookoutUpstream
 
     @Test func traceStartsATraceOrContinuesTheClientsWhenPropagating() throws {
         let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-        let handle = TestStageHandle(.get, "http://origin.test/", fields: [.traceparent: parent, TraceStage.tracestate: "a=1"])
+        let handle = TestStageHandle(.get, "http://origin.test/", fields: [TraceFields.parent: parent, TraceFields.state: "a=1"])
         _ = TraceStage(propagate: true, sampleRatio: 1).requestHead(handle)
         let trace = try #require(handle.summary.trace)
         #expect(trace.traceIDHex == "0af7651916cd43dd8448eb211c80319c")
         #expect(trace.traceState == "a=1" && trace.sampled)
 
-        let fresh = TestStageHandle(.get, "http://origin.test/", fields: [.traceparent: parent])
+        let fresh = TestStageHandle(.get, "http://origin.test/", fields: [TraceFields.parent: parent])
         _ = TraceStage(propagate: false, sampleRatio: 1).requestHead(fresh)
         #expect(try #require(fresh.summary.trace).traceIDHex != "0af7651916cd43dd8448eb211c80319c")
     }

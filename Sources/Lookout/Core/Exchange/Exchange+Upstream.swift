@@ -29,7 +29,7 @@ extension Exchange {
         // Each attempt names its own span to the origin (W3C Trace Context §3.2), a retry too.
         // Read through `summary.trace?`: bound, the trace context is copied with its strings.
         if environment.stagePlan.propagatesTrace, let traceparent = summary.trace?.traceparent(attempt: summary.attempts) {
-            attempts.request.set(.traceparent, to: traceparent)
+            attempts.request.set(TraceFields.parent, to: traceparent)
         }
         let task = UpstreamTask(id: environment.makeTaskID(), attempt: summary.attempts, request: attempts.request, requestID: id,
                                 connectionID: records.connectionID, environment: environment.upstream, pool: context.pool,
