@@ -15,7 +15,7 @@ final class RetryStage: ExchangeStage, Sendable {
     }
 
     func attemptResponse(_ response: ResponseHead, attempt: AttemptFacts, exchange: StageContext) -> ResponsePlan? {
-        guard retrier.mayRetry(status: response.status, host: exchange.facts.route.origin.host) else { return nil }
+        guard retrier.mayRetry(status: response.status, host: attempt.host) else { return nil }
         return plan(for: .response(status: response.status, retryAfter: response.headerFields[.retryAfter]),
                     attempt: attempt, exchange: exchange)
     }

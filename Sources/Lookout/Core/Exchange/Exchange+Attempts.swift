@@ -118,7 +118,7 @@ extension Exchange {
 
     /// Keeps a finished attempt's transaction (`AttemptLedger.keep`).
     func record(_ metrics: consuming TransactionMetrics) {
-        attempts.keep(metrics, in: &summary.upstream)
+        attempts.keep(consume metrics, in: &summary.upstream)
     }
 
     /// Stops the running attempt (its events are still written) and keeps its transaction.

@@ -7,7 +7,11 @@ import LookoutUpstream
 
 /// What the exchange's stages may see and do of it.
 extension Exchange: StageContext {
-    var requestHead: RequestHead { head }
+    /// Lent, not copied: a stage that reads one field of it (most read the method) does not
+    /// retain every string of the head.
+    var requestHead: RequestHead {
+        _read { yield head }
+    }
 
     var heldResponse: (status: Int, fields: HTTPFields)? {
         holding.response.map { ($0.status, $0.fields) }

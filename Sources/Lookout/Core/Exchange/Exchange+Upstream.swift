@@ -11,17 +11,23 @@ extension Exchange {
     /// The request for one hop: its head as `HopRequestHead` makes it, then the stages.
     func makeUpstreamRequest(method: HTTPRequest.Method, origin: Origin, path: String, url: String,
                              withBody: Bool, stripCredentials: Bool) -> UpstreamRequest {
-        var (adaptation, chunked) = HopRequestHead.make(
-            from: head, method: method, origin: origin, path: path, withBody: withBody, stripCredentials: stripCredentials,
-            hostField: attempts.hostOverride, upgrade: traits.upgradeProtocol,
-            passesProxyAuthorization: !environment.asksForCredentials)
+        // Built in place inside the head the stages change: a separate copy would be copied
+        // again by the first stage that appends a field (one allocation per request).
+        var adaptation = UpstreamAdaptation(
+            head: UpstreamRequestHead(method: method, target: path, authority: origin.authority, headerFields: head.headerFields),
+            origin: origin)
+        HopRequestHead.prepare(&adaptation, fields: head.headerFields, framing: head.framing,
+                               contentLengthIsList: head.contentLengthIsList, path: path, withBody: withBody,
+                               stripCredentials: stripCredentials, hostField: attempts.hostOverride,
+                               upgrade: traits.upgradeProtocol, passesProxyAuthorization: !environment.asksForCredentials)
         forEachStage { $0.upstreamRequest(&adaptation, exchange: self) }
         environment.emit(requestContext, RequestDidAdaptRequest(upstreamTarget: adaptation.head.target,
                                                             headerFields: adaptation.head.headerFields,
                                                             rule: adaptation.rule, changes: adaptation.changes))
         return UpstreamRequest(origin: origin, method: method, url: url, target: adaptation.head.target,
-                               fields: adaptation.head.headerFields, bodyIsChunked: chunked, hasBody: withBody,
-                               asksForUpgrade: traits.upgradeProtocol != nil, acceptsTrailers: HopRequestHead.acceptsTrailers(head))
+                               fields: adaptation.head.headerFields,
+                               bodyIsChunked: HopRequestHead.isChunked(framing: head.framing, withBody: withBody), hasBody: withBody,
+                               asksForUpgrade: traits.upgradeProtocol != nil, acceptsTrailers: HopRequestHead.acceptsTrailers(head.headerFields))
     }
 
     func startAttempt() {

@@ -30,7 +30,7 @@ package struct AttemptFacts {
     /// What the attempt asked for: its method, URL and host.
     let method: HTTPRequest.Method
     let url: String
-    let host: String
+    package let host: String
     /// It carries a body, and that body can be sent again (kept, or none).
     let hasBody: Bool
     let bodyIsReplayable: Bool

@@ -5,7 +5,7 @@ import LookoutTLS
 /// The order of an exchange's stages, as the session is given it (`LookoutStages`' `StagePlan`):
 /// the core asks it for each exchange's list and never names a stage, so a stage is added
 /// without touching the core (and the compiler keeps the core from depending on one).
-package protocol StagePlanning: Sendable {
+package protocol StagePlanning: AnyObject, Sendable {
     /// The stages of one exchange. `clientKey` is the host the client addressed; a background
     /// revalidation runs only the shared stages and the cache; `recordsWanted`: a monitor wants
     /// the cache's lifecycle records.
