@@ -146,6 +146,11 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
     private let masks: UnsafeMutablePointer<UInt32>
     private var name = ""
     private var spin: PollSpin
+    /// What a turn on the loop's queue delivers and answers: set by this thread before `sync`,
+    /// read after it (the queue runs the turn while this thread waits).
+    private var turnReports = 0
+    private var turnLeftWork = false
+    private var turnFoundNoLoop = false
 
     init(epollFD: Int32, stopFD: Int32, loop: EventLoop, poller: LoopPoller, spin: PollSpin) {
         self.epollFD = epollFD
@@ -176,21 +181,35 @@ private final class PollThread: @unchecked Sendable {  // used only by its own t
         loop?.pollThreadKernelID.store(lookout_thread_id(), ordering: .relaxed)
         var timeout: Int32 = -1
         let pressure = CPUPressureFile(needed: spin.nanoseconds > 0)
+        // The turn, made once: `DispatchQueue.sync` with a closure boxes the closure and its
+        // result on every call (two allocations per poll turn, about three per proxied request);
+        // a work item's block is made here and run by every turn.
+        let turn = DispatchWorkItem { self.runTurn() }
         while true {
             let n = timeout == 0 ? poll(timeout: 0) : pollOrSleep(pressure)
             guard n >= 0 else { continue }
             if (0..<n).contains(where: { tokens[$0] == LoopPoller.stopToken }) { break }
-            guard let loop, let poller else { break }
-            let moreWork = loop.queue.sync {
-                loop.runPollTurn { if n > 0 { poller.deliver(tokens, masks, count: n) } }
-            }
+            guard let queue = loop?.queue else { break }
+            turnReports = n
+            queue.sync(execute: turn)
+            if turnFoundNoLoop { break }
             // Work put off to the next turn runs after one look at what is ready, without waiting.
-            timeout = moreWork ? 0 : -1
+            timeout = turnLeftWork ? 0 : -1
         }
         Glibc.close(stopFD)
         Glibc.close(epollFD)
         tokens.deallocate()
         masks.deallocate()
+    }
+
+    /// One turn on the loop's queue: the reports this thread collected, then the loop's own work.
+    private func runTurn() {
+        guard let loop, let poller else {
+            turnFoundNoLoop = true
+            return
+        }
+        let n = turnReports
+        turnLeftWork = loop.runPollTurn { if n > 0 { poller.deliver(tokens, masks, count: n) } }
     }
 
     private func poll(timeout: Int32) -> Int {
