@@ -86,6 +86,13 @@ extension Exchange {
     /// The client sent `Proxy-Authorization` of its own (meant for a parent when Lookout asks for none).
     var clientSentProxyAuthorization: Bool { head.headerFields[.proxyAuthorization] != nil }
 
+    /// Nothing goes upstream any more (an answer, a redirect turned into a GET): a held body is
+    /// let go, and the rest of the client's is read and dropped.
+    func dropRequestBody() {
+        holding.requestBody = nil
+        if upload?.drop() == true { resumeClientInput() }
+    }
+
     /// Asks the connection for more input on the next turn of the loop, never on this stack.
     func resumeClientInput() {
         context.loop.execute { [weak self] in

@@ -57,15 +57,10 @@ extension Exchange: StageContext {
     func record(_ part: StageRecord) {
         summary.apply(part)
     }
+
     func attach(_ value: any ExchangeStage, replacing stage: any ExchangeStage) {
         guard let index = stages.firstIndex(where: { $0 === stage }) else { return }
         stages[index] = value
-    }
-
-
-    func dropRequestBody() {
-        holding.requestBody = nil
-        if upload?.drop() == true { resumeClientInput() }
     }
 
     func shape(with rule: ShapingRule) -> ExchangeShaping {
