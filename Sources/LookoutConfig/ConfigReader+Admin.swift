@@ -39,6 +39,12 @@ extension ConfigReader {
         }
     }
 
+    func readPAC(_ section: [String: Node], into pac: inout LookoutConfiguration.PAC) {
+        if let node = section["direct"] {
+            pac.direct = hostPatterns(node, path: "pac.direct", allowEmpty: true) ?? pac.direct
+        }
+    }
+
     func readUI(_ section: [String: Node], into ui: inout LookoutConfiguration.UI) {
         if let node = section["enabled"] {
             ui.enabled = boolean(node, "ui.enabled") ?? ui.enabled

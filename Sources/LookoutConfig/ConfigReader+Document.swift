@@ -127,6 +127,9 @@ extension ConfigReader {
         if let node = top["ui"], let section = fields(of: node, path: "ui") {
             readUI(section, into: &config.ui)
         }
+        if let node = top["pac"], let section = fields(of: node, path: "pac") {
+            readPAC(section, into: &config.pac)
+        }
         if let problem = config.adminExposureProblem {
             fail(top["admin"] ?? root, "admin.listen", problem)
         }

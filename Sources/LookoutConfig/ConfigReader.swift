@@ -6,7 +6,7 @@ enum Schema {
         "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
-        "cache", "capture", "admin", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
+        "cache", "capture", "admin", "pac", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
         "messages", "audit", "otel", "grpc",
     ]
     static let sections: [String: [String]] = [
@@ -34,6 +34,7 @@ enum Schema {
         "admin": ["listen", "token"],
         "metrics": ["enabled", "host_labels"],
         "ui": ["enabled", "ring_size", "heartbeat"],
+        "pac": ["direct"],
         "http2": ["client", "upstream", "upstream_h2c_hosts", "max_concurrent_streams", "max_header_list_bytes"],
         "map": ["remote", "local"],
         "shaping": ["rules"],

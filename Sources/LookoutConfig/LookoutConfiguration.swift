@@ -1,3 +1,4 @@
+import LookoutTLS
 import LookoutModel
 import Foundation
 
@@ -61,6 +62,14 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var metrics = Metrics()
     /// `ui`
     public var ui = UI()
+    /// `pac`
+    public var pac = PAC()
+
+    /// `pac`: the proxy auto-config file each proxy listener serves at `/proxy.pac`.
+    public struct PAC: Sendable, Equatable {
+        /// `direct`: the hosts a browser using the file reaches without the proxy.
+        public var direct: [HostPattern] = []
+    }
     /// `http2`
     public var http2 = HTTP2()
 

@@ -45,6 +45,7 @@ extension SessionConfiguration {
         capture = Self.capture(file)
         proxyCredentials = file.auth.users
         adminToken = file.admin.token
+        pacDirect = file.pac.direct
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"
         readRules(file)

@@ -35,6 +35,15 @@ import Testing
         #expect(error("metrics:\n  host_labels: \"api.example.com\"")?.contains("metrics.host_labels") == true)
     }
 
+    @Test func pacDirectTakesHostPatternsAndNamesABadOne() throws {
+        #expect(LookoutConfiguration().pac.direct.isEmpty)
+        let config = try load("pac:\n  direct: [\"intranet.test\", \"*.corp.test\", \"**.lan\", \"10.0.0.1\"]")
+        #expect(config.pac.direct.map(\.text) == ["intranet.test", "*.corp.test", "**.lan", "10.0.0.1"])
+        #expect(error("pac:\n  direct: [\"ok.test\", \"a*b.test\"]")?.contains("pac.direct[1]") == true)
+        #expect(error("pac:\n  direct: \"intranet.test\"")?.contains("pac.direct") == true)
+        #expect(error("pac:\n  hosts: []")?.contains("pac.hosts") == true)
+    }
+
     @Test func adminAddressMustNotBeAProxyAddress() {
         #expect(error("listen: [\"127.0.0.1:8080\"]\nadmin:\n  listen: \"127.0.0.1:8080\"")?
             .contains("admin.listen: 127.0.0.1:8080 is also a proxy address (listen)") == true)

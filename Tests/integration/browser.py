@@ -24,7 +24,8 @@ QUIET = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost")
 
 
-def start_chromium(downloads: Path, proxy_port: int | None = None, home: Path | None = None):
+def start_chromium(downloads: Path, proxy_port: int | None = None, home: Path | None = None,
+                   pac_url: str | None = None):
     chromium = shutil.which("chromium")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
@@ -33,7 +34,10 @@ def start_chromium(downloads: Path, proxy_port: int | None = None, home: Path | 
     options.binary_location = chromium
     for argument in QUIET:
         options.add_argument(argument)
-    if proxy_port is None:
+    if pac_url is not None:
+        # The proxy auto-config decides; Chromium bypasses loopback on its own whatever it says.
+        options.add_argument(f"--proxy-pac-url={pac_url}")
+    elif proxy_port is None:
         options.add_argument("--no-proxy-server")
     else:
         # Chromium never sends loopback through a proxy unless told with <-loopback>.

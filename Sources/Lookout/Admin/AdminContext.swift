@@ -1,6 +1,7 @@
 import LookoutAdmin
 import LookoutIO
 import LookoutModel
+import LookoutTLS
 
 /// What the admin pages need to answer, handed over by the session once: the endpoints served from
 /// outside the core, the fixed facts the status page shows, the cache its endpoints work on, and
@@ -17,9 +18,11 @@ final class AdminContext: Sendable {
     let authenticator: ProxyAuthenticator?
     /// `admin.token`; nil when the pages ask for none.
     let tokenCheck: AdminTokenCheck?
+    /// `pac.direct`: the hosts `/proxy.pac` sends straight to the origin.
+    let pacDirect: [HostPattern]
 
     init(endpoints: [any AdminEndpoint], startTime: Instant, loopCount: Int, spinMicroseconds: Int, cache: SharedCache?,
-         authenticator: ProxyAuthenticator?, tokenCheck: AdminTokenCheck?) {
+         authenticator: ProxyAuthenticator?, tokenCheck: AdminTokenCheck?, pacDirect: [HostPattern] = []) {
         self.endpoints = endpoints
         self.startTime = startTime
         self.loopCount = loopCount
@@ -27,6 +30,7 @@ final class AdminContext: Sendable {
         self.cache = cache
         self.authenticator = authenticator
         self.tokenCheck = tokenCheck
+        self.pacDirect = pacDirect
     }
 }
 

@@ -19,8 +19,10 @@ enum AdminResponder {
 
     /// The response for `path`, or nil when the path is not served (the client is told to use the proxy as a proxy).
     /// `setCookie`: the `admin.token` cookie for a browser that brought the token in the query.
+    /// `listener`: the proxy listener the request came to, which `/proxy.pac` names (nil on an
+    /// admin-only listener, which serves no proxy and so no proxy auto-config).
     static func response(for head: RequestHead, path: String, admin: AdminContext, status source: any AdminStatusSource,
-                         keepAlive: Bool,
+                         keepAlive: Bool, listener: String? = nil,
                          clientAddress: String, setCookie: String?, body: [UInt8] = []) -> Response? {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathOnly = parts.first.map(String.init) ?? path
@@ -29,6 +31,11 @@ enum AdminResponder {
         case (.get, "/healthz"), (.head, "/healthz"):
             return respond(head, status: 200, contentType: plainText, body: Array("ok\n".utf8), keepAlive: keepAlive,
                            setCookie: setCookie)
+        case (.get, "/proxy.pac"), (.head, "/proxy.pac"):
+            guard let listener else { return nil }
+            return respond(head, status: 200, contentType: ProxyAutoConfig.contentType,
+                           body: Array(ProxyAutoConfig.script(listener: listener, direct: admin.pacDirect).utf8),
+                           keepAlive: keepAlive, setCookie: setCookie)
         case (.get, "/"), (.head, "/"):
             return respond(head, status: 200, contentType: plainText, body: Array(statusPage(admin, source).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)

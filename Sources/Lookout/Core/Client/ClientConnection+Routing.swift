@@ -175,7 +175,9 @@ extension ClientConnection {
     private func respondAdmin(_ head: RequestHead, requestID: UInt64, path: String, setCookie: String?, body: [UInt8]) {
         let keepAlive = head.keepAlive && !closeWhenIdle
         guard let response = AdminResponder.response(for: head, path: path, admin: environment.admin, status: owner,
-                                                     keepAlive: keepAlive, clientAddress: clientAddress,
+                                                     keepAlive: keepAlive,
+                                                     listener: adminOnly ? nil : connection.localAddress?.description,
+                                                     clientAddress: clientAddress,
                                                      setCookie: setCookie, body: body) else {
             reject(head, requestID: requestID, error: .requestRejected(reason: .notAProxyRequest(path: path)), kind: .admin)
             return
@@ -210,7 +212,10 @@ extension ClientConnection {
     private func adminTokenOutcome(_ head: RequestHead, path: String) -> AdminTokenCheck.Outcome {
         guard let check = environment.admin.tokenCheck else { return .accepted(setCookie: false) }
         let question = path.firstIndex(of: "?")
-        if path[..<(question ?? path.endIndex)] == "/healthz" { return .accepted(setCookie: false) }
+        // A health check and the proxy auto-config are asked for by what cannot bring a token
+        // (a load balancer, a browser's PAC fetch); neither reveals more than the listener.
+        let page = path[..<(question ?? path.endIndex)]
+        if page == "/healthz" || page == "/proxy.pac" { return .accepted(setCookie: false) }
         return check.check(head.headerFields, query: question.map { String(path[path.index(after: $0)...]) })
     }
 

@@ -52,8 +52,10 @@ public struct SessionConfiguration: Sendable {
     }
     /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
     public var proxyCredentials: [String] = []
-    /// `admin.token`: what every admin page but `/healthz` asks for; nil = nothing asked.
+    /// `admin.token`: what every admin page but `/healthz` and `/proxy.pac` asks for; nil = nothing asked.
     public var adminToken: String?
+    /// `pac.direct`: the hosts `/proxy.pac` sends straight to the origin.
+    public var pacDirect: [HostPattern] = []
     /// Events waiting for one monitor before newer ones are dropped and counted.
     public var monitorQueueLimit = 65536
     /// TLS: trust rules, interception, versions.

@@ -117,7 +117,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         self.exchanges = exchanges
         let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
                                  spinMicroseconds: group.spinMicroseconds, cache: cache, authenticator: authenticator,
-                                 tokenCheck: configuration.adminToken.map(AdminTokenCheck.init(token:)))
+                                 tokenCheck: configuration.adminToken.map(AdminTokenCheck.init(token:)),
+                                 pacDirect: configuration.pacDirect)
         self.clients = ClientEnvironment(configuration: configuration, exchanges: exchanges, admin: admin,
                                          interceptionTLS: interceptionTLS, trustManager: trustManager,
                                          authenticator: authenticator)
