@@ -8,7 +8,7 @@ PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
 APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin
 
-.PHONY: run test deps build release unit integration bench clean sanitize tsan-unit fuzz
+.PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz
 
 # Sanitizer runs write their reports here (one file per process); any file is a failure.
 SANITIZER_REPORTS := $(CURDIR)/.build/sanitizer-reports
@@ -17,7 +17,17 @@ TSAN_ENV := TSAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/tsan suppressions=$(CURD
 # runtime's metadata) are reported at exit by an ordinary run.
 ASAN_ENV := ASAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/asan detect_leaks=0"
 
-deps:
+# The dependency versions are pinned in Docker/Package.resolved (the top level holds only what
+# the layout names); every build resolves from a copy of it, so nothing resolves afresh.
+pins:
+	@cmp -s Docker/Package.resolved Package.resolved || cp Docker/Package.resolved Package.resolved
+
+# After a change to Package.swift's dependencies: resolve, and keep the new pins.
+pin:
+	$(SWIFT) package resolve
+	cp Package.resolved Docker/Package.resolved
+
+deps: pins
 	@missing=""; \
 	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
 	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
@@ -88,7 +98,7 @@ test: deps
 	$(MAKE) tsan-unit
 
 # The Swift tests under ThreadSanitizer (part of `make test`).
-tsan-unit:
+tsan-unit: pins
 	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(TSAN_ENV) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
