@@ -27,15 +27,15 @@ final class BreakpointStage: ExchangeStage, HeldHandle, @unchecked Sendable {  /
     var heldPhase: String { "breakpoint_" + (atRequest ? "request" : "response") }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        guard let rule = hub.match(ExchangeFilterSubject(exchange, status: nil, responseFields: nil), request: true,
-                                   loop: exchange.facts.loop.index) else { return .proceed }
+        let subject = ExchangeFilterSubject(exchange, status: nil, responseFields: nil)
+        guard let rule = hub.match(subject, request: true, loop: subject.facts.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: true) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 
     func responseHead(_ response: inout StageResponseHead, exchange: StageContext) -> ResponseVerdict {
         guard !answered else { return .proceed }
         let subject = ExchangeFilterSubject(exchange, status: response.status, responseFields: response.fields)
-        guard response.status != 101, let rule = hub.match(subject, request: false, loop: exchange.facts.loop.index) else { return .proceed }
+        guard response.status != 101, let rule = hub.match(subject, request: false, loop: subject.facts.loop.index) else { return .proceed }
         return pause(exchange, rule: rule, atRequest: false) ? .holdWithBody(limit: hub.maxBodyBytes, deadline: nil) : .proceed
     }
 

@@ -32,11 +32,13 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     var heldPhase: String { "stored_body" }
 
     func requestHead(_ exchange: StageContext) -> StageVerdict {
-        let url = exchange.facts.url
-        let cache = ExchangeCache(cache: shared, url: url, head: exchange.requestHead, hostKey: exchange.facts.route.origin.ruleKey,
+        // Read once: the facts are built for each read.
+        let facts = exchange.facts
+        let url = facts.url
+        let cache = ExchangeCache(cache: shared, url: url, head: exchange.requestHead, hostKey: facts.route.origin.ruleKey,
                                   validatesAlways: validatesAlways, recordsWanted: recordsWanted)
         self.cache = cache
-        let (lookup, record) = cache.lookUp(head: exchange.requestHead, hasUpgrade: exchange.facts.asksForUpgrade)
+        let (lookup, record) = cache.lookUp(head: exchange.requestHead, hasUpgrade: facts.asksForUpgrade)
         exchange.emit(record)
         switch lookup {
         case .answer(let answer):

@@ -9,7 +9,7 @@ import LookoutModel
 /// not known yet, so terms on them do not match. Read from the stage's handle once, when the
 /// stage asks.
 package struct ExchangeFilterSubject: FilterSubject {
-    let facts: ExchangeFacts
+    package let facts: ExchangeFacts
     let request: RequestHead
     let status: Int?
     let responseFields: HTTPFields?
