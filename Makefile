@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless
 
 .PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz
 
@@ -49,6 +49,11 @@ deps: pins
 	command -v mkcert >/dev/null || missing="$$missing mkcert"; \
 	command -v certtool >/dev/null || missing="$$missing gnutls-bin"; \
 	[ -x /usr/share/easy-rsa/easyrsa ] || missing="$$missing easy-rsa"; \
+	command -v nft >/dev/null || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
+	[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
+	command -v microsocks >/dev/null || missing="$$missing microsocks"; \
+	[ -x /usr/sbin/danted ] || missing="$$missing dante-server"; \
+	command -v javac >/dev/null || missing="$$missing default-jdk-headless"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -67,6 +72,7 @@ deps: pins
 	@$(PYTHON) -c 'import grpc_tools' 2>/dev/null || $(PYTHON) -m pip install -q grpcio-tools
 	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q websockets
 	@$(PYTHON) -c 'import trustme' 2>/dev/null || $(PYTHON) -m pip install -q trustme
+	@$(PYTHON) -c 'import socksio, socks' 2>/dev/null || $(PYTHON) -m pip install -q socksio PySocks
 	@$(PYTHON) -c 'import opentelemetry.proto, opentelemetry.sdk, opentelemetry.instrumentation.requests, requests' 2>/dev/null \
 	  || $(PYTHON) -m pip install -q opentelemetry-proto opentelemetry-sdk opentelemetry-instrumentation-requests requests
 	@# mitmproxy pins its own h2/h11/cryptography: it gets a virtualenv of its own (the HAR it writes is simulated).

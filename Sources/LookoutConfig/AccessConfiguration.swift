@@ -45,7 +45,9 @@ extension LookoutConfiguration {
     /// than loopback), where anyone who reaches them could read the traffic and cancel it.
     public var adminTokenProblem: String? {
         guard admin.token == nil else { return nil }
-        guard let exposed = (listen + admin.listen).first(where: { !$0.isLoopback }) else { return nil }
+        // Transparent and SOCKS5 listeners serve no admin page.
+        let pages = listen.filter { $0.mode == .proxy } + admin.listen
+        guard let exposed = pages.first(where: { !$0.isLoopback }) else { return nil }
         let loopback = IPNetwork.named("loopback")!
         if !access.clients.isEmpty,
            access.clients.allSatisfy({ client in loopback.contains { client.isWithin($0) } }) {

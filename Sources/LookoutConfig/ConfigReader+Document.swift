@@ -7,7 +7,7 @@ extension ConfigReader {
     /// Where and how the proxy serves: addresses, loops, limits, timeouts, pooling, DNS.
     func readServer(_ top: [String: Node], into config: inout LookoutConfiguration) {
         if let node = top["listen"] {
-            config.listen = listen(node, path: "listen") ?? config.listen
+            config.listen = listen(node, path: "listen", modes: true) ?? config.listen
         }
         if let node = top["state_dir"], let path = path(node, "state_dir", expected: "a folder path") {
             config.stateDirectory = path
@@ -115,7 +115,7 @@ extension ConfigReader {
         if let node = top["admin"], let section = fields(of: node, path: "admin") {
             readAdmin(section, into: &config.admin)
             if let clash = config.admin.listen.first(where: { address in
-                address.port != 0 && config.listen.contains(address)
+                address.port != 0 && config.listen.contains { $0.host == address.host && $0.port == address.port }
             }) {
                 fail(section["listen"] ?? node, "admin.listen",
                      "\(clash) is also a proxy address (listen); the admin pages are served there already")

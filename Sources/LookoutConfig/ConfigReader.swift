@@ -90,6 +90,8 @@ enum Schema {
     static let faultStatus = ["code", "rate"]
     /// The keys of one `upstream_proxies.rules[i]`.
     static let upstreamProxyRule = ["hosts", "proxy"]
+    /// The keys of a `listen[i]` mapping.
+    static let listenEntry = ["address", "mode"]
 
     /// Every key path, top-level keys first.
     static let allPaths: [String] = topLevel + topLevel.flatMap { section in
@@ -222,8 +224,11 @@ final class ConfigReader {
 
     // MARK: - Lists
 
-    func listen(_ node: Node, path: String, allowEmpty: Bool = false) -> [ListenAddress]? {
-        let expected = "expected a list of \"host:port\" strings"
+    /// `listen`: "host:port" strings, or `{address, mode}` mappings where `modes` allows them
+    /// (the admin section's addresses are always plain).
+    func listen(_ node: Node, path: String, allowEmpty: Bool = false, modes: Bool = false) -> [ListenAddress]? {
+        let expected = modes ? "expected a list of \"host:port\" strings or {address, mode} mappings"
+                             : "expected a list of \"host:port\" strings"
         guard case .sequence(let sequence) = node else {
             fail(node, path, "\(expected), \(got(node))")
             return nil
@@ -233,38 +238,64 @@ final class ConfigReader {
             return nil
         }
         var addresses: [ListenAddress] = []
-        var firstLine: [ListenAddress: Int] = [:]
+        var firstLine: [String: Int] = [:]
         var ok = true
         for (index, element) in sequence.enumerated() {
             let elementPath = "\(path)[\(index)]"
-            guard case .text(let text, _) = scalarValue(element) else {
-                var message = "expected a \"host:port\" string, \(got(element))"
-                if case .sequence = element {
-                    message += " (write IPv6 addresses in quotes: \"[::1]:8080\")"
-                } else if case .mapping = element {
-                    message += " (write addresses in quotes: \"[::1]:8080\")"
-                }
-                fail(element, elementPath, message)
+            guard let address = listenEntry(element, path: elementPath, modes: modes) else {
                 ok = false
                 continue
             }
-            let address: ListenAddress
-            do {
-                address = try ListenAddress(parsing: text)
-            } catch {
-                fail(element, elementPath, error.message)
-                ok = false
-                continue
-            }
-            if address.port != 0, let line = firstLine[address] {
+            if address.port != 0, let line = firstLine[address.description] {
                 fail(element, elementPath, "\(address) is listed twice (first on line \(line))")
                 ok = false
                 continue
             }
-            firstLine[address] = element.mark?.line ?? 0
+            firstLine[address.description] = element.mark?.line ?? 0
             addresses.append(address)
         }
         return ok ? addresses : nil
+    }
+
+    private func listenEntry(_ element: Node, path: String, modes: Bool) -> ListenAddress? {
+        var mode = ListenAddress.Mode.proxy
+        var addressNode = element
+        var addressPath = path
+        if modes, case .mapping = element {
+            guard let section = fields(of: element, path: path, known: Schema.listenEntry) else { return nil }
+            guard let node = section["address"] else {
+                fail(element, "\(path).address", "a listen mapping needs address (\"host:port\")")
+                return nil
+            }
+            if let modeNode = section["mode"] {
+                let names = ListenAddress.Mode.allCases.map(\.rawValue)
+                guard case .text(let text, _) = scalarValue(modeNode), let value = ListenAddress.Mode(rawValue: text) else {
+                    fail(modeNode, "\(path).mode", "expected \(names.joined(separator: ", ")), \(got(modeNode))")
+                    return nil
+                }
+                mode = value
+            }
+            addressNode = node
+            addressPath = "\(path).address"
+        }
+        guard case .text(let text, _) = scalarValue(addressNode) else {
+            var message = "expected a \"host:port\" string, \(got(addressNode))"
+            if case .sequence = addressNode {
+                message += " (write IPv6 addresses in quotes: \"[::1]:8080\")"
+            } else if case .mapping = addressNode, !modes {
+                message += " (write addresses in quotes: \"[::1]:8080\")"
+            }
+            fail(addressNode, addressPath, message)
+            return nil
+        }
+        do {
+            var address = try ListenAddress(parsing: text)
+            address.mode = mode
+            return address
+        } catch {
+            fail(addressNode, addressPath, error.message)
+            return nil
+        }
     }
 
     /// "name:password" strings (RFC 7617: the name cannot contain a colon; the password may).

@@ -10,16 +10,30 @@ import Darwin
 ///
 /// Written `"127.0.0.1:8080"` or, for IPv6, `"[::1]:8080"`. The host is kept
 /// without brackets (`"::1"`); `"localhost"` is resolved to `"127.0.0.1"`.
-/// Port 0 means the kernel picks one.
+/// Port 0 means the kernel picks one. In the config file an entry may also be a mapping,
+/// `{address: "127.0.0.1:8081", mode: transparent}`, which names what the listener speaks.
 public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    /// What the clients of a listener send.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// HTTP proxy requests (absolute-form and CONNECT), and the admin pages.
+        case proxy
+        /// Connections that nftables/iptables REDIRECT or TPROXY sent here: their original
+        /// destination says where they go.
+        case transparent
+        /// SOCKS5 (RFC 1928) clients.
+        case socks5
+    }
+
     /// An IPv4 or IPv6 literal, without brackets.
     public var host: String
     /// 0...65535; 0 = the kernel picks.
     public var port: Int
+    public var mode: Mode
 
-    public init(host: String, port: Int) {
+    public init(host: String, port: Int, mode: Mode = .proxy) {
         self.host = host
         self.port = port
+        self.mode = mode
     }
 
     /// Parses `"host:port"` / `"[v6]:port"` / `"localhost:port"`, as the config

@@ -18,16 +18,28 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
     private var isBackingOff = false
 
     /// Binds and listens. `onAccept` receives each new nonblocking socket, its peer address, and
-    /// its local address when the listener's tells it (not bound to a wildcard), which spares a
-    /// `getsockname` per connection.
-    public init(address requested: SocketAddress, backlog: Int32 = 1024, queue: DispatchQueue,
+    /// its local address when the listener's tells it (not bound to a wildcard, nor transparent),
+    /// which spares a `getsockname` per connection. A `transparent` listener sets
+    /// `IP_TRANSPARENT` where it may (TPROXY rules need it; REDIRECT rules do not), and each of its
+    /// connections reads its own local address: under TPROXY it is the original destination.
+    public convenience init(address requested: SocketAddress, backlog: Int32 = 1024, transparent: Bool = false, queue: DispatchQueue,
                 onAccept: @escaping (Int32, SocketAddress, SocketAddress?) -> Void) throws(SocketError) {
         let fd = try Socket.makeNonBlocking(family: requested.family)
+        try self.init(socket: fd, address: requested, backlog: backlog, transparent: transparent, queue: queue,
+                      onAccept: onAccept)
+    }
+
+    /// Binds and listens on `fd`, a fresh nonblocking socket made elsewhere (in another network
+    /// namespace, say); the listener owns it from here, and closes it when it fails.
+    public init(socket fd: Int32, address requested: SocketAddress, backlog: Int32 = 1024, transparent: Bool = false,
+                queue: DispatchQueue, onAccept: @escaping (Int32, SocketAddress, SocketAddress?) -> Void) throws(SocketError) {
         Socket.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if requested.family == AF_INET6 {
             // Lets "[::]:8080" and "0.0.0.0:8080" be listed side by side.
             Socket.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1)
         }
+        // Without CAP_NET_ADMIN this fails, and only TPROXY needs it: REDIRECT still works.
+        if transparent { _ = lookout_set_transparent(fd, requested.family) }
         let bound = requested.withSockAddr { bind(fd, $0, $1) }
         guard bound == 0 else {
             let error = SocketError("bind \(requested)")
@@ -42,7 +54,7 @@ public final class Listener: @unchecked Sendable {  // confined to `queue`
         self.fd = fd
         self.queue = queue
         self.address = Socket.localAddress(fd) ?? requested
-        self.acceptedLocalAddress = address.isUnspecified ? nil : address
+        self.acceptedLocalAddress = address.isUnspecified || transparent ? nil : address
         self.source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         source.setEventHandler { [unowned self] in acceptPending(onAccept) }
         source.setCancelHandler { Glibc.close(fd) }

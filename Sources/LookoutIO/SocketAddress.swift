@@ -55,6 +55,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The local address of the socket `fd` (getsockname), or nil.
+    public static func local(of fd: Int32) -> SocketAddress? { Socket.localAddress(fd) }
+
     /// AF_INET or AF_INET6.
     public var family: Int32 { Int32(raw.sin6_family) }
 
@@ -108,7 +111,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer for the kernel.
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         return withUnsafePointer(to: raw) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }

@@ -69,7 +69,12 @@ extension JSONBuffer {
         if let shaping = s.shaping { key("shaping"); appendShaping(shaping) }
         if let held = s.heldMilliseconds { key("held_ms"); milliseconds(held) }
         appendStageFields(s)
-        if let capture = s.capture { key("capture"); appendCapture(capture) }
+        if let captured = s.captured {
+            key("capture"); string(captured.method)
+            key("original_destination"); string(captured.destination)
+        }
+        // On a captured connection `capture` names the listener's kind, so the body files move.
+        if let capture = s.capture { key(s.captured == nil ? "capture" : "body_capture"); appendCapture(capture) }
         // A captured exchange always carries its headers: the files are its bodies.
         if options.includeHeaders || s.capture != nil {
             if let fields = s.requestHeaders { key("request_headers"); appendHeaders(fields, options: options) }

@@ -15,6 +15,10 @@ package final class Origin: Hashable, Sendable {
     /// The parent proxy the connection goes through (`upstream_proxies`), or nil for direct.
     /// Part of the pool key: a connection through a parent is never reused for a direct one.
     package let parent: ParentProxy?
+    /// The address to connect to instead of resolving `host`: a captured connection's original
+    /// destination (an IP literal), while `host` is the name it asked for (SNI, Host). Part of
+    /// the pool key.
+    package let dialAddress: String?
     /// `host` prepared for the per-host rule sets, once.
     package let ruleKey: HostRuleKey
     /// "host:port", IPv6 in brackets. Made once: every request names it several times (its
@@ -23,11 +27,13 @@ package final class Origin: Hashable, Sendable {
     /// The Host field value (RFC 9110 §7.2): the port only when it is not the scheme's default.
     package let hostFieldValue: String
 
-    package init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil) {
+    package init(host: String, port: Int, isSecure: Bool = false, parent: ParentProxy? = nil, ruleKey: HostRuleKey? = nil,
+                 dialAddress: String? = nil) {
         self.host = host
         self.port = port
         self.isSecure = isSecure
         self.parent = parent
+        self.dialAddress = dialAddress == host ? nil : dialAddress
         self.ruleKey = ruleKey ?? HostRuleKey(host)
         // An IPv6 literal needs brackets. Bytes, not `String.contains(":")`, which walks
         // grapheme clusters.
@@ -39,6 +45,7 @@ package final class Origin: Hashable, Sendable {
     // The pool key: `ruleKey` follows from `host`.
     package static func == (a: Origin, b: Origin) -> Bool {
         a.host == b.host && a.port == b.port && a.isSecure == b.isSecure && a.parent == b.parent
+            && a.dialAddress == b.dialAddress
     }
 
     package func hash(into hasher: inout Hasher) {
@@ -46,6 +53,7 @@ package final class Origin: Hashable, Sendable {
         hasher.combine(port)
         hasher.combine(isSecure)
         hasher.combine(parent)
+        hasher.combine(dialAddress)
     }
 
     /// The pool key of plain requests through `parent`: one connection to the parent serves

@@ -74,7 +74,7 @@ package struct UpstreamOpener {
             return handle
         }
         let parent = origin.parent
-        let dialHost = parent?.host ?? origin.host
+        let dialHost = parent?.host ?? origin.dialAddress ?? origin.host
         let dialPort = parent?.port ?? origin.port
         let failFast = environment.failFastWhenUnreachable
         environment.resolver.resolve(host: dialHost, port: dialPort, on: loop) { result in

@@ -17,19 +17,41 @@ struct ClientOptions: ParsableArguments {
     @Option(name: .long, help: "Config file for state_dir and listen (default: the one `lookout run` uses).")
     var config: String?
 
-    func environment() throws -> ProxyClientEnvironment {
-        var logger = Logger(label: "lookout")
-        logger.logLevel = .warning
-        let file = LoadedConfiguration.load(path: config, logger: logger)
-        let listen = file.listen.first
+    func environment(transparent: Bool = false) throws -> ProxyClientEnvironment {
+        let file = loadConfiguration()
+        let listen = file.listen.first { $0.mode == .proxy }
         let host = listen.map { $0.host.contains(":") ? "[\($0.host)]" : $0.host } ?? "127.0.0.1"
         let url = proxy ?? "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(listen?.port ?? 8080)"
         do {
-            return try ProxyClientEnvironment.make(proxy: url, noProxy: noProxy, stateDirectory: file.stateDirectory)
+            return try ProxyClientEnvironment.make(proxy: transparent ? nil : url, noProxy: noProxy,
+                                                   stateDirectory: file.stateDirectory)
         } catch {
             FileHandleOutput.standardError("lookout: cannot prepare the CA bundle in \(file.stateDirectory): \(error)\n")
             throw ExitCode(1)
         }
+    }
+}
+
+extension ClientOptions {
+    func loadConfiguration() -> LookoutConfiguration {
+        var logger = Logger(label: "lookout")
+        logger.logLevel = .warning
+        return LoadedConfiguration.load(path: config, logger: logger)
+    }
+
+    /// The running Lookout's admin pages: `--proxy`'s address, else the config's admin address
+    /// or first proxy listener.
+    func adminClient() -> AdminClient {
+        let file = loadConfiguration()
+        var host = "127.0.0.1", port = 8080
+        if let proxy, let url = URL(string: proxy), let urlHost = url.host {
+            host = urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            port = url.port ?? 8080
+        } else if let listen = (file.admin.listen + file.listen.filter { $0.mode == .proxy }).first {
+            host = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host == "::" ? "::1" : listen.host
+            port = listen.port
+        }
+        return AdminClient(host: host, port: port, credentials: file.auth.users.first, token: file.admin.token)
     }
 }
 
@@ -40,6 +62,12 @@ struct ExecCommand: ParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
+    @Flag(name: .long, help: "Run the command in a network namespace where every TCP connection goes through Lookout, proxy settings or not (root; needs ip and nft).")
+    var transparent = false
+
+    @Option(name: .long, help: "With --transparent: where the namespace's DNS queries go, HOST:PORT (default: the first nameserver of /etc/resolv.conf).")
+    var dns: String?
+
     @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --).")
     var command: [String] = []
 
@@ -49,9 +77,29 @@ struct ExecCommand: ParsableCommand {
             FileHandleOutput.standardError("lookout exec: name a command after --, e.g. lookout exec -- curl https://example.com/\n")
             throw ExitCode(2)
         }
-        let environment = try options.environment()
+        var tools: (ip: String, nft: String)?
+        if transparent {
+            do { tools = try TransparentExec.tools() } catch {
+                FileHandleOutput.standardError("lookout exec: \(error.message)\n")
+                throw ExitCode(1)
+            }
+        }
+        let environment = try options.environment(transparent: transparent)
         for note in environment.notes { FileHandleOutput.standardError("lookout exec: \(note)\n") }
         for (name, value) in environment.variables { setenv(name, value, 1) }
+        if let tools {
+            // A proxy variable would send a program to Lookout's own listener: a loop.
+            for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+                unsetenv(name)
+            }
+            do {
+                try TransparentExec.enterNamespace(admin: options.adminClient(), dns: dns ?? TransparentExec.systemResolver(),
+                                                   tools: tools)
+            } catch {
+                FileHandleOutput.standardError("lookout exec: \(error.message)\n")
+                throw ExitCode(1)
+            }
+        }
         // The command takes this process's place: its exit status is the caller's.
         var cArguments = argv.map { strdup($0) } + [nil]
         execvp(program, &cArguments)

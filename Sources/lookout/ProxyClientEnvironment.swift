@@ -10,7 +10,9 @@ struct ProxyClientEnvironment {
     let notes: [String]
 
     /// `proxy`: the URL clients send to; `stateDirectory`: where the CA is (made when missing).
-    static func make(proxy: String, noProxy: String, stateDirectory: String) throws -> ProxyClientEnvironment {
+    /// `proxy` nil: the CA variables only (a transparent capture, where the proxy variables would
+    /// send programs to Lookout's own listener, a loop).
+    static func make(proxy: String?, noProxy: String, stateDirectory: String) throws -> ProxyClientEnvironment {
         let authority = try CertificateAuthority.loadOrCreate(directory: stateDirectory)
         let caPath = (stateDirectory as NSString).appendingPathComponent(CertificateAuthority.certificateFileName)
         let folder = (stateDirectory as NSString).appendingPathComponent("trust")
@@ -22,8 +24,10 @@ struct ProxyClientEnvironment {
         pem += authority.certificate.pemString
         try pem.write(toFile: bundle, atomically: true, encoding: .utf8)
         var variables: [(String, String)] = []
-        for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] { variables.append((name, proxy)) }
-        variables += [("no_proxy", noProxy), ("NO_PROXY", noProxy)]
+        if let proxy {
+            for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] { variables.append((name, proxy)) }
+            variables += [("no_proxy", noProxy), ("NO_PROXY", noProxy)]
+        }
         variables += [
             ("CURL_CA_BUNDLE", bundle),          // curl
             ("SSL_CERT_FILE", bundle),           // OpenSSL's default verify paths: Python ssl/httpx, Go, Ruby
@@ -46,7 +50,7 @@ struct ProxyClientEnvironment {
 
     /// `-D` properties for the JVM: the proxy (Java ignores `http_proxy`) and a PKCS#12 trust store
     /// of the JDK's roots plus Lookout's CA, made with `keytool` once per CA.
-    private static func javaOptions(proxy: String, noProxy: String, folder: String, caPath: String) throws -> String? {
+    private static func javaOptions(proxy: String?, noProxy: String, folder: String, caPath: String) throws -> String? {
         guard let keytool = executable("keytool") else { return nil }
         let store = (folder as NSString).appendingPathComponent("java-truststore.p12")
         let caDate = (try? FileManager.default.attributesOfItem(atPath: caPath)[.modificationDate] as? Date) ?? Date()
@@ -62,14 +66,17 @@ struct ProxyClientEnvironment {
             guard run(keytool, ["-importcert", "-noprompt", "-alias", "lookout", "-file", caPath, "-keystore", store,
                                 "-storetype", "PKCS12", "-storepass", "changeit"]) else { return nil }
         }
-        let url = URL(string: proxy)
-        let host = url?.host ?? "127.0.0.1"
-        let port = url?.port ?? 8080
-        let nonProxyHosts = noProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "|")
-        var options = "-Dhttp.proxyHost=\(host) -Dhttp.proxyPort=\(port) -Dhttps.proxyHost=\(host) -Dhttps.proxyPort=\(port)"
-        // Java's own default bypasses loopback; an empty list sends everything through Lookout.
-        options += " -Dhttp.nonProxyHosts=\(nonProxyHosts.isEmpty ? "''" : nonProxyHosts)"
-        options += " -Djavax.net.ssl.trustStore=\(store) -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=changeit"
+        var options = ""
+        if let proxy {
+            let url = URL(string: proxy)
+            let host = url?.host ?? "127.0.0.1"
+            let port = url?.port ?? 8080
+            let nonProxyHosts = noProxy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "|")
+            options = "-Dhttp.proxyHost=\(host) -Dhttp.proxyPort=\(port) -Dhttps.proxyHost=\(host) -Dhttps.proxyPort=\(port)"
+            // Java's own default bypasses loopback; an empty list sends everything through Lookout.
+            options += " -Dhttp.nonProxyHosts=\(nonProxyHosts.isEmpty ? "''" : nonProxyHosts) "
+        }
+        options += "-Djavax.net.ssl.trustStore=\(store) -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=changeit"
         return options
     }
 

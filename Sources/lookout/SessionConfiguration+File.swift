@@ -13,7 +13,9 @@ extension SessionConfiguration {
     /// stores and pinned certificates, and (when interception is on) loads or creates the CA.
     init(_ file: LookoutConfiguration, logger: Logger) throws {
         self.init()
-        listen = file.listen.map { ($0.host, $0.port) }
+        listen = file.listen.filter { $0.mode == .proxy }.map { ($0.host, $0.port) }
+        transparentListen = file.listen.filter { $0.mode == .transparent }.map { ($0.host, $0.port) }
+        socksListen = file.listen.filter { $0.mode == .socks5 }.map { ($0.host, $0.port) }
         adminListen = file.admin.listen.map { ($0.host, $0.port) }
         eventLoopCount = file.eventLoops
         eventLoopSpinMicroseconds = file.eventLoopSpinMicroseconds

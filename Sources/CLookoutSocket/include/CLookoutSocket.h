@@ -75,4 +75,19 @@ int lookout_sync_file_range(int fd, long long offset, long long length, unsigned
 /// Starts `argv` (searched in PATH) in `directory` with pipes for its stdin and stdout (its stderr
 /// is the caller's); the caller's ends are close-on-exec. 0, or the errno that stopped it.
 int lookout_spawn_piped(char *const argv[], const char *directory, int *pid, int *to_child, int *from_child);
+/// The address a REDIRECT-ed connection was sent to before netfilter changed it (SO_ORIGINAL_DST,
+/// or IP6T_SO_ORIGINAL_DST for `family` AF_INET6). 0, or the errno (ENOENT: not redirected).
+int lookout_original_destination(int fd, int family, struct sockaddr_storage *destination, socklen_t *length);
+/// IP_TRANSPARENT (IPV6_TRANSPARENT), for a listener that TPROXY rules feed; 0 or the errno.
+int lookout_set_transparent(int fd, int family);
+/// A nonblocking socket made inside the network namespace `netns_fd` (the calling thread enters it
+/// and comes back); 0 and `*socket_fd`, or the errno.
+int lookout_socket_in_netns(int netns_fd, int family, int type, int *socket_fd);
+/// pidfd_open(2): a descriptor that turns readable when the process exits; -1 on failure.
+int lookout_pidfd_open(int pid);
+/// unshare(CLONE_NEWNET): the calling thread (and what it starts from then on) gets a new,
+/// empty network namespace. 0 or the errno.
+int lookout_unshare_network(void);
+/// setns(netns_fd, CLONE_NEWNET) for the calling thread; 0 or the errno.
+int lookout_enter_network(int netns_fd);
 #endif

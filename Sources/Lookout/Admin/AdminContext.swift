@@ -40,4 +40,6 @@ protocol AdminStatusSource: ExchangeOperator, BreakpointOperator {
     var statistics: SessionStatistics { get }
     /// The reachability status and the default route's interface; nil when not watched.
     var reachabilitySnapshot: (status: String, interface: String?)? { get }
+    /// `POST /capture/namespaces`: transparent listeners in another process's network namespace.
+    func captureNamespace(body: [UInt8]) -> AdminAnswer
 }

@@ -36,6 +36,8 @@ enum AdminResponder {
             return respond(head, status: 200, contentType: ProxyAutoConfig.contentType,
                            body: Array(ProxyAutoConfig.script(listener: listener, direct: admin.pacDirect).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)
+        case (.post, "/capture/namespaces"):
+            return respond(head, source.captureNamespace(body: body), keepAlive: keepAlive, setCookie: setCookie)
         case (.get, "/"), (.head, "/"):
             return respond(head, status: 200, contentType: plainText, body: Array(statusPage(admin, source).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)

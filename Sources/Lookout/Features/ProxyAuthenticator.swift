@@ -32,6 +32,14 @@ struct ProxyAuthenticator: Sendable {
         return matched
     }
 
+    /// A SOCKS5 username and password (RFC 1929), checked against the same list.
+    func accepts(user: String, password: String) -> Bool {
+        let token = Array(Base64.encode(Array("\(user):\(password)".utf8)).utf8)
+        var matched = false
+        for expected in tokens where Self.constantTimeEqual(token[...], expected) { matched = true }
+        return matched
+    }
+
     private static func constantTimeEqual(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0

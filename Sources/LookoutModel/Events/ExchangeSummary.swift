@@ -75,12 +75,19 @@ public struct ExchangeSummary: Sendable {
     public var clientJA4: String?
     /// Passive security findings (`audit`).
     public var findings: [AuditFinding] = []
+    /// How a connection that did not ask Lookout as a proxy reached it (a transparent or SOCKS5
+    /// listener), and where it was going.
+    public var captured: CapturedConnection? {
+        get { capturedBox?.value }
+        set { capturedBox = newValue.map(ValueBox.init) }
+    }
 
     // Parts most exchanges leave nil, boxed (`ValueBox`): inline they would be a quarter of the
     // summary's bytes, copied on each of its moves.
     private var captureBox: ValueBox<CaptureSummary>?
     private var shapingBox: ValueBox<ShapingSummary>?
     private var messagesBox: ValueBox<MessagesSummary>?
+    private var capturedBox: ValueBox<CapturedConnection>?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {
@@ -103,6 +110,21 @@ public struct ExchangeSummary: Sendable {
     /// The host the client addressed, from `url` (a tunnel's `host:port` too), without the port;
     /// an IPv6 literal keeps its brackets.
     public var host: Substring { URLAuthority.host(in: url) }
+}
+
+/// The summary record's `capture` and `original_destination`: a connection a transparent or
+/// SOCKS5 listener took.
+public struct CapturedConnection: Sendable, Equatable {
+    /// "transparent" or "socks5".
+    public var method: String
+    /// Where the client was going: the address a redirect rule changed ("10.0.0.5:443"), or what
+    /// a SOCKS5 client asked for ("example.com:443").
+    public var destination: String
+
+    public init(method: String, destination: String) {
+        self.method = method
+        self.destination = destination
+    }
 }
 
 /// The summary record's `cache` object.

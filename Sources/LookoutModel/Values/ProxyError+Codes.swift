@@ -20,6 +20,12 @@ extension ProxyError.RequestRejectionReason {
         case .pinningRequiresInterception: return "pinning_requires_interception"
         case .misdirectedRequest: return "misdirected_request"
         case .connectOverHTTP2: return "connect_over_http2"
+        case .originalDestinationUnknown: return "original_destination_unknown"
+        case .redirectLoop: return "redirect_loop"
+        case .socksNoAcceptableMethod: return "socks_no_acceptable_method"
+        case .socksAuthenticationFailed: return "socks_authentication_failed"
+        case .socksMalformed: return "socks_malformed_request"
+        case .socksCommandNotSupported: return "socks_command_not_supported"
         }
     }
 }

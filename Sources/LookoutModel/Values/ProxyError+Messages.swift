@@ -28,6 +28,17 @@ extension ProxyError.RequestRejectionReason {
             return "this HTTP/2 connection was opened for \(origin); open another one for \(authority)"
         case .connectOverHTTP2:
             return "CONNECT inside an intercepted HTTP/2 connection is not served; send it to the proxy itself"
+        case .originalDestinationUnknown(let detail):
+            return "no original destination for a connection on a transparent listener (\(detail)); send it here with an nftables/iptables REDIRECT or TPROXY rule"
+        case .redirectLoop(let destination):
+            return "the connection's original destination \(destination) is Lookout's own listener; exclude Lookout's ports from the redirect rule"
+        case .socksNoAcceptableMethod(let offered):
+            let names = offered.map { String($0, radix: 16) }.joined(separator: ", ")
+            return "the SOCKS5 greeting offers no acceptable method (offered: [\(names)]; this listener takes \"no authentication\" (00) or, with auth.users, username/password (02))"
+        case .socksAuthenticationFailed: return "SOCKS5 username/password is not one of auth.users"
+        case .socksMalformed(let detail): return "malformed SOCKS5 message: \(detail)"
+        case .socksCommandNotSupported(let command):
+            return "SOCKS5 command \(command) is not supported (only CONNECT, 1; BIND and UDP ASSOCIATE are refused)"
         }
     }
 }

@@ -103,6 +103,19 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case misdirectedRequest(authority: String, origin: String)
         /// A method not served on an HTTP/2 stream: CONNECT (RFC 9113 §8.5) and extended CONNECT.
         case connectOverHTTP2
+        /// A connection on a transparent listener whose original destination cannot be read
+        /// (it was not redirected by nftables/iptables, or connection tracking is off).
+        case originalDestinationUnknown(String)
+        /// A transparent connection whose original destination is one of Lookout's own listeners.
+        case redirectLoop(destination: String)
+        /// A SOCKS5 greeting that offers no method this listener accepts (RFC 1928 §3).
+        case socksNoAcceptableMethod(offered: [UInt8])
+        /// SOCKS5 username/password (RFC 1929) not in `auth.users`.
+        case socksAuthenticationFailed
+        /// A SOCKS5 message that is cut short or not SOCKS5.
+        case socksMalformed(String)
+        /// A SOCKS5 command other than CONNECT (BIND, UDP ASSOCIATE; RFC 1928 §4).
+        case socksCommandNotSupported(command: UInt8)
     }
 
     /// Why the upstream side failed.
@@ -189,6 +202,10 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             // RFC 9110 §15.5.20: this server is not able to produce a response for that target.
             case .adminListenerDoesNotProxy, .misdirectedRequest: return 421
             case .connectOverHTTP2: return 501
+            // Answered in SOCKS5, or not at all: these clients did not speak HTTP to Lookout.
+            case .originalDestinationUnknown, .redirectLoop, .socksNoAcceptableMethod, .socksAuthenticationFailed,
+                 .socksMalformed, .socksCommandNotSupported:
+                return nil
             // RFC 6750 §3.1: a missing or wrong bearer token.
             case .adminTokenRequired: return 401
             case .proxyAuthenticationRequired: return 407

@@ -21,6 +21,11 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: .requestRejected(reason: .adminListenerDoesNotProxy))
             return
         }
+        // A captured connection's plain requests are for where it was going, not for the proxy.
+        if let capture, capture.phase == .plain, let target = capture.target, case .origin(let path) = head.target {
+            beginCapturedRequest(head, requestID: requestID, target: target, path: path)
+            return
+        }
         // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
         if let authenticator = environment.authenticator, head.target.isProxied, interceptedOrigin == nil,
            !authenticator.accepts(head.headerFields) {

@@ -49,8 +49,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
 
     /// The records this connection's exchanges, tunnels and refusals write.
     var records: ExchangeRecords
-    /// Accepted on an `admin.listen` address: only the admin pages are served, nothing is proxied.
-    let adminOnly: Bool
+    /// What the listener that accepted it speaks (`admin`: only the admin pages, nothing proxied).
+    let role: ListenerRole
+    var adminOnly: Bool { role == .admin }
     /// A streamed admin body in progress (`GET /events`): the connection's last answer.
     var adminStream: AdminStreamState?
     /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
@@ -65,12 +66,15 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// A CONNECT to a host with learned passthroughs: its ClientHello is read first, to choose
     /// between interception and a blind tunnel (`interception.learn_passthrough`).
     var pendingHello: PendingHello?
+    /// A transparent or SOCKS5 connection until its first bytes say what it carries, and then
+    /// (plain HTTP) where its requests go.
+    var capture: CaptureState?
 
     init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
-         adminOnly: Bool = false) {
+         role: ListenerRole = .proxy) {
         self.environment = environment
         self.owner = owner
-        self.adminOnly = adminOnly
+        self.role = role
         self.context = context
         self.connection = connection
         self.clientAddress = connection.peerAddress?.description ?? "unknown"
@@ -81,16 +85,28 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         timer.setStandingHandler { [unowned self] in timerFired() }
     }
 
-    func start() {
+    /// Starts reading. A transparent listener's connection brings its original destination.
+    func start(destination: OriginalDestination? = nil) {
         connection.delegate = self
-        connection.resumeReading()
-        armIdleTimer()
+        switch role {
+        case .proxy, .admin:
+            connection.resumeReading()
+            armIdleTimer()
+        case .transparent:
+            beginTransparent(destination ?? .unknown("not read"))
+        case .socks5:
+            beginSocks()
+        }
     }
 
     // MARK: - ConnectionDelegate
 
     func connection(_ connection: ByteStream, didRead bytes: UnsafeRawBufferPointer) {
         lastActivity = .now()
+        if let capture, capture.isWaiting {
+            captureBytesArrived(bytes, capture)
+            return
+        }
         if pendingHello != nil {
             helloArrived(bytes)
             return
@@ -108,6 +124,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     }
 
     func connectionDidReadEOF(_ connection: ByteStream) {
+        if let capture, capture.isWaiting {
+            captureEnded(capture)
+            return
+        }
         if pendingHello != nil {
             pendingHello = nil
             close(reason: "client_closed")

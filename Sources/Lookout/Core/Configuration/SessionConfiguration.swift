@@ -16,6 +16,11 @@ public struct SessionConfiguration: Sendable {
     /// `admin.listen`: extra addresses that serve only the admin pages (status, `/metrics`, cache),
     /// never proxy. The proxy addresses serve them too.
     public var adminListen: [(host: String, port: Int)] = []
+    /// `listen` entries with `mode: transparent`: connections redirected here by nftables/iptables
+    /// (REDIRECT or TPROXY), each sent on to its original destination.
+    public var transparentListen: [(host: String, port: Int)] = []
+    /// `listen` entries with `mode: socks5`: SOCKS5 clients (RFC 1928).
+    public var socksListen: [(host: String, port: Int)] = []
     /// 0 = one event loop per core.
     public var eventLoopCount = 0
     /// How long an idle event loop may poll before sleeping (`PollSpin`); 0 = never.

@@ -28,6 +28,8 @@ struct ExchangeRecords {
     /// The JA4 of the client's ClientHello, once an interception read it: every exchange on the
     /// connection carries it.
     var clientJA4: String?
+    /// A connection a transparent or SOCKS5 listener took: every record of it says so.
+    var captured: CapturedConnection?
 
     /// The record of a request read and accepted (`request.didCreateInitialRequest`). The head
     /// and URL are read only when a monitor takes the record: an exchange's head is a
@@ -72,6 +74,7 @@ struct ExchangeRecords {
     func end(_ summary: inout ExchangeSummary) {
         summary.end = .now()
         if summary.clientJA4 == nil, let clientJA4 { summary.clientJA4 = clientJA4 }
+        if let captured { summary.captured = captured }
     }
 
     /// Writes a summary `end` ended. Not written to here, the summary moves straight into its

@@ -1,6 +1,7 @@
 import Dispatch
 import LookoutHTTP
 import LookoutIO
+import LookoutSync
 import LookoutTLS
 import Logging
 import Synchronization
@@ -30,8 +31,13 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     let group: EventLoopGroup
     let contexts: [LoopContext]
-    private let acceptQueue = DispatchQueue(label: "lookout.accept")
+    let acceptQueue = DispatchQueue(label: "lookout.accept")
+    /// `lookout exec --transparent`'s namespaces, by the pid that asked (`Session+Capture.swift`).
+    let namespaceCaptures = Guarded<[Int32: NamespaceCapture]>([:])
     private var listeners: [Listener] = []
+    /// Every bound listener's address, for transparent connections' loop check (set in `start`,
+    /// before any listener accepts; read on the accept queue).
+    private(set) var ownAddresses: [SocketAddress] = []
     /// The breakpoints and the exchanges they hold (`breakpoints`, `/breakpoints`).
     let breakpoints: Breakpoints
     /// The external hooks (`hooks`), started with the session.
@@ -176,17 +182,22 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     @discardableResult
     public func start() throws -> [SocketAddress] {
         var bound: [SocketAddress] = []
-        let addresses = configuration.listen.map { ($0, false) } + configuration.adminListen.map { ($0, true) }
-        for ((host, port), adminOnly) in addresses {
+        let addresses = configuration.listen.map { ($0, ListenerRole.proxy) }
+            + configuration.adminListen.map { ($0, ListenerRole.admin) }
+            + configuration.transparentListen.map { ($0, ListenerRole.transparent) }
+            + configuration.socksListen.map { ($0, ListenerRole.socks5) }
+        for ((host, port), role) in addresses {
             guard let address = SocketAddress(ip: host, port: port) else {
                 throw SocketError("listen address \(host):\(port) is not an IP literal", code: EINVAL)
             }
-            let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer, local in
-                accept(fd: fd, peer: peer, local: local, adminOnly: adminOnly)
+            let listener = try Listener(address: address, transparent: role == .transparent, queue: acceptQueue) {
+                [unowned self] fd, peer, local in
+                accept(fd: fd, peer: peer, local: local, role: role, listener: address)
             }
             listeners.append(listener)
             bound.append(listener.address)
         }
+        ownAddresses = bound
         listeners.forEach { $0.start() }
         // Recorded before reachability starts: its first reading is a change record, and the log
         // opens with session.didStart.
@@ -197,8 +208,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         return bound
     }
 
-    /// On the accept queue: admit the connection to a loop, or refuse it when at the limit.
-    private func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?, adminOnly: Bool) {
+    /// On the accept queue: admit the connection to a loop, or refuse it when at the limit. A
+    /// transparent listener's connection learns its original destination here, from its socket.
+    func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?, role: ListenerRole, listener: SocketAddress) {
         let id = makeConnectionID()
         let limit = configuration.maxConnections
         let refusal: ProxyError?
@@ -213,13 +225,18 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         }
         if let refusal {
             // A fresh socket's send buffer is empty, so this short answer goes out without blocking.
-            let response = ErrorResponse.bytes(for: refusal, closeConnection: true)
-            _ = response.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // Only proxy clients get it in HTTP: the others did not speak HTTP to Lookout.
+            if role == .proxy || role == .admin {
+                let response = ErrorResponse.bytes(for: refusal, closeConnection: true)
+                _ = response.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             Glibc.shutdown(fd, Int32(SHUT_WR))
             Glibc.close(fd)
             emit(EventContext(connectionID: id), ConnectionWasRejected(client: peer.description, error: refusal))
             return
         }
+        let destination = role == .transparent
+            ? OriginalDestination.read(fd: fd, listener: listener, ownListeners: ownAddresses) : nil
         openConnections.add(1, ordering: .relaxed)
         let loop = group.next()
         let context = contexts[loop.index]
@@ -227,11 +244,11 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         loop.execute { [self] in
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
             let client = ClientConnection(environment: clients, owner: self, context: context, connection: connection,
-                                          adminOnly: adminOnly)
+                                          role: role)
             registry.clients[id] = client
             emit(EventContext(connectionID: id),
                  ConnectionDidOpen(client: peer.description, listener: connection.localAddress?.description ?? ""))
-            client.start()
+            client.start(destination: destination)
         }
     }
 
@@ -262,6 +279,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         guard shuttingDown.set() else { return }
         listeners.forEach { $0.stop() }
+        stopNamespaceCaptures()
         let inFlight = exchanges.exchangesInFlight.load(ordering: .relaxed)
         emit(EventContext(connectionID: 0), SessionWillInvalidate(inFlight: inFlight))
         for (context, registry) in zip(contexts, registries) {
