@@ -142,9 +142,9 @@ struct TypeErrorTests {
         ("log:\n  path:", "2:8 log.path: expected a file path or \"-\" (stdout), got nothing"),
         ("state_dir: {a: 1}", "1:12 state_dir: expected a folder path, got a mapping"),
         ("state_dir: ~", "1:12 state_dir: expected a folder path, got ~ (null in YAML; write \"~\" in quotes for the home folder)"),
-        ("listen: 127.0.0.1:8080", "1:9 listen: expected a list of \"host:port\" strings, got \"127.0.0.1:8080\""),
-        ("listen: {a: 1}", "1:9 listen: expected a list of \"host:port\" strings, got a mapping"),
-        ("listen:", "1:8 listen: expected a list of \"host:port\" strings, got nothing"),
+        ("listen: 127.0.0.1:8080", "1:9 listen: expected a list of \"host:port\" strings or {address, mode} mappings, got \"127.0.0.1:8080\""),
+        ("listen: {a: 1}", "1:9 listen: expected a list of \"host:port\" strings or {address, mode} mappings, got a mapping"),
+        ("listen:", "1:8 listen: expected a list of \"host:port\" strings or {address, mode} mappings, got nothing"),
         ("listen: [[a]]", "1:10 listen[0]: expected a \"host:port\" string, got a list (write IPv6 addresses in quotes: \"[::1]:8080\")"),
         ("listen: [~]", "1:10 listen[0]: expected a \"host:port\" string, got ~"),
         ("connect:\n  allowed_ports: 443", "2:18 connect.allowed_ports: expected a list of port numbers, got \"443\""),
@@ -212,7 +212,7 @@ struct RangeErrorTests {
         ("connect:\n  allowed_ports: [443, 65536]", "2:24 connect.allowed_ports[1]: port must be between 1 and 65535"),
         ("connect:\n  allowed_ports: [-443]", "2:19 connect.allowed_ports[0]: port must be between 1 and 65535"),
         ("connect:\n  allowed_ports: [443, 80, 443]", "2:28 connect.allowed_ports[2]: port 443 is listed twice (first on line 2)"),
-        ("listen: []", "1:9 listen: expected a list of \"host:port\" strings with at least one address"),
+        ("listen: []", "1:9 listen: expected a list of \"host:port\" strings or {address, mode} mappings with at least one address"),
         ("listen: [\"127.0.0.1:8080\", \"localhost:8080\"]", "1:28 listen[1]: 127.0.0.1:8080 is listed twice (first on line 1)"),
     ])
     func outOfRange(yaml: String, expected: String) {
@@ -355,7 +355,9 @@ struct DuplicateKeyTests {
     @Test("a duplicated key inside a list is still found")
     func duplicateInsideList() {
         #expect(errors("listen:\n  - {a: 1, a: 2}\n") == [
-            "2:5 listen[0]: expected a \"host:port\" string, got a mapping (write addresses in quotes: \"[::1]:8080\")",
+            "2:5 listen[0].address: a listen mapping needs address (\"host:port\")",
+            "2:6 listen[0].a: unknown key",
+            "2:12 listen[0].a: duplicate key 'a' (first set on line 2)",
         ])
     }
 }

@@ -25,7 +25,7 @@ QUIET = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
 
 
 def start_chromium(downloads: Path, proxy_port: int | None = None, home: Path | None = None,
-                   pac_url: str | None = None):
+                   pac_url: str | None = None, scheme: str = "http"):
     chromium = shutil.which("chromium")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
@@ -41,7 +41,7 @@ def start_chromium(downloads: Path, proxy_port: int | None = None, home: Path | 
         options.add_argument("--no-proxy-server")
     else:
         # Chromium never sends loopback through a proxy unless told with <-loopback>.
-        options.add_argument(f"--proxy-server=http://127.0.0.1:{proxy_port}")
+        options.add_argument(f"--proxy-server={scheme}://127.0.0.1:{proxy_port}")
         options.add_argument("--proxy-bypass-list=<-loopback>")
     os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not look for drivers online
     env = dict(os.environ)

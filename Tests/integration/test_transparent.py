@@ -61,7 +61,7 @@ def test_transparent_listener_follows_each_redirected_connection(lookout_bin, tm
     assert tunnel["capture"] == "transparent" and tunnel["bytes"]["client_to_upstream"] == 7 and tunnel["bytes"]["upstream_to_client"] == 13
     # A connection whose destination is the listener itself.
     assert result["loop"].strip() == ""  # closed without a byte (the client printed an empty line)
-    loop = by_code["redirect_loop"]
+    loop = by_code["capture_loop"]
     assert loop["original_destination"] == loop["url"] and "own listener" in loop["error"]["message"]
 
 

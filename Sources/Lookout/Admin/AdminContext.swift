@@ -42,4 +42,6 @@ protocol AdminStatusSource: ExchangeOperator, BreakpointOperator {
     var reachabilitySnapshot: (status: String, interface: String?)? { get }
     /// `POST /capture/namespaces`: transparent listeners in another process's network namespace.
     func captureNamespace(body: [UInt8]) -> AdminAnswer
+    /// The first SOCKS5 listener's address, which `/proxy.pac` names as the fallback; nil without one.
+    var socksListener: String? { get }
 }

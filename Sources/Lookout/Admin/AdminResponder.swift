@@ -34,7 +34,8 @@ enum AdminResponder {
         case (.get, "/proxy.pac"), (.head, "/proxy.pac"):
             guard let listener else { return nil }
             return respond(head, status: 200, contentType: ProxyAutoConfig.contentType,
-                           body: Array(ProxyAutoConfig.script(listener: listener, direct: admin.pacDirect).utf8),
+                           body: Array(ProxyAutoConfig.script(listener: listener, direct: admin.pacDirect,
+                                                                        socks: source.socksListener).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)
         case (.post, "/capture/namespaces"):
             return respond(head, source.captureNamespace(body: body), keepAlive: keepAlive, setCookie: setCookie)

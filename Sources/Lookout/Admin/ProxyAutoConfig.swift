@@ -5,12 +5,15 @@ import LookoutTLS
 /// peers read): `FindProxyForURL` sends every request through the listener the file was fetched
 /// from, except the hosts `pac.direct` lists, which go straight to the origin. The host patterns
 /// keep their meaning in the script: `*.example.com` is exactly one label in front,
-/// `**.example.com` one or more, `**` every host; a wildcard never matches an IP literal.
+/// `**.example.com` one or more, `**` every host; a wildcard never matches an IP literal. With a
+/// SOCKS5 listener, the script names it after the proxy, for a browser to try when the proxy
+/// cannot be reached.
 enum ProxyAutoConfig {
     static let contentType = "application/x-ns-proxy-autoconfig"
 
     /// The script for a client that reached Lookout at `listener` ("127.0.0.1:8080", "[::1]:8080").
-    static func script(listener: String, direct: [HostPattern]) -> String {
+    static func script(listener: String, direct: [HostPattern], socks: String? = nil) -> String {
+        let route = "PROXY \(listener)" + (socks.map { "; SOCKS5 \($0)" } ?? "")
         var exact: [String] = []
         var oneLabel: [String] = []
         var anyDepth: [String] = []
@@ -51,7 +54,7 @@ enum ProxyAutoConfig {
 
             function FindProxyForURL(url, host) {
               if (lookoutGoesDirect(host)) return "DIRECT";
-              return "PROXY \(listener)";
+              return "\(route)";
             }
 
             """

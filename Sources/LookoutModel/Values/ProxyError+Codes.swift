@@ -21,7 +21,7 @@ extension ProxyError.RequestRejectionReason {
         case .misdirectedRequest: return "misdirected_request"
         case .connectOverHTTP2: return "connect_over_http2"
         case .originalDestinationUnknown: return "original_destination_unknown"
-        case .redirectLoop: return "redirect_loop"
+        case .redirectLoop: return "capture_loop"
         case .socksNoAcceptableMethod: return "socks_no_acceptable_method"
         case .socksAuthenticationFailed: return "socks_authentication_failed"
         case .socksMalformed: return "socks_malformed_request"

@@ -38,6 +38,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     /// Every bound listener's address, for transparent connections' loop check (set in `start`,
     /// before any listener accepts; read on the accept queue).
     private(set) var ownAddresses: [SocketAddress] = []
+    /// The first bound SOCKS5 listener (set in `start`), for `/proxy.pac`.
+    private(set) var socksListener: String?
     /// The breakpoints and the exchanges they hold (`breakpoints`, `/breakpoints`).
     let breakpoints: Breakpoints
     /// The external hooks (`hooks`), started with the session.
@@ -196,6 +198,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             }
             listeners.append(listener)
             bound.append(listener.address)
+            if role == .socks5, socksListener == nil { socksListener = listener.address.description }
         }
         ownAddresses = bound
         listeners.forEach { $0.start() }
