@@ -18,20 +18,23 @@ public struct UpstreamProxyRuleSettings: Sendable, Equatable {
     public init() {}
 }
 
-/// `"direct"`, or `"http://[user:password@]host[:port]"`.
+/// `"direct"`, `"http://[user:password@]host[:port]"`, or a SOCKS5 parent:
+/// `"socks5://…"` (Lookout resolves names) or `"socks5h://…"` (the parent does).
 public enum ParentProxySetting: Sendable, Equatable {
     case direct
     case proxy(host: String, port: Int, user: String?, password: String?)
+    case socks(host: String, port: Int, user: String?, password: String?, remoteNames: Bool)
 
     /// Parses the value; the error says what is wrong.
     public static func parse(_ text: String) -> Result<ParentProxySetting, ParentProxySettingError> {
         if text == "direct" { return .success(.direct) }
-        guard text.hasPrefix("http://") else {
+        let schemes = ["http://", "socks5://", "socks5h://"]
+        guard let scheme = schemes.first(where: { text.lowercased().hasPrefix($0) }) else {
             return .failure(.init(message: text.hasPrefix("https://")
-                ? "only http:// parent proxies are supported (TLS to the parent is not)"
-                : "expected \"direct\" or an http://[user:password@]host[:port] URL"))
+                ? "only http://, socks5:// and socks5h:// parent proxies are supported (TLS to the parent is not)"
+                : "expected \"direct\", an http://[user:password@]host[:port] URL, or socks5:// or socks5h://"))
         }
-        var rest = Substring(text.dropFirst("http://".count))
+        var rest = Substring(text.dropFirst(scheme.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else {
             return .failure(.init(message: "a parent proxy URL has no path, query or fragment"))
@@ -69,12 +72,20 @@ public enum ParentProxySetting: Sendable, Equatable {
             host = rest
         }
         guard !host.isEmpty else { return .failure(.init(message: "the URL has no host")) }
-        var port = 80
+        var port = scheme == "http://" ? 80 : 1080
         if let portText {
             guard let value = Int(portText), (1...65535).contains(value), portText.allSatisfy(\.isNumber) else {
                 return .failure(.init(message: "the port must be a number from 1 to 65535"))
             }
             port = value
+        }
+        if scheme != "http://" {
+            // RFC 1929 §2: each of the name and the password is 1 to 255 bytes.
+            if let user, user.utf8.count > 255 || (password?.utf8.count ?? 0) > 255 || (password?.isEmpty ?? true) {
+                return .failure(.init(message: "SOCKS5 user name and password must each be 1 to 255 bytes"))
+            }
+            return .success(.socks(host: host.lowercased(), port: port, user: user, password: password,
+                                   remoteNames: scheme == "socks5h://"))
         }
         return .success(.proxy(host: host.lowercased(), port: port, user: user, password: password))
     }

@@ -78,6 +78,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The address's bytes in network order: 4 for IPv4, 16 for IPv6.
+    public var addressBytes: [UInt8] {
+        withUnsafeBytes(of: raw) { bytes in Array(family == AF_INET ? bytes[4..<8] : bytes[8..<24]) }
+    }
+
     /// The IP address as text, without brackets.
     public var ipText: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)

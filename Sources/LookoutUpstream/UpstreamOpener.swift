@@ -129,8 +129,13 @@ package struct UpstreamOpener {
             switch result {
             case .success(let connection):
                 connection.countOpen(in: environment.openConnections)
-                guard let parent, tunnel else {
+                // A SOCKS5 parent carries plain connections too; an HTTP one only tunnels.
+                guard let parent, tunnel || !parent.forwardsPlainRequests else {
                     steps.didConnect(connection, Instant.now(), [])
+                    return
+                }
+                guard parent.kind == .http else {
+                    self.socksConnect(connection, origin: origin, parent: parent, handle: handle, steps: steps)
                     return
                 }
                 handle.parentHandshake = ParentConnectHandshake(
@@ -154,6 +159,55 @@ package struct UpstreamOpener {
         }
     }
 
+    /// Through a SOCKS5 parent: `socks5` resolves the origin's name here (and checks
+    /// `access.deny_networks` on the address), `socks5h` sends the name.
+    private func socksConnect(_ connection: Connection, origin: Origin, parent: ParentProxy, handle: OpenHandle, steps: Steps) {
+        let environment = self.environment
+        let timeout = environment.timeouts.upstreamConnect
+        let host = origin.dialAddress ?? origin.host
+        guard parent.kind == .socks5, SocketAddress(ip: host, port: origin.port) == nil else {
+            Self.socksHandshake(connection, target: host, port: origin.port, parent: parent, timeout: timeout,
+                                handle: handle, steps: steps)
+            return
+        }
+        environment.resolver.resolve(host: host, port: origin.port, on: loop) { result in
+            switch result {
+            case .failure(let error):
+                connection.close()
+                steps.didFail(.upstreamFailed(reason: .dnsFailed(host: origin.host, message: error.message)))
+            case .success(let resolution):
+                let allowed = resolution.addresses.filter { environment.access.deniedNetwork(for: $0) == nil }
+                guard let first = allowed.first else {
+                    connection.close()
+                    let address = resolution.addresses.first
+                    let network = address.flatMap { environment.access.deniedNetwork(for: $0) }
+                    steps.didFail(.accessDenied(reason: .destinationNetworkDenied(
+                        host: origin.host, address: address?.ipText ?? "", network: network?.description ?? "")))
+                    return
+                }
+                Self.socksHandshake(connection, target: first.ipText, port: origin.port, parent: parent, timeout: timeout,
+                                    handle: handle, steps: steps)
+            }
+        }
+    }
+
+    private static func socksHandshake(_ connection: Connection, target: String, port: Int, parent: ParentProxy,
+                                       timeout: Double, handle: OpenHandle, steps: Steps) {
+        guard !handle.isCancelled else {
+            connection.close()
+            return
+        }
+        handle.socksHandshake = SocksConnectHandshake(connection: connection, host: target, port: port,
+                                                      parent: parent, timeout: timeout) { outcome in
+            handle.socksHandshake = nil
+            guard !handle.isCancelled else { return }
+            switch outcome {
+            case .success(let earlyBytes): steps.didConnect(connection, Instant.now(), earlyBytes)
+            case .failure(let error): steps.didFail(error)
+            }
+        }
+    }
+
     /// A parent proxy's failure, with what went wrong.
     private static func parentFailed(_ parent: ParentProxy?, _ detail: String) -> ProxyError {
         .upstreamFailed(reason: .parentProxyFailed(proxy: parent?.description ?? "", detail: detail))
@@ -168,6 +222,7 @@ package final class OpenHandle: @unchecked Sendable {  // used only on the openi
     fileprivate(set) var isCancelled = false
     fileprivate var connector: Connector?
     fileprivate var parentHandshake: ParentConnectHandshake?
+    fileprivate var socksHandshake: SocksConnectHandshake?
 
     package func cancel() {
         isCancelled = true
@@ -175,5 +230,7 @@ package final class OpenHandle: @unchecked Sendable {  // used only on the openi
         connector = nil
         parentHandshake?.cancel()
         parentHandshake = nil
+        socksHandshake?.cancel()
+        socksHandshake = nil
     }
 }

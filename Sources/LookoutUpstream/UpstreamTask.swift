@@ -82,7 +82,7 @@ package final class UpstreamTask: UpstreamOpenerClient, @unchecked Sendable {  /
     /// Where idle connections for this request are kept: the origin, or for a plain request
     /// through a parent the parent itself (any origin's plain requests can share it).
     private var poolKey: Origin {
-        if let parent = origin.parent, !origin.isSecure { return .parentHop(parent) }
+        if let parent = origin.parent, parent.forwardsPlainRequests, !origin.isSecure { return .parentHop(parent) }
         return origin
     }
 

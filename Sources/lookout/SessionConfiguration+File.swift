@@ -170,8 +170,14 @@ extension HeaderEdits {
 extension ParentProxy {
     /// nil for `direct`.
     init?(_ setting: ParentProxySetting) {
-        guard case .proxy(let host, let port, let user, let password) = setting else { return nil }
-        self.init(host: host, port: port, user: user, password: password)
+        switch setting {
+        case .direct:
+            return nil
+        case .proxy(let host, let port, let user, let password):
+            self.init(host: host, port: port, user: user, password: password)
+        case .socks(let host, let port, let user, let password, let remoteNames):
+            self.init(host: host, port: port, user: user, password: password, kind: remoteNames ? .socks5h : .socks5)
+        }
     }
 }
 

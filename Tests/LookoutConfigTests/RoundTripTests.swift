@@ -320,7 +320,11 @@ struct RoundTripTests {
                 == .proxy(host: "10.0.0.1", port: 80, user: "u@x", password: "p:w"))
         #expect(try ParentProxySetting.parse("http://[fd00::1]:8080").get()
                 == .proxy(host: "fd00::1", port: 8080, user: nil, password: nil))
-        for bad in ["https://p:1", "socks5://p:1", "http://:3128", "http://p:0", "http://p:x", "http://p/x", "http://u%zz@p:1", "http://[fd00::1"] {
+        #expect(try ParentProxySetting.parse("socks5://127.0.0.1").get()
+                == .socks(host: "127.0.0.1", port: 1080, user: nil, password: nil, remoteNames: false))
+        #expect(try ParentProxySetting.parse("socks5h://u:p@[::1]:9050").get()
+                == .socks(host: "::1", port: 9050, user: "u", password: "p", remoteNames: true))
+        for bad in ["https://p:1", "socks4://p:1", "socks5://u@p:1", "http://:3128", "http://p:0", "http://p:x", "http://p/x", "http://u%zz@p:1", "http://[fd00::1"] {
             if case .success = ParentProxySetting.parse(bad) { Issue.record("\(bad) was accepted") }
         }
     }

@@ -257,8 +257,9 @@ def test_a_parent_that_does_not_answer_connect_properly(make_proxy, raw_origin, 
 
 
 @pytest.mark.parametrize("value, message", [
-    ("https://proxy.example:3128", "only http:// parent proxies are supported"),
-    ("socks5://proxy.example:1080", 'expected "direct" or an http://'),
+    ("https://proxy.example:3128", "only http://, socks5:// and socks5h:// parent proxies are supported"),
+    ("socks4://proxy.example:1080", 'expected "direct", an http://'),
+    ("socks5://u@proxy.example:1080", "SOCKS5 user name and password must each be 1 to 255 bytes"),
     ("http://proxy.example:99999", "the port must be a number from 1 to 65535"),
     ("http://proxy.example:3128/path", "no path, query or fragment"),
 ])

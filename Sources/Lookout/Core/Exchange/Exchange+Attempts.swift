@@ -70,7 +70,7 @@ extension Exchange {
     /// `.forward` may rewrite the `Location` and lets the next stage decide, any other plan wins;
     /// with none it is relayed.
     func attemptPlan(for response: ResponseHead, task: UpstreamTask) -> ResponsePlan {
-        if response.status == 407, let parent = task.origin.parent, !task.origin.isSecure, !clientSentProxyAuthorization {
+        if response.status == 407, let parent = task.origin.parent, parent.forwardsPlainRequests, !task.origin.isSecure, !clientSentProxyAuthorization {
             // The parent wants credentials the client never gave: Lookout's configuration is
             // missing them, and a 407 would make the client think Lookout asks.
             return .fail(.upstreamFailed(reason: .parentProxyFailed(

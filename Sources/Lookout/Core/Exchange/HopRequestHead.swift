@@ -54,7 +54,7 @@ enum HopRequestHead {
             adaptation.head.headerFields[.authorization] = nil
             adaptation.head.headerFields[.cookie] = nil
         }
-        if let parent = origin.parent, !origin.isSecure {
+        if let parent = origin.parent, parent.forwardsPlainRequests, !origin.isSecure {
             // Through a parent, a plain request names its whole URL (RFC 9112 §3.2.2), and carries
             // the parent's credentials; https goes through a CONNECT instead (the opener's).
             adaptation.head.target = origin.url(path: path)
