@@ -90,6 +90,7 @@ def main():
     leaf = pki.root.issue("gateway", san="DNS:localhost, IP:127.0.0.1, IP:10.9.0.1")
     secure = origins.HTTPOrigin(tls=(leaf.cert, leaf.key)).start()
     echo = echo_server()
+    tproxied = echo_server()
     # The clients live in a second namespace behind a veth pair, as hosts behind a gateway: what
     # they send to 10.9.0.1 arrives here and a PREROUTING REDIRECT gives it to the transparent
     # listener. Lookout's own connections to 10.9.0.1 reach the origins on this loopback.
@@ -104,15 +105,23 @@ def main():
     sh(*inside, "ip", "addr", "add", "10.9.0.2/24", "dev", "lk1")
     sh(*inside, "ip", "link", "set", "lk1", "up")
     ports = f"{plain.port}, {secure.port}, {echo}"
+    # TPROXY: the packets of one port are given to the listener unchanged (IP_TRANSPARENT), routed
+    # to this host by their mark.
+    sh("ip", "rule", "add", "fwmark", "1", "lookup", "100")
+    sh("ip", "route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", "100")
     sh("nft", "-f", "-", input=f"""
 table ip test {{
+  chain divert {{
+    type filter hook prerouting priority -150; policy accept;
+    iifname "lk0" tcp dport {tproxied} tproxy to :{transparent_port} meta mark set 1 accept
+  }}
   chain prerouting {{
     type nat hook prerouting priority -100; policy accept;
     iifname "lk0" tcp dport {{ {ports} }} redirect to :{transparent_port}
   }}
   chain output {{
     type nat hook output priority -100; policy accept;
-    ip daddr 10.9.0.1 tcp dport {{ {ports} }} dnat to 127.0.0.1
+    ip daddr 10.9.0.1 tcp dport {{ {ports}, {tproxied} }} dnat to 127.0.0.1
   }}
 }}
 """.encode())
@@ -126,6 +135,7 @@ table ip test {{
     result["plain"] = client("plain", plain.port)
     result["tls"] = client("tls", secure.port)
     result["other"] = client("other", echo)
+    result["tproxy"] = client("other", tproxied)
     # A loop: straight to the listener's own port (it listens on every address here).
     result["loop"] = client("loop", transparent_port)
     holder.kill()

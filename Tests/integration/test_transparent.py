@@ -57,8 +57,13 @@ def test_transparent_listener_follows_each_redirected_connection(lookout_bin, tm
     assert intercepted["capture"] == "transparent" and intercepted["tls"]["client_ja4"].startswith("t13i")
     # Neither HTTP nor TLS: relayed blind, recorded as a tunnel with its bytes.
     assert result["other"] == "echo: \x00\x01PING\n\n"  # the line, and print's
-    tunnel = next(r for r in records if r["kind"] == "tunnel" and not r.get("error"))
-    assert tunnel["capture"] == "transparent" and tunnel["bytes"]["client_to_upstream"] == 7 and tunnel["bytes"]["upstream_to_client"] == 13
+    tunnels = [r for r in records if r["kind"] == "tunnel" and not r.get("error")]
+    assert len(tunnels) == 2  # one REDIRECT-ed, one TPROXY-ed
+    for tunnel in tunnels:
+        assert tunnel["capture"] == "transparent" and tunnel["original_destination"].startswith("10.9.0.1:")
+        assert tunnel["bytes"]["client_to_upstream"] == 7 and tunnel["bytes"]["upstream_to_client"] == 13
+    # TPROXY: the socket's own address was the original destination.
+    assert result["tproxy"] == "echo: \x00\x01PING\n\n"
     # A connection whose destination is the listener itself.
     assert result["loop"].strip() == ""  # closed without a byte (the client printed an empty line)
     loop = by_code["capture_loop"]
