@@ -26,7 +26,7 @@ extension ConfigReader {
 
     /// CIDRs ("10.0.0.0/8", "::1/128", a lone address) and the names loopback, private,
     /// link-local and multicast.
-    private func networks(_ node: Node, path: String) -> [IPNetwork]? {
+    func networks(_ node: Node, path: String) -> [IPNetwork]? {
         if isNull(node) { return [] }
         guard let texts = stringList(node, path: path, expected: "address ranges (CIDRs or \(IPNetwork.names.joined(separator: ", ")))") else {
             return nil

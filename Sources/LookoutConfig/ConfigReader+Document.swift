@@ -72,6 +72,9 @@ extension ConfigReader {
             if let node = section["users"] {
                 config.auth.users = credentials(node, path: "auth.users") ?? config.auth.users
             }
+            if let node = section["required"], !isNull(node) {
+                config.auth.required = boolean(node, "auth.required") ?? config.auth.required
+            }
         }
         if let node = top["log"], let section = fields(of: node, path: "log") {
             readLog(section, into: &config.log)
@@ -87,6 +90,15 @@ extension ConfigReader {
         }
         if let node = top["access"], let section = fields(of: node, path: "access") {
             readAccess(section, into: &config.access)
+        }
+        if let node = top["policy"], let section = fields(of: node, path: "policy") {
+            readPolicy(section, node: node, into: &config.policy)
+            let names = config.auth.names
+            for (index, identity) in config.policy.identities.enumerated() {
+                if case .user(let user) = identity.match, !names.contains(user) {
+                    fail(node, "policy.identities[\(index)].user", "\(quoted(user)) is not one of auth.users, so no client could be it")
+                }
+            }
         }
         if let node = top["upstream_proxies"], let section = fields(of: node, path: "upstream_proxies") {
             readUpstreamProxies(section, into: &config.upstreamProxies)

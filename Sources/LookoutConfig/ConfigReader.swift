@@ -5,7 +5,7 @@ enum Schema {
     static let topLevel = [
         "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
-        "tls", "interception", "trust", "redirects", "retry", "access", "upstream_proxies", "reachability",
+        "tls", "interception", "trust", "redirects", "retry", "access", "policy", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "pac", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
         "messages", "audit", "otel", "grpc",
     ]
@@ -19,7 +19,7 @@ enum Schema {
         "pool": ["max_idle_per_origin", "idle_timeout"],
         "dns": ["cache_ttl"],
         "headers": ["via", "forwarded", "rules"],
-        "auth": ["users"],
+        "auth": ["users", "required"],
         "log": ["enabled", "path", "verbose", "reveal_secrets", "include_headers", "queue_limit"],
         "tls": ["minimum_version"],
         "interception": ["hosts", "leaf_cache_size", "learn_passthrough"],
@@ -27,6 +27,7 @@ enum Schema {
         "redirects": ["rules"],
         "retry": ["rules"],
         "access": ["clients", "allow_hosts", "deny_hosts", "deny_networks", "methods"],
+        "policy": ["identities", "default_role", "roles"],
         "upstream_proxies": ["rules", "default"],
         "reachability": ["enabled", "fail_fast"],
         "cache": ["enabled", "path", "max_size_bytes", "max_object_bytes", "memory_bytes", "rules"],

@@ -48,6 +48,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var redirects = Redirects()
     /// `access`
     public var access = Access()
+    /// `policy`: egress policy by identity (roles, modes, limits).
+    public var policy = Policy()
     /// `upstream_proxies`
     public var upstreamProxies = UpstreamProxies()
     /// `reachability`
@@ -203,10 +205,17 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public struct Auth: Sendable, Equatable {
         /// `users`: "name:password" pairs accepted in `Proxy-Authorization: Basic`; empty = no authentication.
         public var users: [String]
+        /// `required`: whether credentials are mandatory. Unset: yes, unless a `policy` is
+        /// configured (then they identify a client, and one without them gets a role by address).
+        public var required: Bool?
 
-        public init(users: [String] = []) {
+        public init(users: [String] = [], required: Bool? = nil) {
             self.users = users
+            self.required = required
         }
+
+        /// The user names of `users`.
+        public var names: [String] { users.map { String($0.prefix { $0 != ":" }) } }
     }
 
     /// `headers`

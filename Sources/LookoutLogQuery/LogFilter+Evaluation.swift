@@ -12,10 +12,13 @@ public protocol FilterSubject {
     var filterModified: Bool { get }
     /// The ids of the exchange's audit findings.
     var filterFindingIDs: [String] { get }
+    /// Whether a report-mode role would have refused it (nil: no policy decided).
+    var filterWouldDeny: Bool? { get }
 }
 
 extension FilterSubject {
     public var filterFindingIDs: [String] { [] }
+    public var filterWouldDeny: Bool? { nil }
 }
 
 extension LogFilter {
@@ -45,6 +48,8 @@ extension LogRecord: FilterSubject {
         case .version: return string("http_version")
         case .upstreamProtocol: return string("upstream", "protocol")
         case .ja4: return string("tls", "client_ja4")
+        case .policyRole: return string("policy", "role")
+        case .policyDecision: return string("policy", "decision")
         default: return nil
         }
     }
@@ -75,6 +80,8 @@ extension LogRecord: FilterSubject {
     public var filterModified: Bool { span(["modified_by"]) != nil }
 
     public var filterFindingIDs: [String] { LogSummary.findingIDs(self) }
+
+    public var filterWouldDeny: Bool? { bool("policy", "would_deny") }
 }
 
 extension LogFilter.Term {
@@ -82,12 +89,14 @@ extension LogFilter.Term {
         switch field {
         case .host, .method, .version, .upstreamProtocol:
             return subject.filterText(field).map { text($0, caseInsensitive: true) } ?? false
-        case .url, .kind, .client, .code, .cache, .trust, .ja4:
+        case .url, .kind, .client, .code, .cache, .trust, .ja4, .policyRole, .policyDecision:
             return subject.filterText(field).map { text($0, caseInsensitive: false) } ?? false
         case .header(let name):
             return subject.filterHeaderValues(name).contains { text($0, caseInsensitive: true) }
         case .modified:
             return subject.filterModified == (value == "true")
+        case .wouldDeny:
+            return subject.filterWouldDeny.map { $0 == (value == "true") } ?? false
         case .finding:
             return subject.filterFindingIDs.contains { text($0, caseInsensitive: false) }
         case .status:

@@ -34,6 +34,10 @@ public indirect enum LogFilter: Sendable, Equatable {
         case ja4
         /// Any of the summary's `findings` ids (`finding:cookie-*`).
         case finding
+        /// `policy.role` and `policy.decision` (`policy.role:ci`, `policy.decision:deny`).
+        case policyRole, policyDecision
+        /// `would_deny:true`: a report-mode role forwarded what enforce would have refused.
+        case wouldDeny
     }
 
     public enum Operator: String, Sendable, Equatable {
@@ -68,7 +72,7 @@ public indirect enum LogFilter: Sendable, Equatable {
     public static let phases = ["blocked", "dns", "connect", "tls", "send", "wait", "receive", "total"]
     static let fieldNames = ["host", "status", "method", "code", "kind", "url", "client", "trust", "cache", "version",
                              "protocol", "id", "conn", "modified", "header:NAME", "messages", "first_event", "ws.close",
-                             "grpc.status", "ja4", "finding"] + phases
+                             "grpc.status", "ja4", "finding", "policy.role", "policy.decision", "would_deny"] + phases
 }
 
 /// A filter expression that does not parse: what is wrong and at which column (1-based).
@@ -199,6 +203,13 @@ extension LogFilter {
         case "grpc.status": field = .grpcStatus
         case "ja4": field = .ja4
         case "finding": field = .finding
+        case "policy.role": field = .policyRole
+        case "policy.decision": field = .policyDecision
+        case "would_deny", "policy.would_deny":
+            guard op == .matches, value == "true" || value == "false" else {
+                throw LogFilterError(column: column, message: "would_deny takes :true or :false")
+            }
+            field = .wouldDeny
         case "modified":
             guard op == .matches, value == "true" || value == "false" else {
                 throw LogFilterError(column: column, message: "modified takes :true or :false")

@@ -3,7 +3,7 @@
 /// first event, when there are streams) — in bounded memory.
 public struct LogSummary {
     public enum Grouping: String, CaseIterable, Sendable {
-        case host, status, code, kind, method, finding
+        case host, status, code, kind, method, finding, role
     }
 
     public struct Group {
@@ -11,6 +11,11 @@ public struct LogSummary {
         public var errors = 0
         public var bytes: Int64 = 0
         public var phases: [String: PhaseHistogram] = [:]
+        /// `--by role`: the policy's decisions, and where the role's clients went.
+        public var allowed = 0
+        public var denied = 0
+        public var wouldDeny = 0
+        public var destinations: [String: Int] = [:]
     }
 
     public let grouping: Grouping
@@ -36,6 +41,7 @@ public struct LogSummary {
         case .kind: key = record.string("kind") ?? "-"
         case .method: key = record.string("method") ?? "-"
         case .finding: key = "-"
+        case .role: key = record.string("policy", "role") ?? "-"
         }
         add(record, key: key)
     }
@@ -72,11 +78,36 @@ public struct LogSummary {
         if let ms = record.number("messages", "first_event_ms"), ms >= 0 {
             group.phases["first_event", default: PhaseHistogram()].add(milliseconds: ms)
         }
+        if grouping == .role {
+            switch record.string("policy", "decision") {
+            case "allow": group.allowed += 1
+            case "deny": group.denied += 1
+            default: break
+            }
+            if record.bool("policy", "would_deny") == true { group.wouldDeny += 1 }
+            group.destinations[record.host ?? "-", default: 0] += 1
+        }
         groups[key] = group
+    }
+
+    /// `--by role`: per role, the decisions and the five most frequent destinations.
+    private func renderRoles() -> String {
+        var rows = [["ROLE", "COUNT", "ALLOWED", "DENIED", "WOULD_DENY", "TOP_DESTINATIONS"]]
+        for (key, group) in groups.sorted(by: { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }) {
+            let top = group.destinations.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
+            rows.append([key, String(group.count), String(group.allowed), String(group.denied), String(group.wouldDeny),
+                         top.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")])
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+                .trimmingTrailingSpaces()
+        }.joined(separator: "\n") + "\n"
     }
 
     /// A table: one row per group, most exchanges first.
     public func render() -> String {
+        if grouping == .role { return renderRoles() }
         var columns = [grouping.rawValue.uppercased(), "COUNT", "ERRORS", "BYTES"]
         let streams = groups.values.contains { $0.phases["first_event"] != nil }
         let phases = Self.phases + (streams ? ["first_event"] : [])
@@ -161,5 +192,13 @@ public enum LogTime {
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
         return ((days * 86_400 + hour * 3600 + minute * 60 + second) - offset) * 1_000_000 + micros
+    }
+}
+
+extension String {
+    fileprivate func trimmingTrailingSpaces() -> String {
+        var text = self
+        while text.hasSuffix(" ") { text.removeLast() }
+        return text
     }
 }

@@ -64,6 +64,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     private let retries: Counter
     private let redirects: Counter
     private let simulatedAnswers: Counter
+    private var policyCounters: [String: Counter] = [:]
     private var findingCounters: [String: Counter] = [:]
     /// By protocol: message counters each way, and the first-event and gap histograms.
     private var messageSeries: [String: (toUpstream: Counter, toClient: Counter, firstEvent: ValueHistogram, gap: ValueHistogram)] = [:]
@@ -117,6 +118,21 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if summary.simulated != nil { simulatedAnswers.increment() }
         if case .simulationMiss? = summary.error { simulationMisses.increment() }
         if let messages = summary.messages { record(messages) }
+        if let policy = summary.policy {
+            // Roles are the config's, decisions and modes two each: the label sets stay bounded.
+            let key = "\(policy.role)\u{0}\(policy.decision)\u{0}\(policy.mode)"
+            let counter = policyCounters[key] ?? registry.makeCounter(
+                descriptor: MetricFamilies.policyDecisions,
+                labels: [("role", policy.role), ("decision", policy.decision), ("mode", policy.mode)])
+            policyCounters[key] = counter
+            counter.increment()
+            if policy.wouldDeny {
+                let counter = policyCounters["would_deny\u{0}\(policy.role)"] ?? registry.makeCounter(
+                    descriptor: MetricFamilies.policyWouldDeny, labels: [("role", policy.role)])
+                policyCounters["would_deny\u{0}\(policy.role)"] = counter
+                counter.increment()
+            }
+        }
         for finding in summary.findings {
             let counter = findingCounters[finding.id] ?? registry.makeCounter(
                 descriptor: MetricFamilies.findings, labels: [("id", finding.id), ("severity", finding.severity.rawValue)])

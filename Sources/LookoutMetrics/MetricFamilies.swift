@@ -38,6 +38,12 @@ enum MetricFamilies {
         MetricNameDescriptor(namespace: "lookout", metricName: "stream_gap", unitName: "seconds",
                              helpText: "Gaps between an origin's consecutive events or messages, by protocol (sampled past 8192 gaps in one stream).")
     }
+    static var policyDecisions: MetricNameDescriptor {
+        counter("policy_decisions", "Egress policy decisions (policy), by role, decision (allow, deny) and mode.")
+    }
+    static var policyWouldDeny: MetricNameDescriptor {
+        counter("policy_would_deny", "Exchanges and tunnels a report-mode role forwarded and enforce would have refused, by role.")
+    }
     static var findings: MetricNameDescriptor {
         counter("findings", "Passive security findings (audit), by finding id and severity.")
     }

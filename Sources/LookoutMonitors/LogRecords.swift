@@ -69,6 +69,17 @@ extension JSONBuffer {
         if let shaping = s.shaping { key("shaping"); appendShaping(shaping) }
         if let held = s.heldMilliseconds { key("held_ms"); milliseconds(held) }
         appendStageFields(s)
+        if let policy = s.policy {
+            key("policy"); beginObject()
+            key("role"); string(policy.role)
+            key("identity"); string(policy.identity)
+            key("mode"); string(policy.mode)
+            key("decision"); string(policy.decision)
+            key("would_deny"); bool(policy.wouldDeny)
+            key("rule"); string(policy.rule)
+            key("reason"); string(policy.reason)
+            endObject()
+        }
         if let captured = s.captured {
             key("capture"); string(captured.method)
             key("original_destination"); string(captured.destination)

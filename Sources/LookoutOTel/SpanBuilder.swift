@@ -117,6 +117,18 @@ enum SpanBuilder {
             if let first = messages.firstEventMilliseconds { a.attribute("lookout.messages.first_event_ms", .double(first)) }
         }
         if let upgrade = s.upgrade { a.attribute("lookout.upgrade", .string(upgrade)) }
+        if let policy = s.policy {
+            a.attribute("lookout.policy.role", .string(policy.role))
+            a.attribute("lookout.policy.identity", .string(policy.identity))
+            a.attribute("lookout.policy.mode", .string(policy.mode))
+            a.attribute("lookout.policy.decision", .string(policy.decision))
+            a.attribute("lookout.policy.would_deny", .bool(policy.wouldDeny))
+            a.attribute("lookout.policy.rule", .string(policy.rule))
+        }
+        if let captured = s.captured {
+            a.attribute("lookout.capture", .string(captured.method))
+            a.attribute("lookout.original_destination", .string(captured.destination))
+        }
     }
 
     /// A CLIENT span for upstream attempt `number` (1-based).

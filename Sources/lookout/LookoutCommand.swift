@@ -11,7 +11,7 @@ struct LookoutCommand: ParsableCommand {
         commandName: "lookout",
         abstract: "An event-monitoring HTTP forward proxy.",
         version: "lookout \(Session.version) (\(OpenSSLLibrary.shortDescription), \(NGHTTP2Library.shortDescription))",
-        subcommands: [RunCommand.self, ConfigCommand.self, CACommand.self, PinCommand.self, CacheCommand.self, LogCommand.self, HARCommand.self,
+        subcommands: [RunCommand.self, ConfigCommand.self, PolicyCommand.self, CACommand.self, PinCommand.self, CacheCommand.self, LogCommand.self, HARCommand.self,
                       HeldCommand.self, ResumeCommand.self, AbortCommand.self, AnswerCommand.self, ResendCommand.self,
                       BreakpointCommand.self, DiffCommand.self, SimulateCommand.self, ReplayCommand.self, ExecCommand.self,
                       EnvCommand.self, PassthroughCommand.self, VerifyCommand.self]

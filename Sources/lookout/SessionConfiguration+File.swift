@@ -32,12 +32,9 @@ extension SessionConfiguration {
         dnsCacheTTL = file.dns.cacheTTL
         addVia = file.headers.via
         addForwarded = file.headers.forwarded
-        access.clients = file.access.clients
-        access.restrictsHosts = !file.access.allowHosts.isEmpty
-        access.allowHosts = HostRuleSet(file.access.allowHosts.map { ([$0], $0.text) })
-        access.denyHosts = HostRuleSet(file.access.denyHosts.map { ([$0], $0.text) })
-        access.denyNetworks = file.access.denyNetworks
-        access.methods = file.access.methods
+        access = AccessPolicy(file.access)
+        proxyCredentialsRequired = file.auth.required ?? !file.policy.isConfigured
+        policy = file.policy.isConfigured ? EgressPolicy(file.policy) : nil
         parentProxyRules = HostRuleSet(file.upstreamProxies.rules.map { ($0.hosts, ParentProxy($0.proxy)) })
         defaultParentProxy = ParentProxy(file.upstreamProxies.defaultProxy)
         reachabilityEnabled = file.reachability.enabled
@@ -184,5 +181,34 @@ extension ParentProxy {
 extension MapRemoteRule.Prefix {
     init(_ prefix: MapURLPrefix) {
         self.init(isSecure: prefix.isSecure, host: prefix.hostPattern, port: prefix.port, path: prefix.path, text: prefix.text)
+    }
+}
+
+extension EgressPolicy {
+    convenience init(_ settings: LookoutConfiguration.Policy) {
+        let roles = settings.roles.map { role in
+            EgressPolicy.Role(name: role.name, enforces: role.mode == .enforce, allow: role.allow, deny: role.deny,
+                              methods: role.methods, rate: role.rate.map { ($0.requestsPerSecond, $0.burst) },
+                              maxConcurrent: role.maxConcurrent)
+        }
+        let identities = settings.identities.map { identity -> EgressPolicy.Identity in
+            switch identity.match {
+            case .user(let user): return .user(user, role: identity.role)
+            case .clients(let networks): return .clients(networks, role: identity.role)
+            }
+        }
+        self.init(roles: roles, identities: identities, defaultRole: settings.defaultRole)
+    }
+}
+
+extension AccessPolicy {
+    init(_ settings: LookoutConfiguration.Access) {
+        self.init()
+        clients = settings.clients
+        restrictsHosts = !settings.allowHosts.isEmpty
+        allowHosts = HostRuleSet(settings.allowHosts.map { ([$0], $0.text) })
+        denyHosts = HostRuleSet(settings.denyHosts.map { ([$0], $0.text) })
+        denyNetworks = settings.denyNetworks
+        methods = settings.methods
     }
 }

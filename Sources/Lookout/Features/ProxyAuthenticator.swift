@@ -18,6 +18,21 @@ struct ProxyAuthenticator: Sendable {
         tokens = credentials.map { Array(Base64.encode(Array($0.utf8)).utf8) }
     }
 
+    /// What a request's `Proxy-Authorization` says of its client.
+    enum Outcome: Equatable {
+        case missing
+        case invalid
+        case user(String)
+    }
+
+    func outcome(_ fields: HTTPFields) -> Outcome {
+        guard let value = fields[.proxyAuthorization] else { return .missing }
+        guard accepts(fields) else { return .invalid }
+        let token = value.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        let decoded = Base64.decode(token).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return .user(String(decoded.prefix { $0 != ":" }))
+    }
+
     func accepts(_ fields: HTTPFields) -> Bool {
         guard let value = fields[.proxyAuthorization] else { return false }
         let bytes = Array(value.utf8)

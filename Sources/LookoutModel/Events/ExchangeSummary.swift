@@ -75,6 +75,11 @@ public struct ExchangeSummary: Sendable {
     public var clientJA4: String?
     /// Passive security findings (`audit`).
     public var findings: [AuditFinding] = []
+    /// What the egress policy decided (`policy`), when one is configured.
+    public var policy: PolicyDecision? {
+        get { policyBox?.value }
+        set { policyBox = newValue.map(ValueBox.init) }
+    }
     /// How a connection that did not ask Lookout as a proxy reached it (a transparent or SOCKS5
     /// listener), and where it was going.
     public var captured: CapturedConnection? {
@@ -88,6 +93,7 @@ public struct ExchangeSummary: Sendable {
     private var shapingBox: ValueBox<ShapingSummary>?
     private var messagesBox: ValueBox<MessagesSummary>?
     private var capturedBox: ValueBox<CapturedConnection>?
+    private var policyBox: ValueBox<PolicyDecision>?
 
     public init(requestID: UInt64, connectionID: UInt64, clientAddress: String, kind: Kind,
                 method: String, url: String, httpVersion: String, start: Instant) {

@@ -96,6 +96,9 @@ extension ProxyError.AccessDenialReason {
         case .destinationDenied: return "destination_denied"
         case .destinationNetworkDenied: return "destination_network_denied"
         case .methodNotAllowed: return "method_not_allowed"
+        case .policyDenied: return "policy_denied"
+        case .rateLimited: return "rate_limited"
+        case .concurrencyLimited: return "concurrency_limited"
         }
     }
 }

@@ -116,6 +116,9 @@ extension ProxyError.AccessDenialReason {
         case .destinationNetworkDenied(let host, let address, let network):
             return "\(host) is \(address), in \(network) (access.deny_networks)"
         case .methodNotAllowed(let method, _): return "method \(method) is not in access.methods"
+        case .policyDenied: return "the egress policy does not allow this request"
+        case .rateLimited(let seconds): return "too many requests for this client's role; try again in \(seconds) s"
+        case .concurrencyLimited(let limit): return "this client's role has \(limit) exchanges in flight already (max_concurrent)"
         }
     }
 }

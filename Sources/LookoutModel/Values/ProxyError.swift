@@ -63,6 +63,13 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
         case destinationNetworkDenied(host: String, address: String, network: String)
         /// The method is not in `access.methods` (`allowed`, for the response's `Allow`).
         case methodNotAllowed(method: String, allowed: [String])
+        /// The client's role (`policy`) does not allow this request. The role and rule are in the
+        /// record's `policy`, never in the answer.
+        case policyDenied
+        /// The role's `rate` is spent; a token comes back after `retryAfter` seconds.
+        case rateLimited(retryAfter: Int)
+        /// The role has `max_concurrent` exchanges and tunnels in flight.
+        case concurrencyLimited(limit: Int)
     }
 
     /// Why a redirect was refused.
@@ -234,8 +241,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
              .breakpointTimedOut, .hookFailed, .simulationMiss:
             return 502
         case .accessDenied(let reason):
-            if case .methodNotAllowed = reason { return 405 }
-            return 403
+            switch reason {
+            case .methodNotAllowed: return 405
+            case .rateLimited: return 429  // RFC 6585 §4
+            case .concurrencyLimited: return 503
+            default: return 403
+            }
         case .injectedFault(let reason):
             switch reason {
             case .status(let code, _): return code

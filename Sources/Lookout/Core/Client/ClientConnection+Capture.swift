@@ -133,8 +133,9 @@ extension ClientConnection {
             return
         }
         let learned = ja4.map { environment.passthrough?.contains(ja4: $0, host: host) ?? false } ?? false
-        if let engine = environment.interceptionTLS, environment.tls.intercepts(host), !learned,
-           let plain = connection as? Connection {
+        let intercepts = environment.interceptionTLS != nil && environment.tls.intercepts(host) && !learned
+        guard admittedByPolicy(host: origin.ruleKey, url: origin.authority, counted: !intercepts) else { return }
+        if let engine = environment.interceptionTLS, intercepts, let plain = connection as? Connection {
             capture = nil
             records.clientJA4 = ja4
             stash = state.bytes
@@ -167,7 +168,21 @@ extension ClientConnection {
             refuseCapture(refusal, url: origin.authority)
             return
         }
+        guard admittedByPolicy(host: origin.ruleKey, url: origin.authority, counted: true) else { return }
         startCaptureTunnel(state, origin: origin, ja4: ja4)
+    }
+
+    /// The policy's decision for a captured connection's TLS or tunnel, kept for its record;
+    /// false (and the connection refused) when its role refuses it.
+    private func admittedByPolicy(host: HostRuleKey, url: String, counted: Bool) -> Bool {
+        guard let (decision, refusal) = policyDecision(method: nil, host: host, limits: counted) else { return true }
+        records.policy = decision
+        if let refusal {
+            refuseCapture(refusal, url: url)
+            records.policy = nil
+            return false
+        }
+        return true
     }
 
     private func startCaptureTunnel(_ state: CaptureState, origin: Origin, ja4: String?) {
@@ -176,6 +191,7 @@ extension ClientConnection {
         let tunnel = Tunnel(id: environment.exchanges.makeRequestID(), head: target.connectHead(host: origin.host),
                             origin: origin, client: connection, delegate: self, environment: environment.exchanges,
                             context: context, records: records)
+        records.policy = nil  // the tunnel has its decision
         tunnel.alreadyEstablished = true
         tunnel.initialClientBytes = state.bytes
         if let ja4 { tunnel.setClientJA4(ja4) }
@@ -204,6 +220,13 @@ extension ClientConnection {
         if let refusal = environment.accessRefusal(method: head.method.rawValue, host: origin.ruleKey) {
             reject(head, requestID: requestID, error: refusal)
             return
+        }
+        if let (decision, refusal) = policyDecision(method: head.method.rawValue, host: origin.ruleKey) {
+            records.policy = decision
+            if let refusal {
+                reject(head, requestID: requestID, error: refusal)
+                return
+            }
         }
         startExchange(head, requestID: requestID, origin: origin, path: path, url: origin.url(path: path))
     }

@@ -27,10 +27,17 @@ extension ClientConnection {
             return
         }
         // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
-        if let authenticator = environment.authenticator, head.target.isProxied, interceptedOrigin == nil,
-           !authenticator.accepts(head.headerFields) {
-            reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
-            return
+        if let authenticator = environment.authenticator, head.target.isProxied, interceptedOrigin == nil {
+            switch authenticator.outcome(head.headerFields) {
+            case .user(let user):
+                authenticatedUser = user
+            case .missing where !environment.credentialsRequired:
+                // Under a policy, credentials only identify: without them the address decides.
+                authenticatedUser = nil
+            case .missing, .invalid:
+                reject(head, requestID: requestID, error: .requestRejected(reason: .proxyAuthenticationRequired))
+                return
+            }
         }
         // The destination prepared once for every per-host rule set it meets on the way.
         let destination = destinationKey(head)
@@ -38,6 +45,19 @@ extension ClientConnection {
            let refusal = environment.accessRefusal(method: head.method.rawValue, host: destination) {
             reject(head, requestID: requestID, error: refusal)
             return
+        }
+        if let destination, environment.policy != nil {
+            let isConnect = head.method == .connect
+            // A CONNECT that is intercepted counts nothing itself: its requests are counted.
+            let counted = !isConnect || !(environment.interceptionTLS != nil && environment.tls.intercepts(destination.normalized))
+            if let (decision, refusal) = policyDecision(method: isConnect ? nil : head.method.rawValue, host: destination,
+                                                        limits: counted) {
+                records.policy = decision
+                if let refusal {
+                    reject(head, requestID: requestID, error: refusal)
+                    return
+                }
+            }
         }
         let parent = destination.flatMap { environment.exchanges.parentProxy(for: $0) }
         switch head.target {
@@ -96,6 +116,7 @@ extension ClientConnection {
         let exchange = Exchange(id: requestID, context: context, client: self, delegate: self,
                                 records: records, head: head, origin: origin, path: path, url: url,
                                 kind: interceptedOrigin == nil ? .http : .intercepted)
+        records.policy = nil  // the exchange has its decision
         self.exchange = exchange
         exchange.start()
     }
@@ -128,6 +149,7 @@ extension ClientConnection {
                             origin: Origin(host: host, port: port, parent: parent, ruleKey: ruleKey),
                             client: connection,
                             delegate: self, environment: environment.exchanges, context: context, records: records)
+        records.policy = nil  // the tunnel has its decision
         self.tunnel = tunnel
         connection.pauseReading()
         tunnel.start()
@@ -291,6 +313,7 @@ extension ClientConnection {
         records.refused(requestID: requestID, method: head.method.rawValue, url: url,
                         httpVersion: head.version.description, kind: kind ?? (head.method == .connect ? .tunnel : .http),
                         error: error, status: error.status, start: start, headWasRead: true)
+        records.policy = nil
         closeAfterResponse()
     }
 

@@ -50,8 +50,13 @@ extension ClientConnection {
             refuseCapture(.requestRejected(reason: .socksMalformed(why)), url: "")
             return nil
         case .done(let methods, let consumed):
-            let wanted = environment.authenticator == nil ? Socks5.noAuthentication : Socks5.usernamePassword
-            guard methods.contains(wanted) else {
+            // With auth.users, credentials are asked for (offered, they identify the client for the
+            // policy even when not required).
+            let asks = environment.authenticator != nil
+            let wanted: UInt8? = asks && methods.contains(Socks5.usernamePassword) ? Socks5.usernamePassword
+                : (!asks || !environment.credentialsRequired) && methods.contains(Socks5.noAuthentication)
+                ? Socks5.noAuthentication : nil
+            guard let wanted else {
                 connection.write([5, Socks5.noAcceptableMethods])
                 refuseCapture(.requestRejected(reason: .socksNoAcceptableMethod(offered: methods)), url: "")
                 return nil
@@ -77,6 +82,7 @@ extension ClientConnection {
                 return nil
             }
             connection.write([1, 0])
+            if environment.authenticator != nil { authenticatedUser = credentials.user }
             state.phase = .socksRequest
             return consumed
         }

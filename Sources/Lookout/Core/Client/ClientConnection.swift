@@ -69,6 +69,9 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// A transparent or SOCKS5 connection until its first bytes say what it carries, and then
     /// (plain HTTP) where its requests go.
     var capture: CaptureState?
+    /// The `auth.users` name the client authenticated as (a proxy request's credentials, a
+    /// CONNECT's for the requests inside it, or SOCKS5's), which the `policy` reads.
+    var authenticatedUser: String?
 
     init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
          role: ListenerRole = .proxy) {

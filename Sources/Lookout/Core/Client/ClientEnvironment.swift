@@ -23,6 +23,10 @@ final class ClientEnvironment: Sendable {
     let allowedConnectPorts: Set<Int>
     /// `auth.users`; nil when no credentials are asked for.
     let authenticator: ProxyAuthenticator?
+    /// Whether credentials are mandatory, or only identify a client for `policy`.
+    let credentialsRequired: Bool
+    /// `policy`; nil when `access` alone decides.
+    let policy: EgressPolicy?
 
     init(configuration: SessionConfiguration, exchanges: ExchangeEnvironment, admin: AdminContext,
          interceptionTLS: TLSEngine?, trustManager: ServerTrustManager, authenticator: ProxyAuthenticator?) {
@@ -37,6 +41,8 @@ final class ClientEnvironment: Sendable {
         self.access = configuration.access
         self.allowedConnectPorts = configuration.allowedConnectPorts
         self.authenticator = authenticator
+        self.credentialsRequired = configuration.proxyCredentialsRequired
+        self.policy = configuration.policy
     }
 
     var timeouts: Timeouts { exchanges.upstream.timeouts }

@@ -57,6 +57,11 @@ public struct SessionConfiguration: Sendable {
     }
     /// "name:password" pairs clients must present (`Proxy-Authorization: Basic`); empty = open to every client.
     public var proxyCredentials: [String] = []
+    /// Whether those credentials are mandatory (`auth.required`); when not, they only identify a
+    /// client for the `policy`.
+    public var proxyCredentialsRequired = true
+    /// `policy`: roles by identity; nil = `access` alone decides.
+    public var policy: EgressPolicy?
     /// `admin.token`: what every admin page but `/healthz` and `/proxy.pac` asks for; nil = nothing asked.
     public var adminToken: String?
     /// `pac.direct`: the hosts `/proxy.pac` sends straight to the origin.

@@ -39,6 +39,9 @@ enum ErrorResponse {
         if case .accessDenied(.methodNotAllowed(_, let allowed)) = error {
             fields[.allow] = allowed.joined(separator: ", ")  // RFC 9110 §15.5.6
         }
+        if case .accessDenied(.rateLimited(let seconds)) = error {
+            fields[.retryAfter] = String(seconds)  // RFC 6585 §4, RFC 9110 §10.2.3
+        }
         fields[.via] = ViaHeaderAdapter.value
         return (status, fields, body)
     }

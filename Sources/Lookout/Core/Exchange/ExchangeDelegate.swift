@@ -30,6 +30,9 @@ struct ExchangeRecords {
     var clientJA4: String?
     /// A connection a transparent or SOCKS5 listener took: every record of it says so.
     var captured: CapturedConnection?
+    /// The egress policy's decision for the exchange or tunnel these records are handed to (set
+    /// on the connection's copy just before, and cleared after).
+    var policy: PolicyDecision?
 
     /// The record of a request read and accepted (`request.didCreateInitialRequest`). The head
     /// and URL are read only when a monitor takes the record: an exchange's head is a
@@ -75,12 +78,15 @@ struct ExchangeRecords {
         summary.end = .now()
         if summary.clientJA4 == nil, let clientJA4 { summary.clientJA4 = clientJA4 }
         if let captured { summary.captured = captured }
+        if summary.policy == nil, let policy { summary.policy = policy }
     }
 
     /// Writes a summary `end` ended. Not written to here, the summary moves straight into its
     /// event; written to, a consumed parameter is first copied to the stack (all of its bytes).
     func post(_ summary: consuming ExchangeSummary) {
         environment.exchangesFinished.add(1, ordering: .relaxed)
+        // The exchange is over: its place among its role's in-flight ones is free.
+        summary.policy?.slot?.giveBack()
         guard environment.monitor.wants(RequestDidFinish.interest) else { return }
         let context = EventContext(time: summary.end, connectionID: connectionID, requestID: summary.requestID)
         // Built outside `emit`'s autoclosure, so that the summary moves into the event.
