@@ -133,6 +133,11 @@ static inline int lookout_X509_NAME_print_oneline(BIO *bio, const X509_NAME *nam
         (ASN1_STRFLGS_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) | XN_FLAG_SEP_CPLUS_SPC | XN_FLAG_FN_SN);
 }
 
+/// RFC 2253 form ("CN=billing,O=corp": most specific first, commas), as policies name subjects.
+static inline int lookout_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
+}
+
 static inline int lookout_MBSTRING_UTF8(void) { return MBSTRING_UTF8; }
 
 /* ---- memory ---- */

@@ -94,9 +94,14 @@ extension ConfigReader {
         if let node = top["policy"], let section = fields(of: node, path: "policy") {
             readPolicy(section, node: node, into: &config.policy)
             let names = config.auth.names
+            let asksForCertificates = config.listen.contains { $0.tls?.clientCA != nil }
             for (index, identity) in config.policy.identities.enumerated() {
                 if case .user(let user) = identity.match, !names.contains(user) {
                     fail(node, "policy.identities[\(index)].user", "\(quoted(user)) is not one of auth.users, so no client could be it")
+                }
+                if case .certificateSubject = identity.match, !asksForCertificates {
+                    fail(node, "policy.identities[\(index)].client_cert_subject",
+                         "no listener asks clients for a certificate: add tls: {cert, key, client_ca} to a listen entry")
                 }
             }
         }

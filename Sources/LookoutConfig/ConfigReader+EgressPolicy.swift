@@ -70,10 +70,12 @@ extension ConfigReader {
                     fail(element, path, "an identity names exactly one of user, clients (got \(matches.isEmpty ? "none" : matches.joined(separator: ", ")))")
                     continue
                 }
-                if let subject = entry["client_cert_subject"] {
-                    // A client certificate needs TLS from the client to the proxy's own listener.
-                    fail(subject, "\(path).client_cert_subject",
-                         "client certificate identities need a TLS listener, which Lookout does not offer yet; use user or clients")
+                if let subjectNode = entry["client_cert_subject"] {
+                    guard case .text(let subject, _) = scalarValue(subjectNode), !subject.isEmpty else {
+                        fail(subjectNode, "\(path).client_cert_subject", "expected an RFC 2253 subject such as \"CN=billing,O=corp\", \(got(subjectNode))")
+                        continue
+                    }
+                    identities.append(PolicyIdentity(role: role, match: .certificateSubject(subject)))
                 } else if let userNode = entry["user"] {
                     guard case .text(let user, _) = scalarValue(userNode), !user.isEmpty else {
                         fail(userNode, "\(path).user", "expected a user name from auth.users, \(got(userNode))")

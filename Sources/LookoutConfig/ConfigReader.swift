@@ -1,3 +1,4 @@
+import LookoutTLS
 import Yams
 
 /// The keys the configuration file knows, section by section, in file order.
@@ -92,7 +93,8 @@ enum Schema {
     /// The keys of one `upstream_proxies.rules[i]`.
     static let upstreamProxyRule = ["hosts", "proxy"]
     /// The keys of a `listen[i]` mapping.
-    static let listenEntry = ["address", "mode"]
+    static let listenEntry = ["address", "mode", "tls"]
+    static let listenTLS = ["cert", "key", "client_ca"]
 
     /// Every key path, top-level keys first.
     static let allPaths: [String] = topLevel + topLevel.flatMap { section in
@@ -260,6 +262,7 @@ final class ConfigReader {
 
     private func listenEntry(_ element: Node, path: String, modes: Bool) -> ListenAddress? {
         var mode = ListenAddress.Mode.proxy
+        var tls: ListenAddress.TLS?
         var addressNode = element
         var addressPath = path
         if modes, case .mapping = element {
@@ -275,6 +278,14 @@ final class ConfigReader {
                     return nil
                 }
                 mode = value
+            }
+            if let tlsNode = section["tls"] {
+                guard mode == .proxy else {
+                    fail(tlsNode, "\(path).tls", "tls is for proxy listeners (mode: proxy), not \(mode.rawValue)")
+                    return nil
+                }
+                guard let settings = listenTLS(tlsNode, path: "\(path).tls") else { return nil }
+                tls = settings
             }
             addressNode = node
             addressPath = "\(path).address"
@@ -292,11 +303,45 @@ final class ConfigReader {
         do {
             var address = try ListenAddress(parsing: text)
             address.mode = mode
+            address.tls = tls
             return address
         } catch {
             fail(addressNode, addressPath, error.message)
             return nil
         }
+    }
+
+    /// A listener's `tls`: its certificate and key (loaded now, so a bad file is a config error)
+    /// and the client authorities.
+    private func listenTLS(_ node: Node, path: String) -> ListenAddress.TLS? {
+        guard let section = fields(of: node, path: path, known: Schema.listenTLS) else { return nil }
+        guard let certNode = section["cert"], let certText = self.path(certNode, "\(path).cert", expected: "a PEM certificate file"),
+              let keyNode = section["key"], let keyText = self.path(keyNode, "\(path).key", expected: "a PEM private key file"),
+              let cert = resolve(certText), let key = resolve(keyText) else {
+            if section["cert"] == nil || section["key"] == nil { fail(node, path, "a TLS listener needs cert and key") }
+            return nil
+        }
+        do {
+            _ = try ClientIdentity(certificateFile: cert, keyFile: key)
+        } catch {
+            fail(certNode, "\(path).cert", error.message)
+            return nil
+        }
+        var clientCA: String?
+        if let caNode = section["client_ca"], let caText = self.path(caNode, "\(path).client_ca", expected: "a PEM file of CA certificates"),
+           let ca = resolve(caText) {
+            do {
+                guard !(try Certificate.loadAll(pemFile: ca)).isEmpty else {
+                    fail(caNode, "\(path).client_ca", "\(ca) holds no certificate")
+                    return nil
+                }
+            } catch {
+                fail(caNode, "\(path).client_ca", error.message)
+                return nil
+            }
+            clientCA = ca
+        }
+        return ListenAddress.TLS(certificate: cert, key: key, clientCA: clientCA)
     }
 
     /// "name:password" strings (RFC 7617: the name cannot contain a colon; the password may).

@@ -25,6 +25,9 @@ public struct PolicyIdentity: Sendable, Equatable {
         case user(String)
         /// `clients`: the client's source address ranges.
         case clients([IPNetwork])
+        /// `client_cert_subject`: the RFC 2253 subject ("CN=billing,O=corp") of the certificate
+        /// the client presented to a TLS listener (`listen[i].tls.client_ca`).
+        case certificateSubject(String)
     }
 
     public var role: String

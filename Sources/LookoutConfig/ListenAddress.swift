@@ -29,11 +29,27 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// 0...65535; 0 = the kernel picks.
     public var port: Int
     public var mode: Mode
+    /// `tls`: the listener speaks TLS to its clients (a proxy listener only).
+    public var tls: TLS?
 
-    public init(host: String, port: Int, mode: Mode = .proxy) {
+    /// A listener's own certificate and key, and the authorities whose client certificates
+    /// identify clients (`policy.identities[i].client_cert_subject`).
+    public struct TLS: Sendable, Hashable {
+        public var certificate: String
+        public var key: String
+        public var clientCA: String?
+        public init(certificate: String, key: String, clientCA: String? = nil) {
+            self.certificate = certificate
+            self.key = key
+            self.clientCA = clientCA
+        }
+    }
+
+    public init(host: String, port: Int, mode: Mode = .proxy, tls: TLS? = nil) {
         self.host = host
         self.port = port
         self.mode = mode
+        self.tls = tls
     }
 
     /// Parses `"host:port"` / `"[v6]:port"` / `"localhost:port"`, as the config

@@ -35,6 +35,8 @@ public final class EgressPolicy: Sendable {
     public enum Identity: Sendable {
         case user(String, role: String)
         case clients([IPNetwork], role: String)
+        /// The RFC 2253 subject of the client's certificate (a TLS listener's `client_ca`).
+        case certificateSubject(String, role: String)
     }
 
     public let roles: [String: Role]
@@ -48,10 +50,13 @@ public final class EgressPolicy: Sendable {
     }
 
     /// The role of a client: the first identity that matches (`user`: the name it
-    /// authenticated as; `client`: its address), else the default role.
-    public func role(user: String?, client: SocketAddress?) -> (role: Role, identity: String) {
+    /// authenticated as; `client`: its address; `certificateSubject`: its TLS client
+    /// certificate's), else the default role.
+    public func role(user: String?, client: SocketAddress?, certificateSubject: String? = nil) -> (role: Role, identity: String) {
         for identity in identities {
             switch identity {
+            case .certificateSubject(let subject, let role) where subject == certificateSubject:
+                if let found = roles[role] { return (found, "cert:\(subject)") }
             case .user(let name, let role) where name == user:
                 if let found = roles[role] { return (found, "user:\(name)") }
             case .clients(let networks, let role):

@@ -13,7 +13,15 @@ extension SessionConfiguration {
     /// stores and pinned certificates, and (when interception is on) loads or creates the CA.
     init(_ file: LookoutConfiguration, logger: Logger) throws {
         self.init()
-        listen = file.listen.filter { $0.mode == .proxy }.map { ($0.host, $0.port) }
+        listen = file.listen.filter { $0.mode == .proxy && $0.tls == nil }.map { ($0.host, $0.port) }
+        secureListen = try file.listen.compactMap { address in
+            guard let tls = address.tls else { return nil }
+            let identity = try ClientIdentity(certificateFile: tls.certificate, keyFile: tls.key)
+            let authorities = try tls.clientCA.map { try Certificate.loadAll(pemFile: $0) } ?? []
+            let engine = try TLSEngine(configuration: .server(identity: identity, clientAuthorities: authorities,
+                                                              minimumVersion: file.tls.minimumVersion))
+            return (address.host, address.port, engine)
+        }
         transparentListen = file.listen.filter { $0.mode == .transparent }.map { ($0.host, $0.port) }
         socksListen = file.listen.filter { $0.mode == .socks5 }.map { ($0.host, $0.port) }
         adminListen = file.admin.listen.map { ($0.host, $0.port) }
@@ -195,6 +203,7 @@ extension EgressPolicy {
             switch identity.match {
             case .user(let user): return .user(user, role: identity.role)
             case .clients(let networks): return .clients(networks, role: identity.role)
+            case .certificateSubject(let subject): return .certificateSubject(subject, role: identity.role)
             }
         }
         self.init(roles: roles, identities: identities, defaultRole: settings.defaultRole)

@@ -19,6 +19,10 @@ struct ListenModeConfigTests {
         #expect(error("listen: [{address: \"example.com:1\", mode: socks5}]")
             == "1:20 listen[0].address: host \"example.com\" must be an IPv4 or IPv6 address or \"localhost\"")
         #expect(error("listen: [{address: \"127.0.0.1:1\", port: 2}]")?.hasPrefix("1:35 listen[0].port: unknown key") == true)
+        #expect(error("listen: [{address: \"127.0.0.1:1\", mode: socks5, tls: {cert: a, key: b}}]")?
+            .contains("tls is for proxy listeners (mode: proxy), not socks5") == true)
+        #expect(error("listen: [{address: \"127.0.0.1:1\", tls: {cert: /nonexistent.pem}}]")?
+            .contains("a TLS listener needs cert and key") == true)
         #expect(error("listen: [\"127.0.0.1:9000\", {address: \"127.0.0.1:9000\", mode: socks5}]")
             == "1:28 listen[1]: 127.0.0.1:9000 is listed twice (first on line 1)")
     }

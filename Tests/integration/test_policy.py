@@ -223,3 +223,54 @@ def test_socks_users_get_their_role(make_proxy, site):
     assert ok.stdout == "200", ok.stderr
     record = proxy.only_summary()
     assert record["policy"]["role"] == "ci" and record["policy"]["rule"] == "allow:localhost" and record["capture"] == "socks5"
+
+
+CLIENT_EXTENSIONS = """
+[ leaf ]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = {san}
+"""
+
+
+def test_client_certificates_on_a_tls_listener_name_the_role(make_proxy, pki, site, tmp_path):
+    from tls_pki import self_signed
+    server = pki.root.issue("proxy-listener")  # localhost, 127.0.0.1
+    billing = pki.root.issue("billing-client", common_name="billing", extensions=CLIENT_EXTENSIONS,
+                             san="DNS:billing.client")  # its key, signed again below with O=corp
+    # The subject names the role in RFC 2253 order: "CN=billing,O=corp" needs O in the certificate.
+    subprocess.run(["openssl", "req", "-new", "-key", str(billing.key), "-out", str(tmp_path / "b.csr"),
+                    "-subj", "/O=corp/CN=billing"], check=True, capture_output=True)
+    (tmp_path / "b.ext").write_text(CLIENT_EXTENSIONS.format(san="DNS:billing.client"))
+    subprocess.run(["openssl", "x509", "-req", "-in", str(tmp_path / "b.csr"), "-CA", str(pki.root.cert),
+                    "-CAkey", str(pki.root.dir / "ca.key"), "-CAcreateserial", "-days", "2", "-extfile", str(tmp_path / "b.ext"),
+                    "-extensions", "leaf", "-out", str(tmp_path / "billing.pem")], check=True, capture_output=True)
+    (tmp_path / "stranger").mkdir()
+    stranger = self_signed(tmp_path / "stranger")  # a certificate no client_ca issued
+    config = policy_config(billing={"mode": "enforce", "allow": ["127.0.0.1"]})
+    config["policy"]["identities"].insert(0, {"role": "billing", "client_cert_subject": "CN=billing,O=corp"})
+    config["listen"] = [{"address": "127.0.0.1:0", "tls": {"cert": str(server.cert), "key": str(server.key),
+                                                          "client_ca": str(pki.root.cert)}}]
+    proxy = make_proxy(config, listen=())
+    port = proxy.port
+    env = {k: v for k, v in client_env().items() if "proxy" not in k.lower()}
+
+    def through(*cert):
+        return subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", f"https://localhost:{port}",
+                               "--proxy-cacert", str(pki.root.cert), *cert, site.url("/")],
+                              capture_output=True, text=True, timeout=30, env=env)
+    with_cert = through("--proxy-cert", str(tmp_path / "billing.pem"), "--proxy-key", str(billing.key))
+    without = through()
+    refused = through("--proxy-cert", str(stranger.cert), "--proxy-key", str(stranger.key))
+    assert with_cert.stdout == "200", with_cert.stderr
+    assert without.stdout == "403"  # no certificate: the default role
+    assert refused.stdout in ("000", "") and refused.returncode != 0  # the handshake fails
+    records = proxy.summaries(3)
+    allowed = next(r for r in records if r.get("status") == 200)
+    assert allowed["policy"]["role"] == "billing" and allowed["policy"]["identity"] == "cert:CN=billing,O=corp"
+    assert next(r for r in records if r.get("status") == 403)["policy"]["role"] == "unknown"
+    failed = next(r for r in records if (r.get("error") or {}).get("code") == "client_tls_handshake_failed")
+    assert "certificate" in failed["error"]["message"]

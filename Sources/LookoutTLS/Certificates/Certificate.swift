@@ -118,6 +118,12 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
         Certificate.oneLine(X509_get_subject_name(x509))
     }
 
+    /// The subject in RFC 2253 form, most specific first: "CN=billing,O=corp".
+    public var subjectRFC2253: String {
+        guard let name = X509_get_subject_name(x509) else { return "" }
+        return MemoryBIO.collectString { lookout_X509_NAME_print_rfc2253($0, name) >= 0 } ?? ""
+    }
+
     /// The issuer, in the same form as `subject`.
     public var issuer: String {
         Certificate.oneLine(X509_get_issuer_name(x509))

@@ -28,6 +28,9 @@ public struct TLSConfiguration: Sendable {
     public var sessionCacheCapacity: Int
     /// Server only: the certificate to present.
     public var certificateSource: TLSServerCertificateSource?
+    /// Server only: ask clients for a certificate issued under one of these; one that presents
+    /// a certificate they do not verify fails the handshake, one that presents none goes on.
+    public var clientCertificateAuthorities: [Certificate] = []
 
     /// A configuration with every field given.
     public init(role: Role, minimumVersion: TLSProtocolVersion = .tls12, maximumVersion: TLSProtocolVersion? = nil,
@@ -54,6 +57,16 @@ public struct TLSConfiguration: Sendable {
                               maximumVersion: TLSProtocolVersion? = nil, applicationProtocols: [String] = []) -> TLSConfiguration {
         TLSConfiguration(role: .server, minimumVersion: minimumVersion, maximumVersion: maximumVersion,
                          applicationProtocols: applicationProtocols, certificateSource: .fixed(chain: chain, key: key))
+    }
+
+    /// A server presenting `identity` (a certificate file and its key), asking clients for a
+    /// certificate under `clientAuthorities` when there are any.
+    public static func server(identity: ClientIdentity, clientAuthorities: [Certificate],
+                              minimumVersion: TLSProtocolVersion = .tls12) -> TLSConfiguration {
+        var configuration = server(chain: identity.chain, key: identity.key, minimumVersion: minimumVersion,
+                                   applicationProtocols: ["http/1.1"])
+        configuration.clientCertificateAuthorities = clientAuthorities
+        return configuration
     }
 
     /// A server configuration choosing the certificate per SNI name, e.g. with

@@ -263,6 +263,13 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// The peer's certificates as presented, leaf first (on a server: the client's, if it
     /// sent any). Available after the handshake, also for resumed sessions.
+    /// A server's client: the subject of the certificate it presented (verified against the
+    /// engine's client authorities), in RFC 2253 form; nil when it presented none.
+    public var peerCertificateSubject: String? {
+        guard let leaf = SSL_get0_peer_certificate(ssl) else { return nil }
+        return Certificate(retaining: leaf).subjectRFC2253
+    }
+
     public var peerCertificateChain: [Certificate] {
         var chain: [Certificate] = []
         let leaf = SSL_get0_peer_certificate(ssl)

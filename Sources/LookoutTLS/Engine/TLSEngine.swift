@@ -87,6 +87,17 @@ public final class TLSEngine: @unchecked Sendable {
             case .perServerName:
                 break
             }
+            if !configuration.clientCertificateAuthorities.isEmpty {
+                // RFC 8446 §4.3.2: a CertificateRequest naming these CAs; a client certificate, when
+                // sent, is verified against them (its absence is the application's to judge).
+                guard let store = X509_STORE_new() else { throw invalid("X509_STORE_new failed") }
+                for authority in configuration.clientCertificateAuthorities {
+                    _ = X509_STORE_add_cert(store, authority.x509)
+                    _ = SSL_CTX_add_client_CA(context, authority.x509)
+                }
+                SSL_CTX_set_cert_store(context, store)
+                SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            }
         }
         TLSCallbacks.install(on: context, for: configuration)
         self.configuration = configuration

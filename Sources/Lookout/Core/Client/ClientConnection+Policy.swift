@@ -10,7 +10,8 @@ extension ClientConnection {
     /// and number in flight.
     func policyDecision(method: String?, host: HostRuleKey, limits: Bool = true) -> (PolicyDecision, ProxyError?)? {
         guard let policy = environment.policy else { return nil }
-        let (role, identity) = policy.role(user: authenticatedUser, client: connection.peerAddress)
+        let (role, identity) = policy.role(user: authenticatedUser, client: connection.peerAddress,
+                                           certificateSubject: certificateSubject)
         return policy.decide(role, identity: identity, method: method, host: host, limits: limits)
     }
 }

@@ -72,12 +72,17 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// The `auth.users` name the client authenticated as (a proxy request's credentials, a
     /// CONNECT's for the requests inside it, or SOCKS5's), which the `policy` reads.
     var authenticatedUser: String?
+    /// A TLS listener's client: the RFC 2253 subject of the certificate it presented.
+    var certificateSubject: String?
+    /// The engine of a TLS listener: the connection's first bytes are its handshake.
+    let listenerTLS: TLSEngine?
 
     init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
-         role: ListenerRole = .proxy) {
+         role: ListenerRole = .proxy, listenerTLS: TLSEngine? = nil) {
         self.environment = environment
         self.owner = owner
         self.role = role
+        self.listenerTLS = listenerTLS
         self.context = context
         self.connection = connection
         self.clientAddress = connection.peerAddress?.description ?? "unknown"
@@ -92,6 +97,8 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     func start(destination: OriginalDestination? = nil) {
         connection.delegate = self
         switch role {
+        case .proxy where listenerTLS != nil:
+            beginListenerTLS(listenerTLS!)
         case .proxy, .admin:
             connection.resumeReading()
             armIdleTimer()

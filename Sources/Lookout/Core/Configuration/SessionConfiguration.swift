@@ -19,6 +19,9 @@ public struct SessionConfiguration: Sendable {
     /// `listen` entries with `mode: transparent`: connections redirected here by nftables/iptables
     /// (REDIRECT or TPROXY), each sent on to its original destination.
     public var transparentListen: [(host: String, port: Int)] = []
+    /// `listen` entries with `tls`: proxy listeners that speak TLS to their clients, each with its
+    /// engine (its certificate, and the authorities of the client certificates it asks for).
+    public var secureListen: [(host: String, port: Int, engine: TLSEngine)] = []
     /// `listen` entries with `mode: socks5`: SOCKS5 clients (RFC 1928).
     public var socksListen: [(host: String, port: Int)] = []
     /// 0 = one event loop per core.

@@ -200,6 +200,16 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
             bound.append(listener.address)
             if role == .socks5, socksListener == nil { socksListener = listener.address.description }
         }
+        for (host, port, engine) in configuration.secureListen {
+            guard let address = SocketAddress(ip: host, port: port) else {
+                throw SocketError("listen address \(host):\(port) is not an IP literal", code: EINVAL)
+            }
+            let listener = try Listener(address: address, queue: acceptQueue) { [unowned self] fd, peer, local in
+                accept(fd: fd, peer: peer, local: local, role: .proxy, listener: address, tls: engine)
+            }
+            listeners.append(listener)
+            bound.append(listener.address)
+        }
         ownAddresses = bound
         listeners.forEach { $0.start() }
         // Recorded before reachability starts: its first reading is a change record, and the log
@@ -213,7 +223,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
 
     /// On the accept queue: admit the connection to a loop, or refuse it when at the limit. A
     /// transparent listener's connection learns its original destination here, from its socket.
-    func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?, role: ListenerRole, listener: SocketAddress) {
+    func accept(fd: Int32, peer: SocketAddress, local: SocketAddress?, role: ListenerRole, listener: SocketAddress,
+                tls: TLSEngine? = nil) {
         let id = makeConnectionID()
         let limit = configuration.maxConnections
         let refusal: ProxyError?
@@ -247,7 +258,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         loop.execute { [self] in
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
             let client = ClientConnection(environment: clients, owner: self, context: context, connection: connection,
-                                          role: role)
+                                          role: role, listenerTLS: tls)
             registry.clients[id] = client
             emit(EventContext(connectionID: id),
                  ConnectionDidOpen(client: peer.description, listener: connection.localAddress?.description ?? ""))
