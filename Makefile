@@ -6,7 +6,7 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless wrk
 
 .PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz
 
@@ -54,6 +54,7 @@ deps: pins
 	command -v microsocks >/dev/null || missing="$$missing microsocks"; \
 	[ -x /usr/sbin/danted ] || missing="$$missing dante-server"; \
 	command -v javac >/dev/null || missing="$$missing default-jdk-headless"; \
+	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \

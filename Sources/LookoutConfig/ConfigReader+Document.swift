@@ -9,6 +9,9 @@ extension ConfigReader {
         if let node = top["listen"] {
             config.listen = listen(node, path: "listen", modes: true) ?? config.listen
         }
+        if let node = top["config_watch"] {
+            config.configWatch = boolean(node, "config_watch") ?? config.configWatch
+        }
         if let node = top["state_dir"], let path = path(node, "state_dir", expected: "a folder path") {
             config.stateDirectory = path
         }

@@ -8,7 +8,7 @@ enum Schema {
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "policy", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "pac", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
-        "messages", "audit", "otel", "grpc",
+        "messages", "audit", "otel", "grpc", "config_watch",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],

@@ -50,6 +50,8 @@ public struct LookoutConfiguration: Sendable, Equatable {
     public var access = Access()
     /// `policy`: egress policy by identity (roles, modes, limits).
     public var policy = Policy()
+    /// `config_watch`: reload the file when it changes (as SIGHUP does).
+    public var configWatch = false
     /// `upstream_proxies`
     public var upstreamProxies = UpstreamProxies()
     /// `reachability`

@@ -32,8 +32,10 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
     /// Signalled once per signal source when Dispatch has registered it (see `start`).
     private let signalsRegistered = DispatchSemaphore(value: 0)
     private var stopping = false
+    /// Reads the config file again (SIGHUP, `POST /admin/reload`, `config_watch`); nil without a file.
+    private var reloader: ConfigReloader?
 
-    init(configuration file: LookoutConfiguration, logger: Logger) throws {
+    init(configuration file: LookoutConfiguration, path: String? = nil, logger: Logger) throws {
         self.logger = logger
         // The log and the live view write the same summary records, and OpenTelemetry's log
         // records carry the same line: with them on, they run on the log's queue, are handed each
@@ -96,6 +98,11 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
         let configuration = try SessionConfiguration(file, logger: logger)
         if let store = configuration.passthrough { adminEndpoints.append(PassthroughStatus(store: store)) }
         session = try Session(configuration: configuration, monitors: monitors, adminEndpoints: adminEndpoints, logger: logger)
+        if let path {
+            let reloader = ConfigReloader(path: path, session: session, logger: logger, watch: file.configWatch)
+            self.reloader = reloader
+            session.reloader.withLock { $0 = { trigger in reloader.reload(trigger: trigger) } }
+        }
     }
 
     func start() throws {
@@ -107,6 +114,8 @@ final class ProxyRunner: @unchecked Sendable {  // signal sources and state conf
             logger.info("SIGHUP: reopening the log file")
             logMonitor?.reopen()
             if let outcome = session.reloadRecordings() { logger.info("SIGHUP: \(outcome)") }
+            // Off the signal queue: a reload waits for its own queue.
+            if let reloader { DispatchQueue.global().async { _ = reloader.reload(trigger: "SIGHUP") } }
         }
         // Registration is asynchronous, on Dispatch's manager thread; `dispatchMain` then unblocks
         // the signals on the main thread, where one arriving before Dispatch's handler is in

@@ -37,7 +37,8 @@ struct RunCommand: ParsableCommand {
         if let problem = file.adminTokenProblem { throw ValidationError(problem) }
         if let log { file.log.path = log }
         if verboseEvents { file.log.verbose = true }
-        let runner = try ProxyRunner(configuration: file, logger: logger)
+        let runner = try ProxyRunner(configuration: file, path: config ?? ConfigurationLoader.defaultConfigurationPath(),
+                                     logger: logger)
         try runner.start()
         dispatchMain()
     }

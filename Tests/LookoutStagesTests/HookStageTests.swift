@@ -18,7 +18,10 @@ import LookoutModel
 
     private func hooks(_ action: String) throws -> Hooks {
         try Hooks(settings: [HookSettings(name: "gate", filter: "method:POST",
-                                          transport: .command(["python3", "-c", Self.program, action], workingDirectory: "/"))],
+                                          transport: .command(["python3", "-c", Self.program, action], workingDirectory: "/"),
+                                          // A loaded machine may take seconds to start python: the verdict
+                                          // must be the hook's, never its timeout's.
+                                          timeoutMilliseconds: 10_000)],
                   restarted: { _, _, _ in })
     }
 

@@ -44,4 +44,6 @@ protocol AdminStatusSource: ExchangeOperator, BreakpointOperator {
     func captureNamespace(body: [UInt8]) -> AdminAnswer
     /// The first SOCKS5 listener's address, which `/proxy.pac` names as the fallback; nil without one.
     var socksListener: String? { get }
+    /// `POST /admin/reload`.
+    func reloadFromAdmin() -> AdminAnswer
 }

@@ -37,6 +37,8 @@ enum AdminResponder {
                            body: Array(ProxyAutoConfig.script(listener: listener, direct: admin.pacDirect,
                                                                         socks: source.socksListener).utf8),
                            keepAlive: keepAlive, setCookie: setCookie)
+        case (.post, "/admin/reload"):
+            return respond(head, source.reloadFromAdmin(), keepAlive: keepAlive, setCookie: setCookie)
         case (.post, "/capture/namespaces"):
             return respond(head, source.captureNamespace(body: body), keepAlive: keepAlive, setCookie: setCookie)
         case (.get, "/"), (.head, "/"):

@@ -66,3 +66,52 @@ public struct SessionReachabilityDidChange: EventKind {
         if let interface { writer.field("interface", interface) }
     }
 }
+
+/// `session.configDidReload`: the configuration file was read again and applied: which top-level
+/// sections changed, which of those took effect now, which wait for a restart, and the new
+/// file's SHA-256.
+public struct SessionDidReloadConfig: EventKind {
+    public static let name = "session.configDidReload"
+    public static let interest = EventInterest.summaries
+    /// `SIGHUP`, `admin` (`POST /admin/reload`) or `watch` (`config_watch`).
+    public var trigger: String
+    public var changed: [String]
+    public var reloaded: [String]
+    public var restartNeeded: [String]
+    public var hash: String
+
+    public init(trigger: String, changed: [String], reloaded: [String], restartNeeded: [String], hash: String) {
+        self.trigger = trigger
+        self.changed = changed
+        self.reloaded = reloaded
+        self.restartNeeded = restartNeeded
+        self.hash = hash
+    }
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("trigger", trigger)
+        writer.field("changed", changed)
+        writer.field("reloaded", reloaded)
+        writer.field("restart_needed", restartNeeded)
+        writer.field("hash", hash)
+    }
+}
+
+/// `session.configDidFailToReload`: the file could not be used; the running configuration stays,
+/// whole. `error` names the file, line, column and key.
+public struct SessionDidFailToReloadConfig: EventKind {
+    public static let name = "session.configDidFailToReload"
+    public static let interest = EventInterest.summaries
+    public var trigger: String
+    public var error: String
+
+    public init(trigger: String, error: String) {
+        self.trigger = trigger
+        self.error = error
+    }
+
+    public func encode<Writer: EventFieldWriter & ~Copyable>(to writer: inout Writer) {
+        writer.field("trigger", trigger)
+        writer.field("error", error)
+    }
+}

@@ -1,9 +1,9 @@
 import CLookoutSSL
 
 /// SHA-256 (FIPS 180-4) through OpenSSL's EVP interface.
-enum SHA256 {
+public enum SHA256 {
     /// The 32-byte digest of `bytes`.
-    static func digest(_ bytes: [UInt8]) -> [UInt8] {
+    public static func digest(_ bytes: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let ok = output.withUnsafeMutableBufferPointer { out in

@@ -9,7 +9,7 @@ extension ClientConnection {
     /// Nil without a policy. `method` nil: a tunnel; `limits`: count it against the role's rate
     /// and number in flight.
     func policyDecision(method: String?, host: HostRuleKey, limits: Bool = true) -> (PolicyDecision, ProxyError?)? {
-        guard let policy = environment.policy else { return nil }
+        guard let policy = rules.policy else { return nil }
         let (role, identity) = policy.role(user: authenticatedUser, client: connection.peerAddress,
                                            certificateSubject: certificateSubject)
         return policy.decide(role, identity: identity, method: method, host: host, limits: limits)

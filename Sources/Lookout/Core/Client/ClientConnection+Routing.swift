@@ -27,11 +27,11 @@ extension ClientConnection {
             return
         }
         // Inside an intercepted CONNECT the client already authenticated (on the CONNECT).
-        if let authenticator = environment.authenticator, head.target.isProxied, interceptedOrigin == nil {
+        if let authenticator = rules.authenticator, head.target.isProxied, interceptedOrigin == nil {
             switch authenticator.outcome(head.headerFields) {
             case .user(let user):
                 authenticatedUser = user
-            case .missing where !environment.credentialsRequired:
+            case .missing where !rules.credentialsRequired:
                 // Under a policy, credentials only identify: without them the address decides.
                 authenticatedUser = nil
             case .missing, .invalid:
@@ -46,7 +46,7 @@ extension ClientConnection {
             reject(head, requestID: requestID, error: refusal)
             return
         }
-        if let destination, environment.policy != nil {
+        if let destination, rules.policy != nil {
             let isConnect = head.method == .connect
             // A CONNECT that is intercepted counts nothing itself: its requests are counted.
             let counted = !isConnect || !(environment.interceptionTLS != nil && environment.tls.intercepts(destination.normalized))

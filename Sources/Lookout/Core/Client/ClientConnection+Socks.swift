@@ -52,9 +52,9 @@ extension ClientConnection {
         case .done(let methods, let consumed):
             // With auth.users, credentials are asked for (offered, they identify the client for the
             // policy even when not required).
-            let asks = environment.authenticator != nil
+            let asks = rules.authenticator != nil
             let wanted: UInt8? = asks && methods.contains(Socks5.usernamePassword) ? Socks5.usernamePassword
-                : (!asks || !environment.credentialsRequired) && methods.contains(Socks5.noAuthentication)
+                : (!asks || !rules.credentialsRequired) && methods.contains(Socks5.noAuthentication)
                 ? Socks5.noAuthentication : nil
             guard let wanted else {
                 connection.write([5, Socks5.noAcceptableMethods])
@@ -76,13 +76,13 @@ extension ClientConnection {
             refuseCapture(.requestRejected(reason: .socksMalformed(why)), url: "")
             return nil
         case .done(let credentials, let consumed):
-            guard environment.authenticator?.accepts(user: credentials.user, password: credentials.password) ?? true else {
+            guard rules.authenticator?.accepts(user: credentials.user, password: credentials.password) ?? true else {
                 connection.write([1, 1])
                 refuseCapture(.requestRejected(reason: .socksAuthenticationFailed), url: "")
                 return nil
             }
             connection.write([1, 0])
-            if environment.authenticator != nil { authenticatedUser = credentials.user }
+            if rules.authenticator != nil { authenticatedUser = credentials.user }
             state.phase = .socksRequest
             return consumed
         }

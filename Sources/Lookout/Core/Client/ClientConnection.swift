@@ -52,6 +52,8 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     /// What the listener that accepted it speaks (`admin`: only the admin pages, nothing proxied).
     let role: ListenerRole
     var adminOnly: Bool { role == .admin }
+    /// The loop's current `auth` and `policy`.
+    var rules: ClientRules { context.rules }
     /// A streamed admin body in progress (`GET /events`): the connection's last answer.
     var adminStream: AdminStreamState?
     /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).

@@ -21,15 +21,9 @@ final class ClientEnvironment: Sendable {
     let trustManager: ServerTrustManager
     let access: AccessPolicy
     let allowedConnectPorts: Set<Int>
-    /// `auth.users`; nil when no credentials are asked for.
-    let authenticator: ProxyAuthenticator?
-    /// Whether credentials are mandatory, or only identify a client for `policy`.
-    let credentialsRequired: Bool
-    /// `policy`; nil when `access` alone decides.
-    let policy: EgressPolicy?
 
     init(configuration: SessionConfiguration, exchanges: ExchangeEnvironment, admin: AdminContext,
-         interceptionTLS: TLSEngine?, trustManager: ServerTrustManager, authenticator: ProxyAuthenticator?) {
+         interceptionTLS: TLSEngine?, trustManager: ServerTrustManager) {
         self.exchanges = exchanges
         self.admin = admin
         self.parserLimits = configuration.parserLimits
@@ -40,9 +34,6 @@ final class ClientEnvironment: Sendable {
         self.trustManager = trustManager
         self.access = configuration.access
         self.allowedConnectPorts = configuration.allowedConnectPorts
-        self.authenticator = authenticator
-        self.credentialsRequired = configuration.proxyCredentialsRequired
-        self.policy = configuration.policy
     }
 
     var timeouts: Timeouts { exchanges.upstream.timeouts }

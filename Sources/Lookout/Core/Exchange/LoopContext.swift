@@ -13,10 +13,13 @@ final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     let recentRequests = RecentRequests()
     /// The origins of this loop's recent plain proxied requests, shared by its client connections.
     var recentOrigins = RecentOrigins()
+    /// The current `auth` and `policy` (a reload replaces it here, on the loop).
+    var rules: ClientRules
 
     init(loop: EventLoop, configuration: SessionConfiguration, delegate: SessionDelegate) {
         self.loop = loop
         self.delegate = delegate
+        self.rules = ClientRules(configuration)
         self.pool = UpstreamConnectionPool(loop: loop,
                                            maxIdlePerOrigin: configuration.maxIdleConnectionsPerOrigin,
                                            idleTimeout: configuration.poolIdleTimeout)

@@ -34,6 +34,9 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     let acceptQueue = DispatchQueue(label: "lookout.accept")
     /// `lookout exec --transparent`'s namespaces, by the pid that asked (`Session+Capture.swift`).
     let namespaceCaptures = Guarded<[Int32: NamespaceCapture]>([:])
+    /// Reads the config file again and applies what may change live (`POST /admin/reload`,
+    /// SIGHUP, `config_watch`); set by the embedder. Its argument names the trigger.
+    public let reloader = Guarded<(@Sendable (String) -> ReloadOutcome)?>(nil)
     private var listeners: [Listener] = []
     /// Every bound listener's address, for transparent connections' loop check (set in `start`,
     /// before any listener accepts; read on the accept queue).
@@ -128,8 +131,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                                  tokenCheck: configuration.adminToken.map(AdminTokenCheck.init(token:)),
                                  pacDirect: configuration.pacDirect)
         self.clients = ClientEnvironment(configuration: configuration, exchanges: exchanges, admin: admin,
-                                         interceptionTLS: interceptionTLS, trustManager: trustManager,
-                                         authenticator: authenticator)
+                                         interceptionTLS: interceptionTLS, trustManager: trustManager)
         self.registries = group.loops.map { _ in ClientRegistry() }
     }
 

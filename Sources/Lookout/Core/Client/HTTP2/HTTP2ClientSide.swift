@@ -297,7 +297,8 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         switch routing {
         case .forwardProxy(let client):
             let scheme = headers.first { $0.name == ":scheme" }?.value
-            return HTTP2StreamRouting.forwardRoute(head, authority: authority, scheme: scheme, environment: client)
+            return HTTP2StreamRouting.forwardRoute(head, authority: authority, scheme: scheme, environment: client,
+                                                    rules: context.rules)
         case .intercepted(let origin):
             if let authority, !namesOrigin(authority, origin: origin) {
                 return .failure(.requestRejected(reason: .misdirectedRequest(authority: authority, origin: origin.authority)))

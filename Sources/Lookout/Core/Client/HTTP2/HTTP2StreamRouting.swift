@@ -36,7 +36,7 @@ extension HTTP2StreamRouting {
     /// origin-form `:path`; a client that spoke HTTP/1.1 to the proxy before upgrading may keep
     /// the absolute-form target in `:path` (curl does), which names the same things.
     static func forwardRoute(_ head: RequestHead, authority: String?, scheme: String?,
-                             environment: ClientEnvironment) -> Result<HTTP2StreamRoute, ProxyError> {
+                             environment: ClientEnvironment, rules: ClientRules) -> Result<HTTP2StreamRoute, ProxyError> {
         let url = forwardURL(head.rawTarget, authority: authority, scheme: scheme)
         guard let target = RequestTarget.parseAbsolute(url),
               case .absolute(let targetScheme, let host, let port, let path) = target else {
@@ -45,7 +45,7 @@ extension HTTP2StreamRouting {
         guard targetScheme == "http" || targetScheme == "https" else {
             return .failure(.requestRejected(reason: .unsupportedScheme(targetScheme)))
         }
-        if let authenticator = environment.authenticator, !authenticator.accepts(head.headerFields) {
+        if let authenticator = rules.authenticator, !authenticator.accepts(head.headerFields) {
             return .failure(.requestRejected(reason: .proxyAuthenticationRequired))
         }
         let key = HostRuleKey(host)
