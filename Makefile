@@ -6,9 +6,9 @@
 SWIFT ?= swift
 PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
-APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless wrk
+APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless wrk podman runc debootstrap
 
-.PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz
+.PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz image
 
 # Sanitizer runs write their reports here (one file per process); any file is a failure.
 SANITIZER_REPORTS := $(CURDIR)/.build/sanitizer-reports
@@ -55,6 +55,9 @@ deps: pins
 	[ -x /usr/sbin/danted ] || missing="$$missing dante-server"; \
 	command -v javac >/dev/null || missing="$$missing default-jdk-headless"; \
 	command -v wrk >/dev/null || missing="$$missing wrk"; \
+	command -v podman >/dev/null || missing="$$missing podman"; \
+	command -v runc >/dev/null || [ -x /usr/sbin/runc ] || missing="$$missing runc"; \
+	command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing="$$missing debootstrap"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -82,6 +85,15 @@ deps: pins
 	@[ -s .build/x509-limbo/limbo.json ] || (mkdir -p .build/x509-limbo && curl -fsSL --max-time 60 \
 	  -o .build/x509-limbo/limbo.json https://raw.githubusercontent.com/C2SP/x509-limbo/main/limbo.json) \
 	  || (rm -f .build/x509-limbo/limbo.json; echo "x509-limbo: limbo.json not fetched (no network?); its test will be skipped")
+	@# The container image's base and runtime stage, made once per machine (test_image.py builds the
+	@# runtime-only image on them without the network); where podman cannot run, that test says why.
+	@if [ "$$(id -u)" = 0 ] && command -v podman >/dev/null; then \
+	  bash Docker/image.sh base >/dev/null || echo "image: no base image (test_image.py will say why)"; fi
+
+# The container image, localhost/lookout:latest, from Docker/Dockerfile (podman, or docker when
+# an engine runs); base images from a registry, else made here (Docker/image.sh).
+image: pins
+	bash Docker/image.sh
 
 build: deps
 	$(SWIFT) build --product lookout

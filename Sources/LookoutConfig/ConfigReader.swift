@@ -4,11 +4,11 @@ import Yams
 /// The keys the configuration file knows, section by section, in file order.
 enum Schema {
     static let topLevel = [
-        "listen", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
+        "listen", "config_watch", "state_dir", "event_loops", "event_loop_spin_us", "max_connections",
         "limits", "timeouts", "connect", "pool", "dns", "headers", "auth", "log",
         "tls", "interception", "trust", "redirects", "retry", "access", "policy", "upstream_proxies", "reachability",
         "cache", "capture", "admin", "pac", "metrics", "ui", "http2", "map", "shaping", "breakpoints", "hooks", "simulate",
-        "messages", "audit", "otel", "grpc", "config_watch",
+        "messages", "audit", "otel", "grpc",
     ]
     static let sections: [String: [String]] = [
         "limits": ["max_request_line_bytes", "max_header_bytes", "max_header_count", "max_request_body_bytes"],

@@ -38,11 +38,27 @@ import LookoutTLS
         (.upstreamFailed(reason: .tlsHandshakeTimedOut(after: 1)), "upstream_tls_handshake_timed_out", 504),
         (.serverTrustEvaluationFailed(reason: TrustEvaluationError(reason: .pinMismatch, message: "m", evaluator: "public-keys")),
          "server_trust_evaluation_failed", 502),
+        (.accessDenied(reason: .policyDenied), "policy_denied", 403),
+        (.accessDenied(reason: .rateLimited(retryAfter: 2)), "rate_limited", 429),
+        (.accessDenied(reason: .concurrencyLimited(limit: 20)), "concurrency_limited", 503),
     ] as [(ProxyError, String, Int)])
     func mapsToOneCodeAndStatus(error: ProxyError, code: String, status: Int) {
         #expect(error.code == code)
         #expect(error.status == status)
         #expect(!error.message.isEmpty)
+    }
+
+    /// Connections that did not speak HTTP to Lookout get no HTTP answer: SOCKS5 replies, or a close.
+    @Test(arguments: [
+        (ProxyError.requestRejected(reason: .originalDestinationUnknown("x")), "original_destination_unknown"),
+        (.requestRejected(reason: .redirectLoop(destination: "127.0.0.1:8081")), "capture_loop"),
+        (.requestRejected(reason: .socksNoAcceptableMethod(offered: [2])), "socks_no_acceptable_method"),
+        (.requestRejected(reason: .socksAuthenticationFailed), "socks_authentication_failed"),
+        (.requestRejected(reason: .socksMalformed("cut")), "socks_malformed_request"),
+        (.requestRejected(reason: .socksCommandNotSupported(command: 2)), "socks_command_not_supported"),
+    ] as [(ProxyError, String)])
+    func capturedConnectionsAreRefusedWithoutHTTP(error: ProxyError, code: String) {
+        #expect(error.code == code && error.status == nil && !error.message.isEmpty)
     }
 
     @Test func clientCloseSendsNoResponse() {
