@@ -200,7 +200,7 @@ def test_policy_test_and_explain_without_a_proxy(lookout_bin, tmp_path):
     ({"default_role": "a", "roles": {"a": {"rate": {"requests_per_second": 0}}}}, "requests_per_second: must be a number above 0"),
     ({"default_role": "a", "roles": {"a": {"allow": ["**.co.uk"]}}}, "covers every domain under the public suffix co.uk"),
     ({"identities": [{"role": "a", "client_cert_subject": "CN=x"}], "default_role": "a", "roles": {"a": {}}},
-     "client certificate identities need a TLS listener"),
+     "no listener asks clients for a certificate"),
     ({"identities": [{"role": "a", "user": "mallory"}], "default_role": "a", "roles": {"a": {}}}, "is not one of auth.users"),
 ])
 def test_bad_policies_are_config_errors(lookout_bin, tmp_path, policy, message):
