@@ -183,6 +183,37 @@ def test_exec_transparent_relays_dns_and_passes_the_exit_status(make_proxy, orig
     assert (status.returncode, status.stdout, status.stderr.strip()) == (7, "in\n", "err")
 
 
+def test_exec_transparent_follows_ipv6_connections(make_proxy):
+    """IPv6 inside the namespace: redirected to Lookout's [::1] listener there, the original
+    destination read with IP6T_SO_ORIGINAL_DST."""
+    import http.server
+
+    class V6Server(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_INET6
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"v6")
+
+        def log_message(self, *args):
+            pass
+    server = V6Server(("::1", 0), Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        proxy = make_proxy()
+        port = server.server_address[1]
+        result = lookout(proxy, *exec_args(proxy), "curl", "-sS", "-g", "--noproxy", "*", f"http://[::1]:{port}/")
+        assert result.returncode == 0 and result.stdout == "v6", result.stderr
+        record = proxy.summaries(1, where=lambda r: r["kind"] != "admin")[0]
+        assert record["original_destination"] == f"[::1]:{port}" and record["url"] == f"http://[::1]:{port}/"
+        assert record["capture"] == "transparent" and record["client"].startswith("[::1]:")
+    finally:
+        server.shutdown()
+
+
 def namespaces_holding(inode: str) -> list[str]:
     holders = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
