@@ -6,6 +6,8 @@
 # Base images come from a registry when one answers; otherwise they are made here and kept:
 # debian:bookworm-slim with debootstrap from the configured Debian mirror, and the Swift builder
 # from this machine's toolchain (/opt/swift, or the one on PATH).
+# LOOKOUT_IMAGE_REGISTRY=none never asks a registry; LOOKOUT_DEBIAN_MIRROR names the mirror;
+# LOOKOUT_BASE_IMAGE names the local base image (default localhost/debian:bookworm-slim).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,10 +47,12 @@ has_image() { engine image exists "$1" 2>/dev/null || engine image inspect "$1" 
 
 # From a registry when one answers within 20 s, else nothing.
 pulled() {
+  [ "${LOOKOUT_IMAGE_REGISTRY:-}" = none ] && return 1
   timeout 20 "$ENGINE" pull -q "docker.io/library/$1" >/dev/null 2>&1 && echo "docker.io/library/$1"
 }
 
 mirror() {
+  [ -n "${LOOKOUT_DEBIAN_MIRROR:-}" ] && { echo "$LOOKOUT_DEBIAN_MIRROR"; return; }
   local uri
   uri=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -v security \
         | head -1 | sed -E 's/^URIs: *//; s/^deb +(\[[^]]*\] +)?//; s/ .*//')
@@ -56,7 +60,7 @@ mirror() {
 }
 
 base_image() {
-  local local_name=localhost/debian:bookworm-slim
+  local local_name=${LOOKOUT_BASE_IMAGE:-localhost/debian:bookworm-slim}
   if has_image "$local_name"; then say "base: $local_name (made earlier)"; echo "$local_name"; return; fi
   local remote
   if remote=$(pulled debian:bookworm-slim); then say "base: $remote (registry)"; echo "$remote"; return; fi

@@ -121,3 +121,20 @@ def test_the_image_refuses_to_start_as_an_open_proxy(image):
     script = f'printf \'listen: ["0.0.0.0:{free_port()}"]\\n\' > /tmp/open.yaml && exec lookout run --config /tmp/open.yaml'
     refused = podman("run", "--rm", "--network", "host", "--entrypoint", "/bin/sh", image, "-c", script)
     assert refused.returncode != 0 and "open proxy" in refused.stderr + refused.stdout
+
+
+def test_image_sh_names_what_is_missing(tmp_path):
+    """Without root, or without a registry and the Debian mirror, make image's script stops and
+    says what it needs (nothing leaves the machine: no registry is asked, the mirror is a closed
+    loopback port)."""
+    if not shutil.which("podman") or os.geteuid() != 0:
+        pytest.skip(unavailable() or "needs root")
+    script = str(ROOT / "Docker/image.sh")
+    nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash", script, "base"],
+                            capture_output=True, text=True, timeout=60, cwd="/")
+    assert nobody.returncode == 1 and "needs root" in nobody.stderr, nobody.stderr
+    env = {**os.environ, "LOOKOUT_IMAGE_REGISTRY": "none", "LOOKOUT_BASE_IMAGE": "localhost/lookout-no-such-base:test",
+           "LOOKOUT_DEBIAN_MIRROR": f"http://127.0.0.1:{free_port()}/debian"}
+    offline = subprocess.run(["bash", script, "base"], capture_output=True, text=True, timeout=120, env=env)
+    assert offline.returncode == 1
+    assert "no registry answers and the Debian mirror http://127.0.0.1:" in offline.stderr, offline.stderr
