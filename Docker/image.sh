@@ -122,6 +122,7 @@ case "${1:-image}" in
     mounts=()
     if [ -d /opt/swift-packages ]; then
       mounts+=(--volume /opt/swift-packages:/opt/swift-packages:ro)
+      [ -f /etc/gitconfig ] && mounts+=(--volume /etc/gitconfig:/etc/gitconfig:ro)
       [ -f "$HOME/.gitconfig" ] && mounts+=(--volume "$HOME/.gitconfig:/root/.gitconfig:ro")
     fi
     say "building localhost/lookout:latest with $ENGINE"
@@ -130,7 +131,7 @@ case "${1:-image}" in
     engine build "${extra[@]}" \
       --build-arg "SWIFT_IMAGE=$builder" --build-arg "BASE_IMAGE=$base" \
       -f Docker/Dockerfile -t localhost/lookout:latest . \
-      || die "the image build failed (above); a stale Docker/Package.resolved is named there"
+      || die "the image build failed (above)"
     say "built localhost/lookout:latest"
     ;;
   *)

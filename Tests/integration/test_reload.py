@@ -139,6 +139,7 @@ def test_reloads_under_load_lose_nothing(make_proxy, site):
     assert reloads == 100, reloads
     assert "Non-2xx" not in out and "Socket errors" not in out, out
     requests = int(re.search(r"(\d+) requests in", out).group(1))
+    print(f"reloads under load: {requests} requests in 8 s, {reloads} reloads, 50 tunnels; wrk said:\n{out}")
     assert requests > 1000, out
     # Every tunnel is still open and intact.
     for index, t in enumerate(tunnels):
