@@ -1,3 +1,4 @@
+import Dispatch
 import LookoutAdmin
 import LookoutModel
 import LookoutSync
@@ -47,18 +48,25 @@ extension Session {
         }
     }
 
-    /// `POST /admin/reload`: the embedder's reloader runs, and its outcome is the answer.
+    /// `POST /admin/reload`: the embedder's reloader runs off the loop (it reads and checks a
+    /// file), and its outcome is the answer. The new rules are queued on every loop before the
+    /// answer is, so a request sent after it meets them.
     func reloadFromAdmin() -> AdminAnswer {
         guard let reloader = reloader.withLock({ $0 }) else {
             return Self.reloadAnswer(404, "{\"error\":\"this Lookout was started without a config file to reload\"}")
         }
-        let outcome = reloader("admin")
-        if let error = outcome.error {
-            return Self.reloadAnswer(422, "{\"error\":\(Self.jsonString(error))}")
-        }
-        func list(_ items: [String]) -> String { "[" + items.map(Self.jsonString).joined(separator: ",") + "]" }
-        return Self.reloadAnswer(200, "{\"changed\":\(list(outcome.changed)),\"reloaded\":\(list(outcome.reloaded)),"
-                                    + "\"restart_needed\":\(list(outcome.restartNeeded)),\"hash\":\(Self.jsonString(outcome.hash))}")
+        return AdminAnswer(deferred: { reply in
+            DispatchQueue.global().async {
+                let outcome = reloader("admin")
+                if let error = outcome.error {
+                    reply(Self.reloadAnswer(422, "{\"error\":\(Self.jsonString(error))}"))
+                    return
+                }
+                func list(_ items: [String]) -> String { "[" + items.map(Self.jsonString).joined(separator: ",") + "]" }
+                reply(Self.reloadAnswer(200, "{\"changed\":\(list(outcome.changed)),\"reloaded\":\(list(outcome.reloaded)),"
+                                             + "\"restart_needed\":\(list(outcome.restartNeeded)),\"hash\":\(Self.jsonString(outcome.hash))}"))
+            }
+        })
     }
 
     private static func reloadAnswer(_ status: Int, _ json: String) -> AdminAnswer {
