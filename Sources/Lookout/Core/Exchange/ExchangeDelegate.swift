@@ -29,10 +29,19 @@ struct ExchangeRecords {
     /// connection carries it.
     var clientJA4: String?
     /// A connection a transparent or SOCKS5 listener took: every record of it says so.
-    var captured: CapturedConnection?
+    var captured: CapturedConnection? {
+        get { capturedBox?.value }
+        set { capturedBox = newValue.map(ValueBox.init) }
+    }
     /// The egress policy's decision for the exchange or tunnel these records are handed to (set
     /// on the connection's copy just before, and cleared after).
-    var policy: PolicyDecision?
+    var policy: PolicyDecision? {
+        get { policyBox?.value }
+        set { policyBox = newValue.map(ValueBox.init) }
+    }
+    // Boxed: every exchange and tunnel holds a copy of these records, and most have neither.
+    private(set) var capturedBox: ValueBox<CapturedConnection>? = nil
+    private(set) var policyBox: ValueBox<PolicyDecision>? = nil
 
     /// The record of a request read and accepted (`request.didCreateInitialRequest`). The head
     /// and URL are read only when a monitor takes the record: an exchange's head is a
@@ -77,8 +86,8 @@ struct ExchangeRecords {
     func end(_ summary: inout ExchangeSummary) {
         summary.end = .now()
         if summary.clientJA4 == nil, let clientJA4 { summary.clientJA4 = clientJA4 }
-        if let captured { summary.captured = captured }
-        if summary.policy == nil, let policy { summary.policy = policy }
+        if let capturedBox { summary.captured = capturedBox.value }
+        if let policyBox, summary.policy == nil { summary.policy = policyBox.value }
     }
 
     /// Writes a summary `end` ended. Not written to here, the summary moves straight into its

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutAdmin
+import LookoutHTTP
 import LookoutIO
 import LookoutSync
 
@@ -43,9 +44,7 @@ extension Session {
             capture.start()
             return Self.captureAnswer(201, capture.json)
         } catch {
-            let message = String(data: try! JSONSerialization.data(withJSONObject: [error.message], options: [.withoutEscapingSlashes]),
-                                 encoding: .utf8)!.dropFirst().dropLast()
-            return Self.captureAnswer(error.status, "{\"error\":\(message)}")
+            return Self.captureAnswer(error.status, "{\"error\":\(JSONText.quoted(error.message))}")
         }
     }
 

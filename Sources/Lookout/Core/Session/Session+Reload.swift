@@ -1,5 +1,6 @@
 import Dispatch
 import LookoutAdmin
+import LookoutHTTP
 import LookoutModel
 import LookoutSync
 import LookoutUpstream
@@ -59,31 +60,17 @@ extension Session {
             DispatchQueue.global().async {
                 let outcome = reloader("admin")
                 if let error = outcome.error {
-                    reply(Self.reloadAnswer(422, "{\"error\":\(Self.jsonString(error))}"))
+                    reply(Self.reloadAnswer(422, "{\"error\":\(JSONText.quoted(error))}"))
                     return
                 }
-                func list(_ items: [String]) -> String { "[" + items.map(Self.jsonString).joined(separator: ",") + "]" }
+                func list(_ items: [String]) -> String { "[" + items.map(JSONText.quoted).joined(separator: ",") + "]" }
                 reply(Self.reloadAnswer(200, "{\"changed\":\(list(outcome.changed)),\"reloaded\":\(list(outcome.reloaded)),"
-                                             + "\"restart_needed\":\(list(outcome.restartNeeded)),\"hash\":\(Self.jsonString(outcome.hash))}"))
+                                             + "\"restart_needed\":\(list(outcome.restartNeeded)),\"hash\":\(JSONText.quoted(outcome.hash))}"))
             }
         })
     }
 
     private static func reloadAnswer(_ status: Int, _ json: String) -> AdminAnswer {
         AdminAnswer(status: status, contentType: "application/json", body: Array((json + "\n").utf8))
-    }
-
-    private static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
     }
 }
