@@ -125,11 +125,19 @@ public final class TokenBucket: Sendable {
 
     /// Takes a token: nil when there was one, else the whole seconds until there is.
     public func take() -> Int? {
-        let now = Instant.now().nanoseconds
-        return state.withLock { state -> Int? in
-            let elapsed = Double(now &- state.last) / 1e9
-            state.tokens = min(burst, state.tokens + elapsed * perSecond)
-            state.last = now
+        take(at: Instant.now().nanoseconds)
+    }
+
+    /// `take()` with the clock as read by the caller (`now`, in monotonic nanoseconds).
+    func take(at now: UInt64) -> Int? {
+        state.withLock { state -> Int? in
+            // Read before the lock: another loop that read the clock later may have been first.
+            // Its time stands, and this take refills nothing (a wrapped difference would refill
+            // the whole burst).
+            if now > state.last {
+                state.tokens = min(burst, state.tokens + Double(now - state.last) / 1e9 * perSecond)
+                state.last = now
+            }
             guard state.tokens >= 1 else { return max(1, Int(((1 - state.tokens) / perSecond).rounded(.up))) }
             state.tokens -= 1
             return nil

@@ -1,7 +1,7 @@
 import LookoutIO
 import LookoutModel
 import LookoutTLS
-import LookoutUpstream
+@testable import LookoutUpstream
 import Testing
 
 /// `EgressPolicy`: roles by identity, the order of its checks, report mode, and its limits.
@@ -63,5 +63,16 @@ struct EgressPolicyTests {
         let bucket = TokenBucket(perSecond: 0.5, burst: 3)
         #expect((0..<3).allSatisfy { _ in bucket.take() == nil })
         #expect(bucket.take() == 2)  // half a token a second: two seconds to the next
+    }
+
+    /// Two loops read the clock, and the later reader takes the lock first: the earlier time must
+    /// not count as a wrapped-around age that refills the whole burst.
+    @Test func aClockReadBeforeAnotherTakeRefillsNothing() {
+        let bucket = TokenBucket(perSecond: 1, burst: 2)
+        let start = Instant.now().nanoseconds
+        #expect(bucket.take(at: start + 10) == nil && bucket.take(at: start + 20) == nil)
+        #expect(bucket.take(at: start + 30) == 1)
+        #expect(bucket.take(at: start + 25) == 1, "earlier than the last take: no refill")
+        #expect(bucket.take(at: start + 1_000_000_030) == nil, "a second later, one token")
     }
 }
