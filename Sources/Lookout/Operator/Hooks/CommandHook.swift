@@ -59,6 +59,11 @@ final class CommandHook: HookTransport, @unchecked Sendable {  // state confined
         queue.async { [self] in
             stopped = true
             calls.failAll(HookFailure("the session is shutting down"))
+            // The end of its stdin says there are no more calls; the signal is for a program
+            // that does not read to the end.
+            let fd = input
+            input = -1
+            if fd >= 0 { writer.async { close(fd) } }
             if process != 0 { kill(process, SIGTERM) }
         }
     }
@@ -148,7 +153,7 @@ final class CommandHook: HookTransport, @unchecked Sendable {  // state confined
         process = 0
         let fd = input
         input = -1
-        writer.async { close(fd) }
+        if fd >= 0 { writer.async { close(fd) } }
         let code = (status >> 8) & 0xFF, signal = status & 0x7F
         let reason = signal != 0 ? "its program was killed by signal \(signal)" : "its program exited with status \(code)"
         calls.failAll(HookFailure(reason))
