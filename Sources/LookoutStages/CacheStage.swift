@@ -23,8 +23,13 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
     /// The `Cache-Status` member of the response being relayed (RFC 9211).
     private var cacheStatus: String?
 
-    init(shared: SharedCache, validatesAlways: Bool, recordsWanted: Bool) {
+    private let handler: CachedResponseHandler
+
+    /// `handler`: the per-host cache rules of the configuration the exchange started under (a
+    /// reload brings new ones, the store stays); nil takes the store's own.
+    init(shared: SharedCache, handler: CachedResponseHandler? = nil, validatesAlways: Bool, recordsWanted: Bool) {
         self.shared = shared
+        self.handler = handler ?? shared.handler
         self.validatesAlways = validatesAlways
         self.recordsWanted = recordsWanted
     }
@@ -35,7 +40,7 @@ final class CacheStage: ExchangeStage, @unchecked Sendable {  // confined to the
         // Read once: the facts are built for each read.
         let facts = exchange.facts
         let url = facts.url
-        let cache = ExchangeCache(cache: shared, url: url, head: exchange.requestHead, hostKey: facts.route.origin.ruleKey,
+        let cache = ExchangeCache(cache: shared, handler: handler, url: url, head: exchange.requestHead, hostKey: facts.route.origin.ruleKey,
                                   validatesAlways: validatesAlways, recordsWanted: recordsWanted)
         self.cache = cache
         let (lookup, record) = cache.lookUp(head: exchange.requestHead, hasUpgrade: facts.asksForUpgrade)

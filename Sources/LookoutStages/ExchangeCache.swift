@@ -69,8 +69,8 @@ final class ExchangeCache {  // confined to the exchange's loop queue
     /// Whether any monitor wants the lifecycle records this returns (they are not built otherwise).
     private let recordsWanted: Bool
 
-    init(cache: SharedCache, url: String, head: RequestHead, hostKey: HostRuleKey, validatesAlways: Bool = false,
-         recordsWanted: Bool = true) {
+    init(cache: SharedCache, handler: CachedResponseHandler? = nil, url: String, head: RequestHead, hostKey: HostRuleKey,
+         validatesAlways: Bool = false, recordsWanted: Bool = true) {
         self.validatesAlways = validatesAlways
         self.recordsWanted = recordsWanted
         self.cache = cache
@@ -78,7 +78,7 @@ final class ExchangeCache {  // confined to the exchange's loop queue
         self.method = head.method
         self.requestFields = head.headerFields
         self.requestDirectives = CacheControl(head.headerFields)
-        self.decision = cache.handler.decision(for: hostKey)
+        self.decision = (handler ?? cache.handler).decision(for: hostKey)
         self.summary = CacheSummary(status: "miss")
     }
 

@@ -35,6 +35,8 @@ final class StagePlan: StagePlanning {
     private let captureStore: BodyCaptureStore?
     private let shapingRules: HostRuleSet<ShapingRule>
     private let cache: SharedCache?
+    /// The per-host cache rules of this plan's configuration.
+    private let cacheHandler: CachedResponseHandler?
     private let breakpoints: Breakpoints
     private let hooks: Hooks
     private let simulation: Simulation?
@@ -53,13 +55,15 @@ final class StagePlan: StagePlanning {
 
     convenience init(parts: StagePlanParts) {
         self.init(configuration: parts.configuration, captureStore: parts.captureStore, cache: parts.cache,
-                  breakpoints: parts.breakpoints, hooks: parts.hooks, simulation: parts.simulation, adapters: parts.adapters,
+                  cacheHandler: parts.cacheHandler, breakpoints: parts.breakpoints, hooks: parts.hooks, simulation: parts.simulation, adapters: parts.adapters,
                   redirectHandler: parts.redirectHandler, retrier: parts.retrier)
     }
 
-    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?, breakpoints: Breakpoints,
+    init(configuration: SessionConfiguration, captureStore: BodyCaptureStore?, cache: SharedCache?,
+         cacheHandler: CachedResponseHandler? = nil, breakpoints: Breakpoints,
          hooks: Hooks, simulation: Simulation?, adapters: [any RequestAdapter], redirectHandler: RedirectHandler, retrier: RequestRetrier) {
         self.cache = cache
+        self.cacheHandler = cacheHandler
         self.breakpoints = breakpoints
         self.hooks = hooks
         self.simulation = simulation
@@ -99,7 +103,7 @@ final class StagePlan: StagePlanning {
     /// `recordsWanted`: a monitor wants the cache's lifecycle records.
     func stages(for route: StageRoute, clientKey: HostRuleKey, requestID: UInt64, background: Bool,
                 recordsWanted: Bool) -> [any ExchangeStage] {
-        let cacheStage = cache.map { CacheStage(shared: $0, validatesAlways: background, recordsWanted: recordsWanted) }
+        let cacheStage = cache.map { CacheStage(shared: $0, handler: cacheHandler, validatesAlways: background, recordsWanted: recordsWanted) }
         guard !background else { return cacheStage.map { attempts + [$0] + messages } ?? attempts + messages }
         var map: MapRules.Match?
         if !mapRules.isEmpty {

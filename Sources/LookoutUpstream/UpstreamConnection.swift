@@ -19,6 +19,8 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
     package let localAddressText: String?
     /// When the connection last went back to the pool.
     package var idleSince = Instant.now()
+    /// When it was opened: a pool told that trust changed keeps none opened before (`retireOpened`).
+    package let openedAt = Instant.now()
     /// The last response's fields, lent to the task that uses the connection next.
     package var fieldRecall = FieldRecall()
 

@@ -31,6 +31,8 @@ package final class UpstreamConnectionPool: @unchecked Sendable {  // confined t
     /// https origins that chose HTTP/1.1 in ALPN: their tasks do not wait for each other.
     private var http1Origins: Set<Origin> = []
     private static let maxRememberedOrigins = 4096
+    /// Connections opened before this were judged by trust rules that have changed: none is kept.
+    private var retiredBefore: Instant?
 
     package init(loop: EventLoop, maxIdlePerOrigin: Int, idleTimeout: Double) {
         self.loop = loop
@@ -53,7 +55,8 @@ package final class UpstreamConnectionPool: @unchecked Sendable {  // confined t
     /// Keeps `connection` for reuse, or closes it when the origin already has enough idle ones.
     package func release(_ connection: UpstreamConnection) {
         connection.detach()
-        guard connection.isUsable, maxIdlePerOrigin > 0 else {
+        let retired = retiredBefore.map { connection.openedAt.nanoseconds < $0.nanoseconds } ?? false
+        guard connection.isUsable, maxIdlePerOrigin > 0, !retired else {
             connection.close()
             return
         }
@@ -112,6 +115,21 @@ package final class UpstreamConnectionPool: @unchecked Sendable {  // confined t
 
     /// Closes the idle connections. HTTP/2 connections may be carrying streams of exchanges
     /// still finishing: `graceful` retires them, closing each (with GOAWAY) once its streams are done.
+    /// The trust rules or TLS settings changed: every connection open now was judged by the old
+    /// ones, so the idle ones close, the HTTP/2 ones take no new stream, and those in use close
+    /// when their exchange is done with them.
+    package func retireOpened() {
+        retiredBefore = .now()
+        for list in idle.values { list.connections.forEach { $0.close() } }
+        idle.removeAll()
+        let shared = Array(multiplexed.values.joined())
+        multiplexed.removeAll()
+        for connection in shared {
+            connection.pool = nil
+            connection.retire()
+        }
+    }
+
     package func closeAll(graceful: Bool) {
         for list in idle.values { list.connections.forEach { $0.close() } }
         idle.removeAll()

@@ -8,12 +8,18 @@ import LookoutUpstream
 import Yams
 
 /// Reads the config file again (SIGHUP, `POST /admin/reload`, `config_watch`) and applies what may
-/// change while connections run — `auth` and `policy` — to the session. A file with any error is
-/// refused whole and the running configuration stays; sections that changed but cannot change
-/// live (`listen`, and the rest) are reported as waiting for a restart. One reload at a time.
+/// change while connections run: every section but the listeners, the loops, the log and the
+/// exporters. A file with any error is refused whole and the running configuration stays;
+/// sections that changed but cannot change live are reported as waiting for a restart, and keep
+/// running as they were. One reload at a time.
 final class ConfigReloader: @unchecked Sendable {  // state confined to `queue`
-    /// What changes without a restart.
-    static let liveSections: Set<String> = ["auth", "policy", "config_watch"]
+    /// The sections that change without a restart.
+    static let liveSections: Set<String> = [
+        "auth", "policy", "config_watch", "headers", "tls", "interception", "trust", "redirects", "retry", "access",
+        "upstream_proxies", "capture", "map", "shaping", "hooks", "simulate", "messages", "audit", "pac",
+    ]
+    /// Sections of which only these keys change live (the store and the held places stay).
+    static let liveKeys: [String: Set<String>] = ["cache": ["rules"], "breakpoints": ["rules"]]
 
     private let path: String
     private let session: Session
@@ -69,19 +75,83 @@ final class ConfigReloader: @unchecked Sendable {  // state confined to `queue`
         }
         let names = Set(sections.keys).union(running.keys)
         let changed = names.filter { sections[$0] != running[$0] }.sorted()
-        let live = changed.filter { Self.liveSections.contains($0) }
-        if live.contains("auth") || live.contains("policy") {
-            session.replaceClientRules(proxyCredentials: file.auth.users,
-                                       credentialsRequired: file.auth.required ?? !file.policy.isConfigured,
-                                       policy: file.policy.isConfigured ? EgressPolicy(file.policy) : nil)
+        // What runs from now on: the new sections that change live, the running ones for the rest.
+        var effective = running
+        var reloaded: [String] = []
+        var restartNeeded: [String] = []
+        for name in changed {
+            if Self.liveSections.contains(name) {
+                effective[name] = sections[name]
+                reloaded.append(name)
+            } else if let keys = Self.liveKeys[name] {
+                let (merged, live, waiting) = Self.merge(running: running[name], new: sections[name], liveKeys: keys)
+                effective[name] = merged
+                reloaded += live.map { "\(name).\($0)" }
+                restartNeeded += waiting.map { "\(name).\($0)" }
+            } else {
+                restartNeeded.append(name)
+            }
         }
-        if live.contains("config_watch") {
+        let hash = SHA256.digest(Array(bytes)).map { String(format: "%02x", $0) }.joined()
+        guard !reloaded.isEmpty else {
+            return Session.ReloadOutcome(changed: changed, reloaded: [], restartNeeded: restartNeeded, hash: hash)
+        }
+        do {
+            let effectiveFile = try Self.load(effective, path: path)
+            if let problem = effectiveFile.openProxyProblem ?? effectiveFile.adminTokenProblem {
+                return Session.ReloadOutcome(error: "\(path): \(problem)")
+            }
+            let running = reloaded.contains("trust") ? nil : session.runningConfiguration.tls.trustManager
+            let configuration = try SessionConfiguration(effectiveFile, logger: logger, trustManager: running)
+            try session.reload(configuration: configuration,
+                               changed: Set(reloaded.map { String($0.prefix { $0 != "." }) }))
+        } catch let errors as ConfigurationErrors {
+            return Session.ReloadOutcome(error: errors.description)
+        } catch {
+            return Session.ReloadOutcome(error: "\(path): \(error)")
+        }
+        if reloaded.contains("config_watch") {
             if file.configWatch { startWatching() } else { stopWatching() }
         }
-        for name in live { running[name] = sections[name] }
-        let hash = SHA256.digest(Array(bytes)).map { String(format: "%02x", $0) }.joined()
-        return Session.ReloadOutcome(changed: changed, reloaded: live,
-                                     restartNeeded: changed.filter { !Self.liveSections.contains($0) }, hash: hash)
+        running = effective
+        return Session.ReloadOutcome(changed: changed, reloaded: reloaded, restartNeeded: restartNeeded, hash: hash)
+    }
+
+    /// A section of which only `liveKeys` change live: the running section with those keys as the
+    /// new file has them, and the keys that changed, live and waiting for a restart.
+    private static func merge(running: Node?, new: Node?, liveKeys: Set<String>)
+        -> (merged: Node?, live: [String], waiting: [String]) {
+        let old = mapping(running)
+        let next = mapping(new)
+        var merged = old
+        var live: [String] = []
+        var waiting: [String] = []
+        for key in Set(old.keys).union(next.keys).sorted() where old[key] != next[key] {
+            if liveKeys.contains(key) {
+                merged[key] = next[key]
+                live.append(key)
+            } else {
+                waiting.append(key)
+            }
+        }
+        let pairs = merged.keys.sorted().compactMap { key in merged[key].map { (Node(key), $0) } }
+        return (pairs.isEmpty && running == nil ? nil : .mapping(Node.Mapping(pairs)), live, waiting)
+    }
+
+    private static func mapping(_ node: Node?) -> [String: Node] {
+        guard case .mapping(let mapping)? = node else { return [:] }
+        var keyed: [String: Node] = [:]
+        for (key, value) in mapping {
+            if case .scalar(let scalar) = key { keyed[scalar.string] = value }
+        }
+        return keyed
+    }
+
+    /// The configuration the sections make, read as the file (its folder for relative paths).
+    private static func load(_ sections: [String: Node], path: String) throws -> LookoutConfiguration {
+        let pairs = sections.keys.sorted().compactMap { key in sections[key].map { (Node(key), $0) } }
+        let text = try Yams.serialize(node: .mapping(Node.Mapping(pairs)))
+        return try ConfigurationLoader.load(yaml: text, file: path)
     }
 
     /// `config_watch`: the file is looked at once a second; a new modification time, size or

@@ -11,7 +11,9 @@ import LookoutModel
 extension SessionConfiguration {
     /// Maps the validated config file onto the session's runtime configuration. Loads the trust
     /// stores and pinned certificates, and (when interception is on) loads or creates the CA.
-    init(_ file: LookoutConfiguration, logger: Logger) throws {
+    /// `trustManager`: the running one, for a reload that left `trust` as it was (reading the
+    /// system bundle again is most of a reload's time).
+    init(_ file: LookoutConfiguration, logger: Logger, trustManager: ServerTrustManager? = nil) throws {
         self.init()
         listen = file.listen.filter { $0.mode == .proxy && $0.tls == nil }.map { ($0.host, $0.port) }
         secureListen = try file.listen.compactMap { address in
@@ -56,7 +58,7 @@ extension SessionConfiguration {
         monitorQueueLimit = file.log.queueLimit
         temporaryDirectory = file.stateDirectory + "/tmp"
         readRules(file)
-        try readTLS(file, logger: logger)
+        try readTLS(file, logger: logger, trustManager: trustManager)
     }
 
     /// `headers.rules`, with the edits built from checked settings.
@@ -148,9 +150,9 @@ extension SessionConfiguration {
     }
 
     /// Trust, interception and the CA (loaded or created when interception is on).
-    private mutating func readTLS(_ file: LookoutConfiguration, logger: Logger) throws {
+    private mutating func readTLS(_ file: LookoutConfiguration, logger: Logger, trustManager: ServerTrustManager?) throws {
         tls.minimumVersion = file.tls.minimumVersion
-        tls.trustManager = try ServerTrustManager(file.trust, logger: logger)
+        tls.trustManager = try trustManager ?? ServerTrustManager(file.trust, logger: logger)
         tls.pinningWithoutInterception = file.trust.pinningWithoutInterception == .allow ? .allow : .refuse
         tls.interceptedHosts = file.interception.hosts
         if file.interception.isEnabled {

@@ -108,6 +108,44 @@ import Glibc
         return (Int(UInt16(bigEndian: address.sin_port)), { shutdown(fd, Int32(SHUT_RDWR)); close(fd) })
     }
 
+    /// Trust changed: connections opened before are not pooled again, those opened after are.
+    @Test func aRetiringPoolKeepsNoConnectionOpenedBeforeAndTakesNewOnes() async throws {
+        let group = EventLoopGroup(count: 1)
+        let loop = group.loops[0]
+        let pool = UpstreamConnectionPool(loop: loop, maxIdlePerOrigin: 4, idleTimeout: 30)
+        let origin = Origin(host: "127.0.0.1", port: 1)
+        let outcome: [Bool] = await withCheckedContinuation { done in
+            loop.execute {
+                // Each one a socket of a pair whose other end stays open (the origin's side).
+                var peers: [Int32] = []
+                defer { peers.forEach { close($0) } }
+                func opened(_ id: UInt64) -> UpstreamConnection {
+                    var pair: [Int32] = [0, 0]
+                    _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair)
+                    peers.append(pair[1])
+                    return UpstreamConnection(connection: Connection(fd: pair[0], loop: loop, id: id), origin: origin)
+                }
+                let idle = opened(1), busy = opened(2)
+                pool.release(idle)
+                pool.retireOpened()
+                let idleDropped = pool.take(origin) == nil && idle.connection.isClosed
+                pool.release(busy)
+                let busyClosed = pool.take(origin) == nil && busy.connection.isClosed
+                let fresh = opened(3)
+                pool.release(fresh)
+                let freshKept = pool.take(origin) === fresh
+                fresh.connection.close()
+                done.resume(returning: [idleDropped, busyClosed, freshKept])
+            }
+        }
+        #expect(outcome == [true, true, true])
+        // The closed connections finish closing (their peers are gone) before the loop goes: a
+        // lingering close's timer reads its loop.
+        try await Task.sleep(nanoseconds: 200_000_000)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
+        withExtendedLifetime(group) {}
+    }
+
     @Test func aTaskFetchesAResponseWithNoSessionAround() async throws {
         let (port, stop) = origin(answering: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
         defer { stop() }

@@ -274,3 +274,45 @@ def test_client_certificates_on_a_tls_listener_name_the_role(make_proxy, pki, si
     assert next(r for r in records if r.get("status") == 403)["policy"]["role"] == "unknown"
     failed = next(r for r in records if (r.get("error") or {}).get("code") == "client_tls_handshake_failed")
     assert "certificate" in failed["error"]["message"]
+
+
+def test_http2_streams_inside_interception_each_get_a_decision(make_proxy, pki):
+    """An h2 client through an intercepted CONNECT: every stream is checked for its method and
+    counted against the role's rate, as HTTP/1.1 requests inside the tunnel are."""
+    import asyncio
+    import ssl
+
+    import httpx
+
+    import origins
+    from test_tls_intercept import ca_file, intercepting
+
+    origin = origins.HTTPOrigin(tls=pki.good.tls).start()
+    try:
+        config = intercepting(pki, origin, policy={
+            "default_role": "devs",
+            "roles": {"devs": {"mode": "enforce", "allow": ["127.0.0.1"], "methods": ["GET"],
+                               "rate": {"requests_per_second": 0.001, "burst": 3}}},
+        })
+        proxy = make_proxy(config)
+        context = ssl.create_default_context(cafile=ca_file(proxy))
+
+        async def run():
+            async with httpx.AsyncClient(http2=True, proxy=proxy.url, verify=context, timeout=30) as client:
+                posted = await client.post(origin.url("/echo"), content=b"x")
+                gets = [await client.get(origin.url(f"/fixed/{n}")) for n in range(1, 5)]
+                return posted, gets
+
+        posted, gets = asyncio.run(run())
+        assert posted.http_version == "HTTP/2" and posted.status_code == 403
+        assert posted.headers["x-lookout-error"] == "policy_denied"
+        # A refused method takes no token: the burst of 3 lets three GETs through, the fourth waits.
+        assert [r.status_code for r in gets] == [200, 200, 200, 429]
+        assert int(gets[-1].headers["retry-after"]) >= 1
+        streams = proxy.summaries(5, kind="intercepted")
+        decisions = [(r["method"], r["policy"]["decision"], r["policy"]["rule"]) for r in streams]
+        assert decisions == [("POST", "deny", "methods")] + [("GET", "allow", "allow:127.0.0.1")] * 3 + [
+            ("GET", "deny", "rate")], decisions
+        assert all(r["http_version"] == "HTTP/2" and r["policy"]["role"] == "devs" for r in streams)
+    finally:
+        origin.stop()

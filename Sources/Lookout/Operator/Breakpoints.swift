@@ -72,8 +72,8 @@ package final class Breakpoints: Sendable {
 
     // MARK: - Rules
 
-    @discardableResult
-    func add(_ spec: BreakpointRuleSpec) throws(RuleError) -> Rule {
+    /// The rule's filter, once the rule is found sound.
+    private static func checked(_ spec: BreakpointRuleSpec) throws(RuleError) -> LogFilter {
         let filter: LogFilter
         do { filter = try LogFilter.parse(spec.filter) } catch {
             throw RuleError(message: "filter: \(error.description)")
@@ -82,6 +82,12 @@ package final class Breakpoints: Sendable {
         guard spec.timeout > 0, spec.timeout <= 86_400 else {
             throw RuleError(message: "timeout: seconds between 0 and 86400, got \(spec.timeout)")
         }
+        return filter
+    }
+
+    @discardableResult
+    func add(_ spec: BreakpointRuleSpec) throws(RuleError) -> Rule {
+        let filter = try Self.checked(spec)
         let rule = state.withLock { state in
             let rule = Rule(id: state.nextID, spec: spec, filter: filter)
             state.nextID += 1
@@ -104,6 +110,21 @@ package final class Breakpoints: Sendable {
             version.add(1, ordering: .releasing)
         }
         return removed
+    }
+
+    /// A reloaded configuration's rules in place of every rule (those added at run time too); all
+    /// are checked before any is replaced. Exchanges already held stay held.
+    func replaceRules(with specs: [BreakpointRuleSpec]) throws(RuleError) {
+        var filters: [LogFilter] = []
+        for spec in specs { filters.append(try Self.checked(spec)) }
+        state.withLock { state in
+            state.rules = zip(specs, filters).map { spec, filter in
+                defer { state.nextID += 1 }
+                return Rule(id: state.nextID, spec: spec, filter: filter)
+            }
+        }
+        ruleCount.store(specs.count, ordering: .relaxed)
+        version.add(1, ordering: .releasing)
     }
 
     var rules: [Rule] { state.withLock { $0.rules } }

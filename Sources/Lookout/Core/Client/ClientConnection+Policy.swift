@@ -14,4 +14,9 @@ extension ClientConnection {
                                            certificateSubject: certificateSubject)
         return policy.decide(role, identity: identity, method: method, host: host, limits: limits)
     }
+
+    /// Who the client is, for the streams of the HTTP/2 side it starts.
+    var http2Identity: HTTP2ClientIdentity {
+        HTTP2ClientIdentity(user: authenticatedUser, address: connection.peerAddress, certificateSubject: certificateSubject)
+    }
 }

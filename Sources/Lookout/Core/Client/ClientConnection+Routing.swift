@@ -11,11 +11,21 @@ import LookoutUpstream
 extension ClientConnection {
     // MARK: - Requests
 
+    /// A reload replaced the loop's environment: this connection's next exchange or tunnel runs
+    /// under it (the running one keeps the records it was given).
+    func adoptCurrentEnvironment() {
+        let current = context.clients
+        guard current !== environment else { return }
+        environment = current
+        records.environment = current.exchanges
+    }
+
     /// The head is consumed: it moves into the exchange without a copy of its strings and fields.
     func begin(_ head: consuming RequestHead) {
         timer.cancel()
         headTimerArmed = false
         requestsServed += 1
+        adoptCurrentEnvironment()
         let requestID = environment.exchanges.makeRequestID()
         if adminOnly, head.target.isProxied {
             reject(head, requestID: requestID, error: .requestRejected(reason: .adminListenerDoesNotProxy))

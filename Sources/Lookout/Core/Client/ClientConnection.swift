@@ -16,7 +16,7 @@ import LookoutUpstream
 /// An intercepted CONNECT swaps the socket for a `TLSStream` with a leaf from the local CA; the
 /// requests inside then run through the same parser and exchanges, toward the CONNECT's origin.
 final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
-    let environment: ClientEnvironment
+    var environment: ClientEnvironment
     /// Told when the connection closes; the admin pages read the session's state through it.
     unowned let owner: any ClientConnectionOwner
     let context: LoopContext

@@ -23,14 +23,14 @@ final class ClientEnvironment: Sendable {
     let allowedConnectPorts: Set<Int>
 
     init(configuration: SessionConfiguration, exchanges: ExchangeEnvironment, admin: AdminContext,
-         interceptionTLS: TLSEngine?, trustManager: ServerTrustManager) {
+         interceptionTLS: TLSEngine?, trustManager: ServerTrustManager, passthrough: PassthroughStore?) {
         self.exchanges = exchanges
         self.admin = admin
         self.parserLimits = configuration.parserLimits
         self.http2 = configuration.http2
         self.tls = configuration.tls
         self.interceptionTLS = interceptionTLS
-        self.passthrough = configuration.passthrough
+        self.passthrough = passthrough
         self.trustManager = trustManager
         self.access = configuration.access
         self.allowedConnectPorts = configuration.allowedConnectPorts

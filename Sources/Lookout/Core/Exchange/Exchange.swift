@@ -98,7 +98,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
 
     /// Starts with `given` in place of the stages the session's plan calls for (tests).
     func start(stages given: [any ExchangeStage]?) {
-        environment.exchangesInFlight.add(1, ordering: .relaxed)
+        environment.counters.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: summary.url)
         environment.emit(requestContext, RequestDidAuthorize())
         let limit = environment.maxRequestBodyBytes
@@ -275,7 +275,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                 capturePath: summary.capture?.request, bodyBytes: upload?.received ?? 0))
         }
         if summary.redirects > 0 { summary.finalURL = attempts.request.url }
-        environment.exchangesInFlight.subtract(1, ordering: .relaxed)
+        environment.counters.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.end(&summary)
         records.post(takeSummary())
         if truncate {

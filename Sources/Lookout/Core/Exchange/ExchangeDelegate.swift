@@ -22,7 +22,7 @@ protocol ExchangeDelegate: AnyObject {
 
 /// The records every kind of client exchange writes: the request as received, and the summary.
 struct ExchangeRecords {
-    let environment: ExchangeEnvironment
+    var environment: ExchangeEnvironment
     let connectionID: UInt64
     let clientAddress: String
     /// The JA4 of the client's ClientHello, once an interception read it: every exchange on the
@@ -93,7 +93,7 @@ struct ExchangeRecords {
     /// Writes a summary `end` ended. Not written to here, the summary moves straight into its
     /// event; written to, a consumed parameter is first copied to the stack (all of its bytes).
     func post(_ summary: consuming ExchangeSummary) {
-        environment.exchangesFinished.add(1, ordering: .relaxed)
+        environment.counters.exchangesFinished.add(1, ordering: .relaxed)
         // The exchange is over: its place among its role's in-flight ones is free.
         summary.policy?.slot?.giveBack()
         guard environment.monitor.wants(RequestDidFinish.interest) else { return }

@@ -29,16 +29,14 @@ final class ExchangeEnvironment: Sendable {
     let shapingRules: HostRuleSet<ShapingRule>
     /// The configuration, for what is looked up per host (`upstream_proxies`).
     private let configuration: SessionConfiguration
-    /// Started and not finished (the status page, `/metrics`).
-    let exchangesInFlight = Atomic<Int>(0)
-    let exchangesFinished = Atomic<UInt64>(0)
-    private let nextRequestID = Atomic<UInt64>(1)
-    private let nextTaskID = Atomic<UInt64>(1)
+    /// The session's counts and ids, shared by every configuration a reload makes.
+    let counters: ExchangeCounters
 
-    init(configuration: SessionConfiguration, monitor: CompositeEventMonitor, upstream: UpstreamEnvironment,
-         stagePlan: any StagePlanning, cache: SharedCache?, retrier: RequestRetrier, redirectHandler: RedirectHandler,
-         asksForCredentials: Bool) {
+    init(configuration: SessionConfiguration, monitor: CompositeEventMonitor, counters: ExchangeCounters,
+         upstream: UpstreamEnvironment, stagePlan: any StagePlanning, cache: SharedCache?, retrier: RequestRetrier,
+         redirectHandler: RedirectHandler, asksForCredentials: Bool) {
         self.monitor = monitor
+        self.counters = counters
         self.upstream = upstream
         self.stagePlan = stagePlan
         self.cache = cache
@@ -52,8 +50,8 @@ final class ExchangeEnvironment: Sendable {
         self.configuration = configuration
     }
 
-    func makeRequestID() -> UInt64 { nextRequestID.add(1, ordering: .relaxed).oldValue }
-    func makeTaskID() -> UInt64 { nextTaskID.add(1, ordering: .relaxed).oldValue }
+    func makeRequestID() -> UInt64 { counters.nextRequestID.add(1, ordering: .relaxed).oldValue }
+    func makeTaskID() -> UInt64 { counters.nextTaskID.add(1, ordering: .relaxed).oldValue }
 
     /// Posts an event, building it only if some monitor wants its kind.
     @inline(__always) func emit<Kind: EventKind>(_ context: @autoclosure () -> EventContext, _ make: @autoclosure () -> Kind) {
@@ -64,4 +62,14 @@ final class ExchangeEnvironment: Sendable {
     func parentProxy(for host: HostRuleKey) -> ParentProxy? { configuration.parentProxy(for: host) }
 
     var isShuttingDown: Bool { upstream.isShuttingDown }
+}
+
+/// The counts and ids of the whole session: a reload makes new environments, and the ids go on
+/// and the gauges keep counting what started under the old one.
+final class ExchangeCounters: Sendable {
+    /// Started and not finished (the status page, `/metrics`).
+    let exchangesInFlight = Atomic<Int>(0)
+    let exchangesFinished = Atomic<UInt64>(0)
+    let nextRequestID = Atomic<UInt64>(1)
+    let nextTaskID = Atomic<UInt64>(1)
 }

@@ -15,9 +15,13 @@ final class LoopContext: @unchecked Sendable {  // confined to `loop.queue`
     var recentOrigins = RecentOrigins()
     /// The current `auth` and `policy` (a reload replaces it here, on the loop).
     var rules: ClientRules
+    /// The environment of the running configuration, which each new exchange and tunnel takes (a
+    /// reload replaces it here, on the loop).
+    var clients: ClientEnvironment
 
-    init(loop: EventLoop, configuration: SessionConfiguration, delegate: SessionDelegate) {
+    init(loop: EventLoop, configuration: SessionConfiguration, clients: ClientEnvironment, delegate: SessionDelegate) {
         self.loop = loop
+        self.clients = clients
         self.delegate = delegate
         self.rules = ClientRules(configuration)
         self.pool = UpstreamConnectionPool(loop: loop,

@@ -101,7 +101,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
     }
 
     func start() {
-        environment.exchangesInFlight.add(1, ordering: .relaxed)
+        environment.counters.exchangesInFlight.add(1, ordering: .relaxed)
         records.created(head, requestID: id, url: origin.authority)
         if let match = environment.shapingRules.match(for: origin.ruleKey) {
             let shaping = ExchangeShaping(rule: match.rule)
@@ -388,7 +388,7 @@ final class Tunnel: ConnectionDelegate, UpstreamOpenerClient, @unchecked Sendabl
         } else if upgrade == nil {
             environment.emit(eventContext, TaskDidComplete(error: error))
         }
-        environment.exchangesInFlight.subtract(1, ordering: .relaxed)
+        environment.counters.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.finish(summary)
         delegate.tunnelDidFinish(upstreamFailed: upstreamBrokeOff)
     }

@@ -25,6 +25,8 @@ package struct StagePlanParts: Sendable {
     package let configuration: SessionConfiguration
     package let captureStore: BodyCaptureStore?
     package let cache: SharedCache?
+    /// The per-host cache rules (`cache.rules`, or the embedder's handler); the store's own when nil.
+    package let cacheHandler: CachedResponseHandler?
     package let breakpoints: Breakpoints
     package let hooks: Hooks
     package let simulation: Simulation?

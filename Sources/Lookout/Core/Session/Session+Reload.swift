@@ -5,9 +5,9 @@ import LookoutModel
 import LookoutSync
 import LookoutUpstream
 
-/// Live reload of what can change while connections run: the `auth` and `policy` sections.
-/// Each loop gets the new rules on its own queue; an exchange or tunnel keeps the decision it
-/// started with. Reading and checking the file is the embedder's (`reloader`): the core only
+/// Live reload of what can change while connections run: everything but the listeners and the
+/// loops. Each loop gets the new environment and rules on its own queue; an exchange or tunnel
+/// keeps the configuration and the decision it started with. Reading and checking the file is the embedder's (`reloader`): the core only
 /// applies and records.
 extension Session {
     /// What a reload did, for the admin answer and the record.
@@ -29,12 +29,29 @@ extension Session {
         }
     }
 
-    /// Installs new `auth` credentials and `policy` on every loop.
-    public func replaceClientRules(proxyCredentials: [String], credentialsRequired: Bool, policy: EgressPolicy?) {
-        let rules = ClientRules(authenticator: ProxyAuthenticator(credentials: proxyCredentials),
-                                credentialsRequired: credentialsRequired, policy: policy)
+    /// The configuration running now (`configuration` is the one the session started with).
+    public var runningConfiguration: SessionConfiguration { generation.withLock { $0.configuration } }
+
+    /// Installs a reloaded configuration. `changed` names the top-level sections that differ from
+    /// the running ones: what depends only on the others is kept (the trust manager and the pooled
+    /// connections it judged, the TLS engines, hook programs, recordings, the capture store).
+    /// Everything is built first, so a part that fails leaves the running configuration whole.
+    /// Each loop then takes the new environment on its own queue: exchanges and tunnels that
+    /// started keep the one they started with.
+    public func reload(configuration: SessionConfiguration, changed: Set<String>) throws {
+        let previous = generation.withLock { $0 }
+        let next = try SessionGeneration(configuration: configuration, parts: parts, previous: previous, changed: changed)
+        if changed.contains("breakpoints") { try breakpoints.replaceRules(with: configuration.breakpoints.rules) }
+        generation.withLock { $0 = next }
+        let rules = ClientRules(configuration)
+        // Connections opened under other trust rules or TLS settings are not used again.
+        let retiresConnections = changed.contains("trust") || changed.contains("tls")
         for context in contexts {
-            context.loop.execute { context.rules = rules }
+            context.loop.execute {
+                context.clients = next.clients
+                context.rules = rules
+                if retiresConnections { context.pool.retireOpened() }
+            }
         }
     }
 

@@ -22,10 +22,14 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     public let redirectHandler: RedirectHandler
     public let retrier: RequestRetrier
     let logger: Logger
-    /// What exchanges, tunnels and their upstream side are given of the session, as values.
-    let exchanges: ExchangeEnvironment
-    /// What client connections are given of the session, as values.
-    let clients: ClientEnvironment
+    /// What outlives every configuration: monitors, counts, resolver, breakpoints, the embedder's parts.
+    let parts: SessionParts
+    /// The running configuration's environments and parts; a reload replaces it (`Session+Reload.swift`).
+    let generation: Guarded<SessionGeneration>
+    /// What exchanges, tunnels and their upstream side are given now, as values.
+    var exchanges: ExchangeEnvironment { generation.withLock { $0.exchanges } }
+    /// What client connections are given now, as values.
+    var clients: ClientEnvironment { generation.withLock { $0.clients } }
     /// Each loop's open client connections.
     let registries: [ClientRegistry]
 
@@ -45,10 +49,10 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
     private(set) var socksListener: String?
     /// The breakpoints and the exchanges they hold (`breakpoints`, `/breakpoints`).
     let breakpoints: Breakpoints
-    /// The external hooks (`hooks`), started with the session.
-    let hooks: Hooks
+    /// The external hooks (`hooks`) of the running configuration.
+    var hooks: Hooks { generation.withLock { $0.hooks } }
     /// The recordings answered from (`simulate`); nil when off.
-    let simulation: Simulation?
+    var simulation: Simulation? { generation.withLock { $0.simulation } }
     /// The route-table watcher (`reachability.enabled`), started in `start`.
     let reachability: NetworkReachabilityManager?
 
@@ -71,101 +75,39 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
                  retrier: RequestRetrier? = nil,
                  adapters: [any RequestAdapter] = [],
                  logger: Logger = Logger(label: "lookout"),
-                 planner: StagePlanner) throws {
-        // Judges every upstream certificate chain by the host's rule.
-        let trustManager = try configuration.tls.trustManager ?? ServerTrustManager(
-            rules: [], defaultRule: TrustRule(hosts: [], evaluator: DefaultTrustEvaluator(trustStore: TrustStore())))
-        let (upstreamTLS, http1Only) = try Self.upstreamEngines(configuration)
-        let interceptionTLS = try Self.interceptionEngine(configuration)
+                 planner: @escaping StagePlanner) throws {
         self.configuration = configuration
-        self.monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
-        // The configured rules unless the embedder brings its own policies.
-        self.redirectHandler = redirectHandler ?? RedirectPolicy(rules: configuration.redirectRules)
-        let monitor = self.monitor
-        let cache = try configuration.cache.map { settings in
-            try SharedCache(settings: settings, handler: cachedResponseHandler ?? ResponseCacher(rules: settings.rules),
-                            monitor: monitor)
-        }
-        simulation = try Simulation(settings: configuration.simulate)
-        hooks = try Hooks(settings: configuration.hooks) { [monitor] hook, reason, backoff in
-            guard monitor.wants(HookDidRestart.interest) else { return }
-            monitor.post(LookoutEvent(EventContext(connectionID: 0), HookDidRestart(hook: hook, reason: reason,
-                                                                                    backoffMilliseconds: backoff)))
-        }
-        let captureStore = try configuration.capture.map { capture in
-            try BodyCaptureStore(directory: capture.directory, maxTotalBytes: capture.maxTotalBytes)
-        }
-        self.retrier = retrier ?? RetryPolicy(rules: configuration.retryRules)
-        let authenticator = ProxyAuthenticator(credentials: configuration.proxyCredentials)
+        let monitor = CompositeEventMonitor(monitors: monitors, mailboxLimit: configuration.monitorQueueLimit)
+        self.monitor = monitor
         self.logger = logger
         self.group = EventLoopGroup(count: configuration.eventLoopCount,
                                     spinMicroseconds: configuration.eventLoopSpinMicroseconds)
-        breakpoints = try Breakpoints(settings: configuration.breakpoints, loops: group.loops.count)
-        let (redirectHandler, retrier) = (self.redirectHandler, self.retrier)
-        self.contexts = group.loops.map { loop in
-            LoopContext(loop: loop, configuration: configuration, delegate: SessionDelegate(monitor: monitor, logger: logger))
-        }
-        let resolver = Resolver(cacheTTL: configuration.dnsCacheTTL)
+        let breakpoints = try Breakpoints(settings: configuration.breakpoints, loops: group.loops.count)
+        self.breakpoints = breakpoints
         // The session's states the upstream side reads, through the atomics that hold them;
         // `self` is not complete yet, so they are captured, not the session.
         let shuttingDown = self.shuttingDown
         let reachability = configuration.reachabilityEnabled
             ? NetworkReachabilityManager(loop: group.loops[0], events: monitor) : nil
         self.reachability = reachability
-        let upstream = UpstreamEnvironment(
-            timeouts: configuration.timeouts, parserLimits: configuration.parserLimits, http2: configuration.http2,
-            poolIdleTimeout: configuration.poolIdleTimeout, tls: upstreamTLS, tlsHTTP1: http1Only,
-            trustManager: trustManager, resolver: resolver, access: configuration.access,
-            failFastWhenUnreachable: configuration.failFastWhenUnreachable, openConnections: openUpstreamConnections,
+        parts = SessionParts(
+            monitor: monitor, counters: ExchangeCounters(), resolver: Resolver(cacheTTL: configuration.dnsCacheTTL),
+            openUpstreamConnections: openUpstreamConnections,
             networkUnreachable: { reachability?.isNotReachable.load(ordering: .relaxed) ?? false },
-            shuttingDown: { shuttingDown.isSet })
-        let exchanges = ExchangeEnvironment(
-            configuration: configuration, monitor: monitor, upstream: upstream,
-            stagePlan: planner(StagePlanParts(configuration: configuration, captureStore: captureStore, cache: cache,
-                                              breakpoints: breakpoints, hooks: hooks, simulation: simulation,
-                                              adapters: adapters, redirectHandler: redirectHandler, retrier: retrier)),
-            cache: cache, retrier: retrier, redirectHandler: redirectHandler, asksForCredentials: authenticator != nil)
-        self.exchanges = exchanges
-        let admin = AdminContext(endpoints: adminEndpoints, startTime: startTime, loopCount: group.loops.count,
-                                 spinMicroseconds: group.spinMicroseconds, cache: cache, authenticator: authenticator,
-                                 tokenCheck: configuration.adminToken.map(AdminTokenCheck.init(token:)),
-                                 pacDirect: configuration.pacDirect)
-        self.clients = ClientEnvironment(configuration: configuration, exchanges: exchanges, admin: admin,
-                                         interceptionTLS: interceptionTLS, trustManager: trustManager)
-        self.registries = group.loops.map { _ in ClientRegistry() }
-    }
-
-    /// The engines that originate TLS toward https origins: one offering `h2` then `http/1.1`
-    /// (with `http2.upstream`), and one offering only `http/1.1` for requests that ask for a
-    /// protocol switch, which HTTP/2 does not have (RFC 9113 §8.6). RFC 7301 §3.1: in preference
-    /// order; the origin picks.
-    private static func upstreamEngines(_ configuration: SessionConfiguration) throws -> (TLSEngine, TLSEngine) {
-        let http1Only = try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
-                                                             applicationProtocols: ["http/1.1"]))
-        let upstreamTLS = configuration.http2.upstream
-            ? try TLSEngine(configuration: .client(minimumVersion: configuration.tls.minimumVersion,
-                                                   applicationProtocols: ["h2", "http/1.1"]))
-            : http1Only
-        return (upstreamTLS, http1Only)
-    }
-
-    /// The engine that terminates intercepted clients' TLS with leaves from the local CA; nil
-    /// without interception. RFC 7301 §3.2: the server picks by its own preference, so h2 wins
-    /// when offered.
-    private static func interceptionEngine(_ configuration: SessionConfiguration) throws -> TLSEngine? {
-        guard !configuration.tls.interceptedHosts.isEmpty else { return nil }
-        guard let authority = configuration.tls.certificateAuthority else {
-            throw TLSError(kind: .invalidConfiguration, reason: "interception needs a certificate authority")
+            shuttingDown: { shuttingDown.isSet }, planner: planner, adapters: adapters,
+            redirectHandler: redirectHandler, cachedResponseHandler: cachedResponseHandler, retrier: retrier,
+            breakpoints: breakpoints, adminEndpoints: adminEndpoints, startTime: startTime,
+            loopCount: group.loops.count, spinMicroseconds: group.spinMicroseconds)
+        let first = try SessionGeneration(configuration: configuration, parts: parts)
+        generation = Guarded(first)
+        // The embedder's policies, or the first configuration's.
+        self.redirectHandler = first.exchanges.redirectHandler
+        self.retrier = first.exchanges.retrier
+        self.contexts = group.loops.map { loop in
+            LoopContext(loop: loop, configuration: configuration, clients: first.clients,
+                        delegate: SessionDelegate(monitor: monitor, logger: logger))
         }
-        return try TLSEngine(configuration: .server(
-            minimumVersion: configuration.tls.minimumVersion,
-            applicationProtocols: configuration.http2.client ? ["h2", "http/1.1"] : ["http/1.1"],
-            certificateSelector: { name in
-                guard let name else {
-                    throw CertificateError(.invalidHost, "the client sent no server name")
-                }
-                return try authority.issueLeaf(for: name)
-            }))
+        self.registries = group.loops.map { _ in ClientRegistry() }
     }
 
     // MARK: - Ids and events
@@ -232,7 +174,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let refusal: ProxyError?
         if shuttingDown.isSet {
             refusal = .sessionUnavailable(reason: .shuttingDown)
-        } else if let denied = configuration.access.refusal(forClient: peer) {
+        } else if let denied = clients.access.refusal(forClient: peer) {
             refusal = denied
         } else if openConnections.load(ordering: .relaxed) >= limit {
             refusal = .sessionUnavailable(reason: .tooManyConnections(limit: limit))
@@ -259,7 +201,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         let registry = registries[loop.index]
         loop.execute { [self] in
             let connection = Connection(fd: fd, loop: loop, id: id, peerAddress: peer, localAddress: local)
-            let client = ClientConnection(environment: clients, owner: self, context: context, connection: connection,
+            let client = ClientConnection(environment: context.clients, owner: self, context: context, connection: connection,
                                           role: role, listenerTLS: tls)
             registry.clients[id] = client
             emit(EventContext(connectionID: id),
@@ -275,8 +217,8 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         return SessionStatistics(
             openClientConnections: openConnections.load(ordering: .relaxed),
             openUpstreamConnections: openUpstreamConnections.value,
-            exchangesInFlight: exchanges.exchangesInFlight.load(ordering: .relaxed),
-            exchangesFinished: exchanges.exchangesFinished.load(ordering: .relaxed),
+            exchangesInFlight: exchanges.counters.exchangesInFlight.load(ordering: .relaxed),
+            exchangesFinished: exchanges.counters.exchangesFinished.load(ordering: .relaxed),
             droppedEvents: monitor.droppedEventCount,
             reachability: reachability?.status,
             cacheObjects: cacheStatistics?.objects,
@@ -296,7 +238,7 @@ public final class Session: @unchecked Sendable {  // immutable after init, exce
         guard shuttingDown.set() else { return }
         listeners.forEach { $0.stop() }
         stopNamespaceCaptures()
-        let inFlight = exchanges.exchangesInFlight.load(ordering: .relaxed)
+        let inFlight = exchanges.counters.exchangesInFlight.load(ordering: .relaxed)
         emit(EventContext(connectionID: 0), SessionWillInvalidate(inFlight: inFlight))
         for (context, registry) in zip(contexts, registries) {
             context.loop.execute {

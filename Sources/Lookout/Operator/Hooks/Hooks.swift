@@ -2,7 +2,8 @@ import LookoutLogQuery
 import LookoutModel
 
 /// The session's hooks, in the order they run, each with its parsed filter and its transport.
-/// Built once; a command hook's program starts with the session and stops with it.
+/// Built with the configuration; a command hook's program starts with it and stops when a reload
+/// has replaced it and nothing that started under it runs any more, or with the session.
 package final class Hooks: Sendable {
     package struct Hook: Sendable {
         package let settings: HookSettings
@@ -59,4 +60,8 @@ package final class Hooks: Sendable {
     func stop() {
         for hook in all { hook.transport.stop() }
     }
+
+    /// A reload replaced these hooks, and the last exchange that ran under them is over: their
+    /// programs stop.
+    deinit { stop() }
 }

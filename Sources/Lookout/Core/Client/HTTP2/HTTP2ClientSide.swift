@@ -30,10 +30,12 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     /// `timeouts.client_idle`: an idle connection, or a stream whose window stays shut, ends.
     private let clientIdle: Double
     /// `access`: methods and destinations refused per stream.
-    private let access: AccessPolicy
+    private var access: AccessPolicy
     private let context: LoopContext
-    private let records: ExchangeRecords
-    private let routing: HTTP2StreamRouting
+    private var records: ExchangeRecords
+    private var routing: HTTP2StreamRouting
+    /// Who the client is, for each stream's egress policy decision.
+    private let identity: HTTP2ClientIdentity
     private unowned let delegate: HTTP2ClientSideDelegate
     private var streams = IDTable<Int32, HTTP2ClientStream>()
     private var flushScheduled = false
@@ -50,7 +52,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private let originURLPrefix: String
 
     init(stream: ByteStream, environment: ExchangeEnvironment, http2: HTTP2Settings, access: AccessPolicy,
-         context: LoopContext, records: ExchangeRecords, routing: HTTP2StreamRouting,
+         context: LoopContext, records: ExchangeRecords, routing: HTTP2StreamRouting, identity: HTTP2ClientIdentity,
          delegate: HTTP2ClientSideDelegate) throws {
         var settings = HTTP2ServerSettings()
         settings.maxConcurrentStreams = UInt32(http2.maxConcurrentStreams)
@@ -64,6 +66,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         self.context = context
         self.records = records
         self.routing = routing
+        self.identity = identity
         if case .intercepted(let origin) = routing { originURLPrefix = origin.url(path: "") } else { originURLPrefix = "" }
         self.delegate = delegate
         self.timer = LoopTimer(loop: stream.loop)
@@ -257,6 +260,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     func http2Session(_ protocolSession: HTTP2ServerSession, didReceiveRequest headers: [HTTP2Header], stream id: Int32,
                       endStream: Bool, fieldBytes: Int) {
         requestsServed += 1
+        adoptCurrentEnvironment()
         let requestID = environment.makeRequestID()
         let clientStream = HTTP2ClientStream(id: id, side: self)
         streams[id] = clientStream
@@ -277,12 +281,44 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
                 refuse(clientStream, requestID: requestID, head: head, url: refusedURL(head, authority: authority, headers: headers),
                        error: error)
             case .success(let route):
+                // Each stream is a request of its own to the policy: its method, its place among
+                // the role's rate and in-flight ones (an intercepted CONNECT counted none).
+                var streamRecords = records
+                if let (decision, refusal) = policyDecision(route) {
+                    streamRecords.policy = decision
+                    if let refusal {
+                        refuse(clientStream, requestID: requestID, head: route.head, url: route.url, error: refusal,
+                               records: streamRecords)
+                        return
+                    }
+                } else {
+                    streamRecords.policy = nil
+                }
                 let exchange = Exchange(id: requestID, context: context, client: clientStream,
-                                        delegate: clientStream, records: records, head: route.head, origin: route.origin,
-                                        path: route.path, url: route.url, kind: routing.kind, clientStreamID: id)
+                                        delegate: clientStream, records: streamRecords, head: route.head,
+                                        origin: route.origin, path: route.path, url: route.url, kind: routing.kind,
+                                        clientStreamID: id)
                 clientStream.run(exchange)
             }
         }
+    }
+
+    /// A reload replaced the loop's environment: the streams from now on run under it (those
+    /// running keep the records they were given).
+    private func adoptCurrentEnvironment() {
+        let current = context.clients
+        guard current.exchanges !== records.environment else { return }
+        records.environment = current.exchanges
+        access = current.access
+        if case .forwardProxy = routing { routing = .forwardProxy(current) }
+    }
+
+    /// The egress policy's decision for a stream's request; nil without a policy.
+    private func policyDecision(_ route: HTTP2StreamRoute) -> (PolicyDecision, ProxyError?)? {
+        guard let policy = context.rules.policy else { return nil }
+        let (role, who) = policy.role(user: route.user ?? identity.user, client: identity.address,
+                                      certificateSubject: identity.certificateSubject)
+        return policy.decide(role, identity: who, method: route.head.method.rawValue, host: route.origin.ruleKey)
     }
 
     /// What a refused stream's record names: the URL it asked for.
@@ -387,15 +423,16 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     /// Answers a stream's request with Lookout's error response, and writes its record.
     private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, head: RequestHead, url: String,
-                        error: ProxyError) {
+                        error: ProxyError, records streamRecords: ExchangeRecords? = nil) {
         records.created(head, requestID: requestID, url: url)
-        refuse(clientStream, requestID: requestID, method: head.method.rawValue, url: url, error: error)
+        refuse(clientStream, requestID: requestID, method: head.method.rawValue, url: url, error: error,
+               records: streamRecords)
     }
 
     private func refuse(_ clientStream: HTTP2ClientStream, requestID: UInt64, method: String, url: String,
-                        error: ProxyError) {
+                        error: ProxyError, records streamRecords: ExchangeRecords? = nil) {
         clientStream.writeError(error, requestID: requestID)
-        records.refused(requestID: requestID, method: method, url: url, httpVersion: "HTTP/2", kind: routing.kind,
+        (streamRecords ?? records).refused(requestID: requestID, method: method, url: url, httpVersion: "HTTP/2", kind: routing.kind,
                         error: error, status: error.status, start: .now(), headWasRead: true, clientStreamID: clientStream.id)
     }
 

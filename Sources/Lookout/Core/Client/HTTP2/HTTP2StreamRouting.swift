@@ -1,4 +1,5 @@
 import LookoutHTTP
+import LookoutIO
 import LookoutModel
 import LookoutTLS
 import LookoutUpstream
@@ -29,6 +30,17 @@ struct HTTP2StreamRoute {
     let origin: Origin
     let path: String
     let url: String
+    /// The `auth.users` name the stream's own `Proxy-Authorization` gave (a forward proxy's stream).
+    var user: String? = nil
+}
+
+/// Who an HTTP/2 connection's client is, for the egress policy's role of each stream: what the
+/// connection learned before it spoke HTTP/2 (the CONNECT's credentials, the TLS listener's
+/// client certificate) and its address.
+struct HTTP2ClientIdentity {
+    let user: String?
+    let address: SocketAddress?
+    let certificateSubject: String?
 }
 
 extension HTTP2StreamRouting {
@@ -45,8 +57,14 @@ extension HTTP2StreamRouting {
         guard targetScheme == "http" || targetScheme == "https" else {
             return .failure(.requestRejected(reason: .unsupportedScheme(targetScheme)))
         }
-        if let authenticator = rules.authenticator, !authenticator.accepts(head.headerFields) {
-            return .failure(.requestRejected(reason: .proxyAuthenticationRequired))
+        var user: String?
+        if let authenticator = rules.authenticator {
+            switch authenticator.outcome(head.headerFields) {
+            case .user(let name): user = name
+            // Under a policy, credentials only identify: without them the address decides.
+            case .missing where !rules.credentialsRequired: user = nil
+            case .missing, .invalid: return .failure(.requestRejected(reason: .proxyAuthenticationRequired))
+            }
         }
         let key = HostRuleKey(host)
         if let refusal = environment.accessRefusal(method: head.method.rawValue, host: key) {
@@ -58,7 +76,7 @@ extension HTTP2StreamRouting {
         var routed = head
         routed.target = target
         routed.rawTarget = url
-        return .success(HTTP2StreamRoute(head: routed, origin: origin, path: path, url: url))
+        return .success(HTTP2StreamRoute(head: routed, origin: origin, path: path, url: url, user: user))
     }
 
     /// The URL a forward proxy's stream asks for: its `:path` when that is absolute, else built
