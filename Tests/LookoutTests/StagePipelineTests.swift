@@ -255,7 +255,7 @@ import Glibc
             usleep(100_000)
             let seen = DispatchSemaphore(value: 0)
             exchange.context.loop.execute {
-                phases.withLock { $0.append(exchange.inFlightSnapshot(at: .now())?.phase ?? "none") }
+                phases.withLock { $0.append(InFlightExchange(exchange, at: .now())?.phase ?? "none") }
                 seen.signal()
             }
             seen.wait()
@@ -310,7 +310,7 @@ import Glibc
             usleep(150_000)
             let seen = DispatchSemaphore(value: 0)
             exchange.context.loop.execute {
-                phases.withLock { $0.append(exchange.inFlightSnapshot(at: .now())?.phase ?? "none") }
+                phases.withLock { $0.append(InFlightExchange(exchange, at: .now())?.phase ?? "none") }
                 seen.signal()
             }
             seen.wait()

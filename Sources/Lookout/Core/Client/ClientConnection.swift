@@ -323,7 +323,7 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     func inFlightSnapshots(at now: Instant) -> [InFlightExchange] {
         if let http2 { return http2.inFlightSnapshots(at: now) }
         if let tunnel { return tunnel.inFlightSnapshot(at: now).map { [$0] } ?? [] }
-        return exchange?.inFlightSnapshot(at: now).map { [$0] } ?? []
+        return exchange.flatMap { InFlightExchange($0, at: now) }.map { [$0] } ?? []
     }
 
     func runs(exchange id: UInt64) -> Bool {

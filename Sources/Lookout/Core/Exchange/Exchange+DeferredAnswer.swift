@@ -62,8 +62,6 @@ extension Exchange {
     /// (only a bodiless GET is ever collapsed).
     private func fetchItself(instead answer: any DeferredAnswer) {
         answer.withdraw(exchange: self)
-        attempts.request = makeUpstreamRequest(method: head.method, origin: attempts.request.origin, path: attempts.upstreamPath, url: summary.url,
-                                      withBody: false, stripCredentials: false)
-        startAttempt()
+        upstream.startFirst(withBody: false, owner: self)
     }
 }

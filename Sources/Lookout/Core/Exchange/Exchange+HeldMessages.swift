@@ -78,7 +78,7 @@ extension Exchange {
             relay.replaced()
             upload = relay
         }
-        if let host = checked.hostField { attempts.hostOverride = host }
+        if let host = checked.hostField { upstream.ledger.hostOverride = host }
         head.headerFields = checked.fields
         if let route = checked.route { reroute(to: route, hostField: nil) }
         return nil

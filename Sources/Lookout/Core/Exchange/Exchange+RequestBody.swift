@@ -40,7 +40,7 @@ extension Exchange {
 
     /// Bytes toward the upstream, through the relay.
     func routeBody(_ bytes: UnsafeRawBufferPointer) {
-        if upload?.route(bytes, to: task) == true { resumeClientInput() }
+        if upload?.route(bytes, to: upstream.task) == true { resumeClientInput() }
     }
 
     func clientFinishedBody(trailers: HTTPFields?) {
@@ -62,29 +62,12 @@ extension Exchange {
         forEachStage { $0.requestEnd(exchange: self) }
         upload.end(trailers: trailers)
         if holding.requestBody != nil { heldRequestBodyEnded() }
-        if upload.feed(task) { resumeClientInput() }
+        if upload.feed(upstream.task) { resumeClientInput() }
     }
 
     func clientSentInvalidBody(_ error: ProxyError) {
         fail(error)
     }
-
-    /// The attempt's head is on its way: it gets the body (a bodiless request is complete at once).
-    func taskIsReadyForBody() {
-        guard let task else { return }
-        guard let upload else {
-            task.finishBody(trailers: nil)
-            return
-        }
-        if upload.attemptIsReady(task) { resumeClientInput() }
-    }
-
-    func taskDidDrainRequestBody() {
-        if upload?.feed(task) == true { resumeClientInput() }
-    }
-
-    /// The client sent `Proxy-Authorization` of its own (meant for a parent when Lookout asks for none).
-    var clientSentProxyAuthorization: Bool { head.headerFields[.proxyAuthorization] != nil }
 
     /// Nothing goes upstream any more (an answer, a redirect turned into a GET): a held body is
     /// let go, and the rest of the client's is read and dropped.

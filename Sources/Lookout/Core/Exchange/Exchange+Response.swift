@@ -12,7 +12,7 @@ extension Exchange {
                            fields: inout HTTPFields) -> ResponseStagesOutcome {
         guard first < stages.count else { return .proceed }
         var response = StageResponseHead(status: status, reasonPhrase: reasonPhrase, fields: fields,
-                                         origin: attempts.request.origin)
+                                         origin: upstream.ledger.request.origin)
         // One owner of the fields while the stages change them (copy-on-write would copy them).
         fields = HTTPFields()
         defer { fields = response.fields }
@@ -125,7 +125,7 @@ extension Exchange {
         switch reply.producer {
         case .body?: sendAnswerBody()
         case .deferred?: advanceDeferred(afterDrain: true)
-        case nil: task?.resumeReading()
+        case nil: upstream.task?.resumeReading()
         }
     }
 
@@ -143,7 +143,7 @@ extension Exchange {
         case .answer(let answer):
             // In place of the held response: what the origin still sends is not wanted, and the
             // answer goes on through the stages after the holding one, as the response would have.
-            stopTask()
+            upstream.stop(owner: self)
             dropRequestBody()
             summary.status = answer.status
             var fields = answer.fields
@@ -156,7 +156,7 @@ extension Exchange {
             releaseHeldResponse(replacement)
         case .answerLater(let answer):
             holding.response = nil
-            stopTask()
+            upstream.stop(owner: self)
             dropRequestBody()
             answerLater(answer)
         case .hold(let deadline), .holdWithBody(_, let deadline):
@@ -199,10 +199,10 @@ extension Exchange {
         if held.ended {
             endResponse(trailers: held.trailers)
             // The task completed while the head was held.
-            if task == nil { finish(error: nil, keepAlive: reply.keepAlive) }
+            if upstream.task == nil { finish(error: nil, keepAlive: reply.keepAlive) }
             return
         }
         // The client takes more: the origin is read again (else `clientDidDrain` resumes it).
-        if accepted { task?.resumeReading() }
+        if accepted { upstream.task?.resumeReading() }
     }
 }

@@ -22,12 +22,12 @@ extension Exchange: StageContext {
                       clientKey: traits.clientKey, kind: summary.kind, httpVersion: summary.httpVersion,
                       startedAt: summary.start, loop: context.loop, url: summary.url, route: route,
                       isFirstHop: summary.redirects == 0, asksForUpgrade: traits.upgradeProtocol != nil,
-                      modified: !summary.modifiedBy.isEmpty, requestSentAt: task?.metrics.requestEnd,
-                      upstreamTLS: task?.metrics.tls)
+                      modified: !summary.modifiedBy.isEmpty, requestSentAt: upstream.task?.metrics.requestEnd,
+                      upstreamTLS: upstream.task?.metrics.tls)
     }
 
     var route: StageRoute {
-        StageRoute(origin: attempts.request.origin, path: attempts.upstreamPath, url: attempts.request.url)
+        StageRoute(origin: upstream.ledger.request.origin, path: upstream.ledger.upstreamPath, url: upstream.ledger.request.url)
     }
 
     func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts?) {
@@ -39,10 +39,10 @@ extension Exchange: StageContext {
         let key = HostRuleKey(route.origin.host)
         let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,
                             parent: environment.parentProxy(for: key), ruleKey: key)
-        attempts.hostOverride = hostField
-        attempts.upstreamPath = route.path
-        attempts.firstHost = origin.host
-        attempts.request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
+        upstream.ledger.hostOverride = hostField
+        upstream.ledger.upstreamPath = route.path
+        upstream.ledger.firstHost = origin.host
+        upstream.ledger.request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
                                   bodyIsChunked: false, hasBody: head.framing != .none, asksForUpgrade: false,
                                   acceptsTrailers: false)
         // The new origin's rules say whether the body is kept for another attempt (none read yet).
@@ -50,8 +50,8 @@ extension Exchange: StageContext {
     }
 
     func revalidateInBackground() {
-        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: attempts.request.origin,
-                                     path: attempts.upstreamPath, requestFields: head.headerFields)
+        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: upstream.ledger.request.origin,
+                                     path: upstream.ledger.upstreamPath, requestFields: head.headerFields)
     }
 
     func record(_ part: StageRecord) {

@@ -40,10 +40,8 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// What a stage holds of the exchange, while one does, and where the request's pass stands.
     var holding = StageHold()
 
-    /// The running attempt, while one runs.
-    var task: UpstreamTask?
-    /// The next attempt's request, and what the attempts so far leave to it.
-    var attempts: AttemptLedger
+    /// The upstream side: each attempt's request and task, and what becomes of it.
+    let upstream: UpstreamAttempts<Exchange>
     /// The request body's way upstream; nil for a request without a body.
     var upload: RequestBodyRelay?
     /// The response's way to the client.
@@ -70,14 +68,16 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                                        clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
                                        url: url, httpVersion: head.version.description, start: .now())
         summary.clientStreamID = clientStreamID
-        self.traits = ExchangeTraits(clientKey: origin.ruleKey, upgradeProtocol: Self.relayedUpgrade(head),
-                                     background: background)
+        let upgrade = Self.relayedUpgrade(head)
+        self.traits = ExchangeTraits(clientKey: origin.ruleKey, upgradeProtocol: upgrade, background: background)
         let request = UpstreamRequest(origin: origin, method: head.method, url: url, target: path,
                                       fields: [:], bodyIsChunked: false, hasBody: head.framing != .none,
                                       asksForUpgrade: false, acceptsTrailers: false)
-        self.attempts = AttemptLedger(request: request, upstreamPath: path)
+        let ledger = AttemptLedger(request: request, upstreamPath: path)
         // Last, so the head is moved in rather than copied (its fields, a dozen strings).
         self.head = head
+        upstream = UpstreamAttempts(requestID: id, context: context, records: records, ledger: ledger,
+                                    upgradeProtocol: upgrade)
     }
 
     /// Which protocol switches are relayed (RFC 9110 §7.8): any the client asks for on a request
@@ -116,7 +116,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// The store for the request body when the origin's retry or redirect rule may need it for
     /// another attempt, up to the retry rule's replay limit; nil when none will.
     func replayableBody() -> ReplayableBody? {
-        let host = attempts.request.origin.host
+        let host = upstream.ledger.request.origin.host
         guard head.framing != .none,
               environment.retrier.keepsBodies(forHost: host) || environment.redirectHandler.keepsBodies(forHost: host) else {
             return nil
@@ -138,9 +138,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
             holding.nextRequestStage += 1
             guard apply(stage.requestHead(self), from: stage) else { return }
         }
-        attempts.request = makeUpstreamRequest(method: head.method, origin: attempts.request.origin, path: attempts.upstreamPath, url: summary.url,
-                                      withBody: head.framing != .none, stripCredentials: false)
-        startAttempt()
+        upstream.startFirst(withBody: head.framing != .none, owner: self)
     }
 
     /// Acts on a stage's verdict; true when the next stage goes on.
@@ -230,7 +228,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// truncated response (the connection closes without completing the body).
     func fail(_ error: ProxyError) {
         guard !finished else { return }
-        stopTask()
+        upstream.stop(owner: self)
         if !reply.headSent, case .upstreamFailed = error {
             for stage in stages {
                 if let answer = stage.answerInstead(of: error, exchange: self) {
@@ -250,6 +248,33 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         }
     }
 
+    // MARK: - From outside: the client connection and an operator
+
+    /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
+    /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
+    func cancel(_ error: ProxyError) {
+        shaping?.response?.cancel()
+        fail(error)
+    }
+
+    func clientDidClose(_ error: ProxyError) {
+        guard !finished else { return }
+        upstream.stop(owner: self)
+        shaping?.response?.cancel()
+        finish(error: error, keepAlive: false)
+    }
+
+    func abort(_ error: ProxyError) {
+        guard !finished else { return }
+        upstream.stop(owner: self)
+        shaping?.response?.cancel()
+        if !reply.headSent {
+            client.writeError(error, requestID: id)
+            summary.status = error.status
+        }
+        finish(error: error, keepAlive: false)
+    }
+
     func finish(error: ProxyError?, keepAlive: Bool, truncate: Bool = false) {
         guard !finished else { return }
         if let shaping, let bytes = shaping.response?.resetPoint, !shaping.resetInjected {
@@ -264,17 +289,17 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         }
         finished = true
         shaping?.upload?.cancel()
-        attempts.waitingForNext = false
+        upstream.ledger.waitingForNext = false
         upload?.stop()
         closeStages()
         summary.error = error
-        summary.transactions = attempts.transactions
+        summary.transactions = upstream.ledger.transactions
         if !traits.background {
             context.recentRequests.add(RecentRequests.Entry(
                 id: id, head: holding.clientHead ?? head, url: summary.mappedFrom ?? summary.url, kind: summary.kind,
                 capturePath: summary.capture?.request, bodyBytes: upload?.received ?? 0))
         }
-        if summary.redirects > 0 { summary.finalURL = attempts.request.url }
+        if summary.redirects > 0 { summary.finalURL = upstream.ledger.request.url }
         environment.counters.exchangesInFlight.subtract(1, ordering: .relaxed)
         records.end(&summary)
         records.post(takeSummary())

@@ -459,7 +459,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     // MARK: - Operator
 
     func inFlightSnapshots(at now: Instant) -> [InFlightExchange] {
-        streams.values.compactMap { $0.exchange?.inFlightSnapshot(at: now) }.sorted { $0.summary.requestID > $1.summary.requestID }
+        streams.values.compactMap { $0.exchange.flatMap { InFlightExchange($0, at: now) } }.sorted { $0.summary.requestID > $1.summary.requestID }
     }
 
     func runs(exchange id: UInt64) -> Bool {
