@@ -3,9 +3,9 @@ import LookoutHTTP
 import LookoutModel
 import LookoutUpstream
 
-/// A message a stage holds with its body (`holdWithBody`), and the edits a stage applies to it
-/// before letting it go: the request before it goes upstream, the response before the client
-/// gets it. Bodies are read only up to the stage's limit; a longer one is held on its head alone.
+/// A request a stage holds with its body (`holdWithBody`), and the edits a stage applies to it
+/// before it goes upstream. A body is read only up to the stage's limit; a longer one is held on
+/// its head alone. (A held response is the response's: `ClientResponse`.)
 extension Exchange {
     // MARK: - Request
 
@@ -81,68 +81,6 @@ extension Exchange {
         if let host = checked.hostField { upstream.ledger.hostOverride = host }
         head.headerFields = checked.fields
         if let route = checked.route { reroute(to: route, hostField: nil) }
-        return nil
-    }
-
-    // MARK: - Response
-
-    /// A response stage holds `held` (and wants its body, up to `bodyLimit` bytes, when set).
-    func holdResponse(_ held: HeldResponse, by index: Int, deadline: Double?, bodyLimit: Int?) {
-        holding.response = held
-        held.bodyLimit = bodyLimit
-        held.bodyReported = false
-        let stage = stages[index]
-        hold(by: stage, deadline: deadline)
-        guard let limit = bodyLimit else { return }
-        var knownNow: Bool? = nil
-        if case .answer(let body, _) = held.source {
-            // An answer's body is produced as the client takes it: only its head can be held.
-            knownNow = body == nil
-        } else if held.ended {
-            knownNow = true
-        } else if let length = held.fields[.contentLength].flatMap({ Int($0) }), length > limit {
-            knownNow = false
-        }
-        guard let complete = knownNow else { return }
-        held.bodyReported = true
-        context.loop.execute { [weak self] in
-            guard let self, !finished, holding.stage === stage, holding.response === held else { return }
-            stage.responseBodyHeld(complete ? held.body : [], complete: complete, exchange: self)
-        }
-    }
-
-    func reportHeldResponseBody(_ held: HeldResponse, complete: Bool) {
-        held.bodyReported = true
-        let body = complete ? held.body : Array(held.body.prefix(held.bodyLimit ?? 0))
-        holding.stage?.responseBodyHeld(body, complete: complete, exchange: self)
-    }
-
-    func editResponse(_ edits: ExchangeEdits) -> String? {
-        guard let held = holding.response, holding.stage != nil, !finished else { return "the response is not held" }
-        let whole = switch held.source {
-        case .upstream: held.ended
-        case .answer(let body, _): body == nil
-        }
-        let checked: CheckedResponseEdits
-        switch CheckedResponseEdits.check(edits, fields: held.fields, bodyHeldWhole: whole) {
-        case .failure(let refusal): return refusal.message
-        case .success(let edits): checked = edits
-        }
-        if let status = checked.status {
-            held.status = status
-            held.reasonPhrase = ReasonPhrase.standard(for: status)
-            summary.status = status
-        }
-        if let body = checked.body {
-            held.body = body
-            held.trailers = nil
-            held.ended = true
-            held.framing = body.isEmpty ? .none : .contentLength
-            // Sent from memory now, whoever produced the body (an answer's source is dropped).
-            held.source = .upstream
-            reply.framing = held.framing
-        }
-        held.fields = checked.fields
         return nil
     }
 }

@@ -67,9 +67,9 @@ extension Exchange: StageContext {
         let shaping = ExchangeShaping(rule: rule)
         self.shaping = shaping
         if rule.shapesResponse {
-            let writer = ShapedResponseWriter(base: client, rule: rule, loop: context.loop, delegate: self)
+            let writer = ShapedResponseWriter(base: response.client, rule: rule, loop: context.loop, delegate: self)
             shaping.response = writer
-            client = writer
+            response.client = writer
         }
         if head.framing != .none {
             shaping.upload = ExchangeShaping.pacer(kbps: rule.uploadKbps, bytesPerSecond: rule.uploadBytesPerSecond,
@@ -88,7 +88,7 @@ extension Exchange: StageContext {
 extension Exchange: ShapedResponseWriterDelegate {
     func shapedWriterCanTakeMore() {
         guard !finished else { return }
-        resumeResponse()
+        response.resumeResponse(owner: self)
     }
 
     func shapedWriterReachedResetPoint(after bytes: UInt64) {

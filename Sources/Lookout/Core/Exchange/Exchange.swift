@@ -7,22 +7,22 @@ import LookoutModel
 import LookoutUpstream
 
 /// One forwarded HTTP exchange: the client's request through its stages (`StagePlan`), the
-/// ordered upstream attempts that serve it (retries and followed redirects are more attempts,
-/// each a task with its own transaction), and the response relayed back through the stages. Owns
-/// the framing decisions for both directions (RFC 9112 §6, §7) and the plumbing to the client and
-/// the upstream; every optional capability is a stage.
+/// ordered upstream attempts that serve it (`UpstreamAttempts`: retries, followed redirects and
+/// resumptions are more attempts, each a task with its own transaction), and the response relayed
+/// back through the stages (`ClientResponse`: its framing, keep-alive, answers and held heads,
+/// RFC 9112 §6, §9.3). The exchange keeps what every exchange has and runs the request's way;
+/// every optional capability is a stage.
 ///
-/// The client connection calls down into the exchange, the exchange into its current task and its
-/// stages; results come back through `UpstreamTaskDelegate` (the exchange is its attempts'
-/// delegate), `StageContext` (from a stage) and `ExchangeDelegate` (to the connection). The exchange only writes to the client
-/// stream; the connection hears about that stream's failures and tells the exchange on a later
-/// turn of the loop.
+/// The client connection calls down into the exchange, the exchange into its attempts, its
+/// response and its stages; results come back through `UpstreamTaskDelegate` (each task reports to
+/// the exchange, which lends itself to its attempts for the report), `AttemptsOwner` and
+/// `ResponseOwner` (the attempts and the response, with the exchange passed to each call),
+/// `StageContext` (from a stage) and `ExchangeDelegate` (to the connection). The exchange only
+/// writes to the client stream; the connection hears about that stream's failures and tells the
+/// exchange on a later turn of the loop.
 final class Exchange: @unchecked Sendable {  // confined to the client connection's loop queue
     let id: UInt64
     let context: LoopContext
-    /// Where the response goes (an HTTP/1.x connection or an HTTP/2 stream); only ever written to
-    /// here. A shaped response goes through `shaping.response`, which wraps the connection's writer.
-    var client: ClientResponseWriter
     /// The client connection that owns this exchange. `unowned`: the connection finishes its
     /// exchange before it goes away, and a finished exchange never calls it (a weak reference
     /// would cost a side-table allocation per connection).
@@ -44,8 +44,8 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     let upstream: UpstreamAttempts<Exchange>
     /// The request body's way upstream; nil for a request without a body.
     var upload: RequestBodyRelay?
-    /// The response's way to the client.
-    var reply = ClientReply()
+    /// The response's way to the client: the writer, framing and keep-alive, answers' bodies.
+    let response: ClientResponse<Exchange>
     var finished = false
 
     /// The shaping rule's pacing and cuts, when the host has one (the shaping stage decides; this
@@ -62,7 +62,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         self.id = id
         self.delegate = delegate
         self.context = context
-        self.client = client
+        self.response = ClientResponse(client: client)
         self.records = records
         self.summary = ExchangeSummary(requestID: id, connectionID: records.connectionID,
                                        clientAddress: records.clientAddress, kind: kind, method: head.method.rawValue,
@@ -149,9 +149,9 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
             return true
         case .answer(let answer):
             dropRequestBody()
-            self.answer(answer, phase: answer.phase ?? stage.heldPhase)
+            response.answer(answer, phase: answer.phase ?? stage.heldPhase, owner: self)
         case .answerLater(let answer):
-            answerLater(answer)
+            response.answerLater(answer, owner: self)
         case .fail(let error):
             fail(error)
         case .hold(let deadline):
@@ -182,7 +182,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         context.loop.execute { [weak self] in
             guard let self, !finished else { return }
             if holding.response != nil {
-                resumeResponse(verdict, from: stage)
+                response.resumeResponse(verdict, from: stage, owner: self)
                 return
             }
             releaseHeldRequestBody()
@@ -215,8 +215,8 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     /// Stops what the stages still have open (a half-written cache object or body file, a fill
     /// followed) and lets each write its part of the summary.
     func closeStages() {
-        if case .deferred(let answer)? = reply.producer { answer.stop() }
-        reply.producer = nil
+        if case .deferred(let answer)? = response.reply.producer { answer.stop() }
+        response.reply.producer = nil
         holding.response = nil
         holding.requestBody = nil
         holding.stage = nil
@@ -229,17 +229,17 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     func fail(_ error: ProxyError) {
         guard !finished else { return }
         upstream.stop(owner: self)
-        if !reply.headSent, case .upstreamFailed = error {
+        if !response.reply.headSent, case .upstreamFailed = error {
             for stage in stages {
                 if let answer = stage.answerInstead(of: error, exchange: self) {
-                    self.answer(answer, phase: answer.phase ?? stage.heldPhase)
+                    response.answer(answer, phase: answer.phase ?? stage.heldPhase, owner: self)
                     return
                 }
             }
         }
-        if !reply.headSent {
+        if !response.reply.headSent {
             if error.status != nil {
-                client.writeError(error, requestID: id)
+                response.client.writeError(error, requestID: id)
                 summary.status = error.status
             }
             finish(error: error, keepAlive: false)
@@ -268,8 +268,8 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         guard !finished else { return }
         upstream.stop(owner: self)
         shaping?.response?.cancel()
-        if !reply.headSent {
-            client.writeError(error, requestID: id)
+        if !response.reply.headSent {
+            response.client.writeError(error, requestID: id)
             summary.status = error.status
         }
         finish(error: error, keepAlive: false)
@@ -321,5 +321,116 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                                     url: summary.url, httpVersion: summary.httpVersion, start: summary.start)
         swap(&ended, &summary)
         return ended
+    }
+}
+
+/// The exchange is the delegate of each attempt's task: a task reports straight to it, and it
+/// hands the report to its attempts (`UpstreamAttempts`), lending itself for the call.
+extension Exchange: UpstreamTaskDelegate {
+    func taskIsReadyForBody(_ task: UpstreamTask) { attemptIsReadyForBody(task) }
+    func taskDidDrainRequestBody(_ task: UpstreamTask) { attemptDrainedBody(task) }
+    func task(_ task: UpstreamTask, didSendBodyData bytes: Int) { upstream.task(task, didSendBodyData: bytes) }
+    func task(_ task: UpstreamTask, didReceiveInformational head: ResponseHead) {
+        upstream.task(task, didReceiveInformational: head, owner: self)
+    }
+    func task(_ task: UpstreamTask, didReceiveResponse head: consuming ResponseHead) -> ResponseDisposition {
+        upstream.task(task, didReceiveResponse: consume head, owner: self)
+    }
+    func task(_ task: UpstreamTask, didReceiveData bytes: UnsafeRawBufferPointer, total: UInt64) -> Bool {
+        upstream.task(task, didReceiveData: bytes, total: total, owner: self)
+    }
+    func task(_ task: UpstreamTask, didFinishResponseWith trailers: HTTPFields?) { attemptResponseEnded(trailers: trailers) }
+    func taskDidSuspend(_ task: UpstreamTask) { upstream.taskDidSuspend(task) }
+    func taskDidResume(_ task: UpstreamTask) { upstream.taskDidResume(task) }
+    func task(_ task: UpstreamTask, didCompleteWith error: ProxyError?, metrics: consuming TransactionMetrics,
+              notifyExchange: Bool) {
+        upstream.task(task, didCompleteWith: error, metrics: consume metrics, notifyExchange: notifyExchange, owner: self)
+    }
+}
+
+/// The exchange's side of its attempts (`UpstreamAttempts`): the request body each one takes,
+/// and the response each one lets through, on its way to the client.
+extension Exchange: AttemptsOwner, ResponseOwner {
+    var stageList: [any ExchangeStage] { stages }
+
+    var responseState: AttemptsOwnerResponseState {
+        AttemptsOwnerResponseState(headSent: response.reply.headSent, held: holding.response != nil, finished: finished)
+    }
+
+    func attemptStarts() {
+        upload?.attemptStarts()
+    }
+
+    /// The attempt's head is on its way: it gets the body (a bodiless request is complete at once).
+    func attemptIsReadyForBody(_ task: UpstreamTask) {
+        guard let upload else {
+            task.finishBody(trailers: nil)
+            return
+        }
+        if upload.attemptIsReady(task) { resumeClientInput() }
+    }
+
+    func attemptDrainedBody(_ task: UpstreamTask) {
+        if upload?.feed(task) == true { resumeClientInput() }
+    }
+
+    var requestBodyIsReplayable: Bool { upload?.isReplayable ?? false }
+
+    /// `StageContext.editResponse`: the response's own (`ClientResponse.editResponse`).
+    func editResponse(_ edits: ExchangeEdits) -> String? {
+        response.editResponse(edits, owner: self)
+    }
+
+    func clientDidDrain() {
+        response.clientDidDrain(owner: self)
+    }
+
+    // The response each attempt lets through goes to the response's way to the client.
+    func attemptInformational(_ head: ResponseHead) { response.attemptInformational(head, owner: self) }
+    func attemptResponse(_ head: consuming ResponseHead, location: String?) -> AttemptResponseOutcome {
+        response.attemptResponse(head, location: location, owner: self)
+    }
+    func attemptBody(_ bytes: UnsafeRawBufferPointer) -> Bool { response.attemptBody(bytes, owner: self) }
+    func attemptResponseEnded(trailers: HTTPFields?) { response.attemptResponseEnded(trailers: trailers, owner: self) }
+
+
+
+
+
+
+    func attemptsFinished() {
+        finish(error: nil, keepAlive: response.reply.keepAlive)
+    }
+
+    func attemptsFailed(_ error: ProxyError) {
+        fail(error)
+    }
+
+    func attemptsAnswer(_ answer: StageAnswer) {
+        response.answer(answer, phase: answer.phase ?? "answering", owner: self)
+    }
+
+    /// The response broke off while its head was held: the client gets the error instead.
+    func attemptEndedWhileHeld(error: ProxyError?) {
+        guard let error else { return }
+        holding.response = nil
+        fail(error)
+    }
+
+    // MARK: - Protocol switch
+
+    /// After a 101 the exchange becomes a tunnel over the same two connections; the tunnel
+    /// writes this exchange's summary when both sides are done.
+    func attemptSwitchedProtocols(_ task: UpstreamTask, upstream: ByteStream, leftover upstreamLeftover: [UInt8]) {
+        finished = true
+        closeStages()
+        guard let upgradeProtocol = traits.upgradeProtocol, let stream = response.client.switchableStream else { preconditionFailure("a switch nobody asked for") }
+        let tunnel = Tunnel(head: head, summary: summary, upgrade: response.reply.acceptedUpgrade ?? upgradeProtocol,
+                            origin: self.upstream.ledger.request.origin, taskID: task.id, metrics: task.metrics, client: stream,
+                            delegate: delegate, environment: environment, context: context, records: records,
+                            shaping: shaping)
+        delegate.exchangeDidSwitchProtocols(to: tunnel)
+        tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover,
+                     capture: environment.stagePlan.messageCapture(for: traits.clientKey))
     }
 }

@@ -22,9 +22,9 @@ extension InFlightExchange {
             phase = "retry_wait"
         } else if exchange.shaping?.response?.isHolding ?? false {
             phase = "shaping_pace"
-        } else if case .body(_, let answering)? = exchange.reply.producer {
+        } else if case .body(_, let answering)? = exchange.response.reply.producer {
             phase = answering
-        } else if case .deferred(let answer)? = exchange.reply.producer {
+        } else if case .deferred(let answer)? = exchange.response.reply.producer {
             phase = answer.phase
         } else {
             phase = "starting"
