@@ -138,6 +138,7 @@ final class ConfigReloader: @unchecked Sendable {  // state confined to `queue`
         return (pairs.isEmpty && running == nil ? nil : .mapping(Node.Mapping(pairs)), live, waiting)
     }
 
+    /// A mapping's entries by their scalar keys (none for anything else).
     private static func mapping(_ node: Node?) -> [String: Node] {
         guard case .mapping(let mapping)? = node else { return [:] }
         var keyed: [String: Node] = [:]
@@ -185,11 +186,6 @@ final class ConfigReloader: @unchecked Sendable {  // state confined to `queue`
 
     /// The document's top-level sections as nodes (an empty file has none).
     private static func sections(_ text: String) throws -> [String: Node] {
-        guard let root = try Yams.compose(yaml: text), case .mapping(let mapping) = root else { return [:] }
-        var sections: [String: Node] = [:]
-        for (key, value) in mapping {
-            if case .scalar(let scalar) = key { sections[scalar.string] = value }
-        }
-        return sections
+        mapping(try Yams.compose(yaml: text))
     }
 }
