@@ -14,7 +14,7 @@ import pytest
 
 from conftest import client_env, curl, raw_exchange, request_bytes
 from h2_client import H2CClient
-from test_messages_streams import SSE, ScriptedStream, assert_timing
+from test_messages_streams import SSE, Delivery, ScriptedStream, assert_timing
 
 PROTOCOL_ERROR = 1
 
@@ -159,11 +159,11 @@ def test_an_event_stream_on_an_upgraded_connection_is_decoded(make_proxy):
     stream_origin = ScriptedStream("text/event-stream", SSE)
     proxy = make_proxy({}, verbose_events=True)
     try:
-        versions, out = curl_versions(proxy, stream_origin.url("/stream"))
+        delivery = Delivery(proxy, stream_origin.url("/stream"), "--http2", "-w", "~~%{http_version}~~")
     finally:
         stream_origin.stop()
-    assert versions == ["2"] and out.startswith(b"".join(SSE)), out
+    assert delivery.rc == 0 and delivery.body == b"".join(SSE) + b"~~2~~", delivery.body
     record = proxy.only_summary(kind="http")
     assert record["upgrade"] == "h2c" and record["stream_id"] == 1
     assert record["messages"]["protocol"] == "sse"
-    assert_timing(record["messages"], 5)
+    assert_timing(record["messages"], stream_origin, delivery, 5)
