@@ -36,7 +36,7 @@ extension ClientConnection {
         do {
             side = try HTTP2ClientSide(stream: connection, environment: environment.exchanges, http2: environment.http2,
                                        access: environment.access, context: context, records: records,
-                                       routing: .forwardProxy(environment), identity: http2Identity, delegate: self)
+                                       routing: .forwardProxy(environment), identity: identity, delegate: self)
             try side.acceptUpgrade(settingsPayload: settings, headRequest: head.method == .head)
         } catch {
             return false

@@ -79,7 +79,7 @@ extension ClientConnection {
         do {
             let side = try HTTP2ClientSide(stream: stream, environment: environment.exchanges, http2: environment.http2,
                                            access: environment.access, context: context, records: records,
-                                           routing: .intercepted(origin), identity: http2Identity, delegate: self)
+                                           routing: .intercepted(origin), identity: identity, delegate: self)
             http2 = side
             side.start()
         } catch {

@@ -35,7 +35,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private var records: ExchangeRecords
     private var routing: HTTP2StreamRouting
     /// Who the client is, for each stream's egress policy decision.
-    private let identity: HTTP2ClientIdentity
+    private let identity: ClientIdentity
     private unowned let delegate: HTTP2ClientSideDelegate
     private var streams = IDTable<Int32, HTTP2ClientStream>()
     private var flushScheduled = false
@@ -52,7 +52,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
     private let originURLPrefix: String
 
     init(stream: ByteStream, environment: ExchangeEnvironment, http2: HTTP2Settings, access: AccessPolicy,
-         context: LoopContext, records: ExchangeRecords, routing: HTTP2StreamRouting, identity: HTTP2ClientIdentity,
+         context: LoopContext, records: ExchangeRecords, routing: HTTP2StreamRouting, identity: ClientIdentity,
          delegate: HTTP2ClientSideDelegate) throws {
         var settings = HTTP2ServerSettings()
         settings.maxConcurrentStreams = UInt32(http2.maxConcurrentStreams)
@@ -315,10 +315,9 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     /// The egress policy's decision for a stream's request; nil without a policy.
     private func policyDecision(_ route: HTTP2StreamRoute) -> (PolicyDecision, ProxyError?)? {
-        guard let policy = context.rules.policy else { return nil }
-        let (role, who) = policy.role(user: route.user ?? identity.user, client: identity.address,
-                                      certificateSubject: identity.certificateSubject)
-        return policy.decide(role, identity: who, method: route.head.method.rawValue, host: route.origin.ruleKey)
+        context.rules.policy.map {
+            identity.streaming(as: route.user).decision(by: $0, method: route.head.method.rawValue, host: route.origin.ruleKey)
+        }
     }
 
     /// What a refused stream's record names: the URL it asked for.

@@ -34,15 +34,6 @@ struct HTTP2StreamRoute {
     var user: String? = nil
 }
 
-/// Who an HTTP/2 connection's client is, for the egress policy's role of each stream: what the
-/// connection learned before it spoke HTTP/2 (the CONNECT's credentials, the TLS listener's
-/// client certificate) and its address.
-struct HTTP2ClientIdentity {
-    let user: String?
-    let address: SocketAddress?
-    let certificateSubject: String?
-}
-
 extension HTTP2StreamRouting {
     /// A forward proxy's request over HTTP/2. RFC 9113 §8.3.1 has `:scheme`, `:authority` and an
     /// origin-form `:path`; a client that spoke HTTP/1.1 to the proxy before upgrading may keep
