@@ -6,17 +6,18 @@ import LookoutTLS
 import LookoutModel
 import LookoutUpstream
 
-/// One forwarded HTTP exchange: the client's request through its stages (`StagePlan`), the
-/// ordered upstream attempts that serve it (`UpstreamAttempts`: retries, followed redirects and
+/// One forwarded HTTP exchange: the client's request head through its stages (`StagePlan`), its
+/// body on the way upstream (`ClientRequest`: pacing, the body limit, a stage's hold), the ordered
+/// upstream attempts that serve it (`UpstreamAttempts`: retries, followed redirects and
 /// resumptions are more attempts, each a task with its own transaction), and the response relayed
 /// back through the stages (`ClientResponse`: its framing, keep-alive, answers and held heads,
-/// RFC 9112 §6, §9.3). The exchange keeps what every exchange has and runs the request's way;
-/// every optional capability is a stage.
+/// RFC 9112 §6, §9.3). The exchange keeps what every exchange has and runs the request head's
+/// way; every optional capability is a stage.
 ///
-/// The client connection calls down into the exchange, the exchange into its attempts, its
-/// response and its stages; results come back through `UpstreamTaskDelegate` (each task reports to
-/// the exchange, which lends itself to its attempts for the report), `AttemptsOwner` and
-/// `ResponseOwner` (the attempts and the response, with the exchange passed to each call),
+/// The client connection calls down into the exchange, the exchange into its three parts and its
+/// stages; results come back through `UpstreamTaskDelegate` (each task reports to the exchange,
+/// which lends itself to its attempts for the report), `RequestOwner`, `AttemptsOwner` and
+/// `ResponseOwner` (the parts, with the exchange passed to each call),
 /// `StageContext` (from a stage) and `ExchangeDelegate` (to the connection). The exchange only
 /// writes to the client stream; the connection hears about that stream's failures and tells the
 /// exchange on a later turn of the loop.
@@ -42,8 +43,9 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
 
     /// The upstream side: each attempt's request and task, and what becomes of it.
     let upstream: UpstreamAttempts<Exchange>
-    /// The request body's way upstream; nil for a request without a body.
-    var upload: RequestBodyRelay?
+    /// The request body's way upstream (pacing, the stages that watch it, a stage's hold, the
+    /// relay); nil for a request without a body.
+    var request: ClientRequest<Exchange>?
     /// The response's way to the client: the writer, framing and keep-alive, answers' bodies.
     let response: ClientResponse<Exchange>
     var finished = false
@@ -106,7 +108,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
             fail(.requestRejected(reason: .requestBodyTooLarge(limit: limit)))
             return
         }
-        if head.framing != .none { upload = RequestBodyRelay(keeping: replayableBody()) }
+        if head.framing != .none { request = ClientRequest(keeping: replayableBody()) }
         stages = given ?? environment.stagePlan.stages(for: route, clientKey: traits.clientKey, requestID: id,
                                                    background: traits.background,
                                                    recordsWanted: environment.monitor.wants(.lifecycle))
@@ -157,7 +159,12 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         case .hold(let deadline):
             hold(by: stage, deadline: deadline)
         case .holdWithBody(let limit, let deadline):
-            holdRequest(by: stage, limit: limit, deadline: deadline)
+            hold(by: stage, deadline: deadline)
+            if let request {
+                request.hold(for: stage, limit: limit, owner: self)
+            } else {
+                ClientRequest.tellLater(stage, complete: true, owner: self)
+            }
         }
         return false
     }
@@ -185,7 +192,7 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
                 response.resumeResponse(verdict, from: stage, owner: self)
                 return
             }
-            releaseHeldRequestBody()
+            request?.releaseHeld(owner: self)
             if apply(verdict, from: stage) { runRequestStages() }
         }
     }
@@ -218,7 +225,6 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         if case .deferred(let answer)? = response.reply.producer { answer.stop() }
         response.reply.producer = nil
         holding.response = nil
-        holding.requestBody = nil
         holding.stage = nil
         forEachStage { $0.exchangeEnd(self) }
         stages = []
@@ -249,6 +255,15 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
     }
 
     // MARK: - From outside: the client connection and an operator
+
+    /// The request is complete at its head, or its body has ended.
+    var requestEnded: Bool { request?.ended ?? true }
+    /// False while the request is complete or the upstream (or the upload pacing) cannot take more yet.
+    var acceptsRequestBody: Bool { request?.accepts(owner: self) ?? false }
+    func clientSentBody(_ bytes: UnsafeRawBufferPointer) { request?.clientSent(bytes, owner: self) }
+    /// (A bodiless request was already complete at its head.)
+    func clientFinishedBody(trailers: HTTPFields?) { request?.clientFinished(trailers: trailers, owner: self) }
+    func clientSentInvalidBody(_ error: ProxyError) { fail(error) }
 
     /// Ends the exchange for an operator: an error response if nothing was sent yet, otherwise
     /// the bytes relayed so far and a reset. The running attempt's upstream connection is closed.
@@ -290,14 +305,14 @@ final class Exchange: @unchecked Sendable {  // confined to the client connectio
         finished = true
         shaping?.upload?.cancel()
         upstream.ledger.waitingForNext = false
-        upload?.stop()
+        request?.stop()
         closeStages()
         summary.error = error
         summary.transactions = upstream.ledger.transactions
         if !traits.background {
             context.recentRequests.add(RecentRequests.Entry(
                 id: id, head: holding.clientHead ?? head, url: summary.mappedFrom ?? summary.url, kind: summary.kind,
-                capturePath: summary.capture?.request, bodyBytes: upload?.received ?? 0))
+                capturePath: summary.capture?.request, bodyBytes: request?.received ?? 0))
         }
         if summary.redirects > 0 { summary.finalURL = upstream.ledger.request.url }
         environment.counters.exchangesInFlight.subtract(1, ordering: .relaxed)
@@ -350,31 +365,27 @@ extension Exchange: UpstreamTaskDelegate {
 
 /// The exchange's side of its attempts (`UpstreamAttempts`): the request body each one takes,
 /// and the response each one lets through, on its way to the client.
-extension Exchange: AttemptsOwner, ResponseOwner {
+extension Exchange: AttemptsOwner, ResponseOwner, RequestOwner {
     var stageList: [any ExchangeStage] { stages }
 
     var responseState: AttemptsOwnerResponseState {
         AttemptsOwnerResponseState(headSent: response.reply.headSent, held: holding.response != nil, finished: finished)
     }
 
-    func attemptStarts() {
-        upload?.attemptStarts()
-    }
+    // The request body each attempt takes comes from the request's way upstream.
+    func attemptStarts() { request?.attemptStarts() }
+    func attemptDrainedBody(_ task: UpstreamTask) { request?.attemptDrained(task, owner: self) }
+    var requestBodyIsReplayable: Bool { request?.isReplayable ?? false }
+    func dropRequestBody() { request?.drop(owner: self) }
 
     /// The attempt's head is on its way: it gets the body (a bodiless request is complete at once).
     func attemptIsReadyForBody(_ task: UpstreamTask) {
-        guard let upload else {
+        guard let request else {
             task.finishBody(trailers: nil)
             return
         }
-        if upload.attemptIsReady(task) { resumeClientInput() }
+        request.attemptIsReady(task, owner: self)
     }
-
-    func attemptDrainedBody(_ task: UpstreamTask) {
-        if upload?.feed(task) == true { resumeClientInput() }
-    }
-
-    var requestBodyIsReplayable: Bool { upload?.isReplayable ?? false }
 
     /// `StageContext.editResponse`: the response's own (`ClientResponse.editResponse`).
     func editResponse(_ edits: ExchangeEdits) -> String? {
@@ -392,11 +403,6 @@ extension Exchange: AttemptsOwner, ResponseOwner {
     }
     func attemptBody(_ bytes: UnsafeRawBufferPointer) -> Bool { response.attemptBody(bytes, owner: self) }
     func attemptResponseEnded(trailers: HTTPFields?) { response.attemptResponseEnded(trailers: trailers, owner: self) }
-
-
-
-
-
 
     func attemptsFinished() {
         finish(error: nil, keepAlive: response.reply.keepAlive)
@@ -432,5 +438,131 @@ extension Exchange: AttemptsOwner, ResponseOwner {
         delegate.exchangeDidSwitchProtocols(to: tunnel)
         tunnel.adopt(upstream, upstreamLeftover: upstreamLeftover,
                      capture: environment.stagePlan.messageCapture(for: traits.clientKey))
+    }
+}
+
+// MARK: - The handle the stages see
+
+/// What the exchange's stages may see and do of it.
+extension Exchange: StageContext {
+    /// Lent, not copied: a stage that reads one field of it (most read the method) does not
+    /// retain every string of the head.
+    var requestHead: RequestHead {
+        _read { yield head }
+    }
+
+    var heldResponse: (status: Int, fields: HTTPFields)? {
+        holding.response.map { ($0.status, $0.fields) }
+    }
+
+    var facts: ExchangeFacts {
+        ExchangeFacts(requestID: id, connectionID: records.connectionID, clientAddress: records.clientAddress,
+                      clientKey: traits.clientKey, kind: summary.kind, httpVersion: summary.httpVersion,
+                      startedAt: summary.start, loop: context.loop, url: summary.url, route: route,
+                      isFirstHop: summary.redirects == 0, asksForUpgrade: traits.upgradeProtocol != nil,
+                      modified: !summary.modifiedBy.isEmpty, requestSentAt: upstream.task?.metrics.requestEnd,
+                      upstreamTLS: upstream.task?.metrics.tls)
+    }
+
+    var route: StageRoute {
+        StageRoute(origin: upstream.ledger.request.origin, path: upstream.ledger.upstreamPath, url: upstream.ledger.request.url)
+    }
+
+    func emit<Kind: EventKind>(_ make: @autoclosure () -> Kind, for attempt: AttemptFacts?) {
+        // The context reads the clock: built only when a monitor takes the record.
+        environment.emit(EventContext(connectionID: records.connectionID, requestID: id, taskID: attempt?.taskID), make())
+    }
+
+    func reroute(to route: StageRoute, hostField: String?) {
+        let key = HostRuleKey(route.origin.host)
+        let origin = Origin(host: route.origin.host, port: route.origin.port, isSecure: route.origin.isSecure,
+                            parent: environment.parentProxy(for: key), ruleKey: key)
+        upstream.ledger.hostOverride = hostField
+        upstream.ledger.upstreamPath = route.path
+        upstream.ledger.firstHost = origin.host
+        upstream.ledger.request = UpstreamRequest(origin: origin, method: head.method, url: route.url, target: route.path, fields: [:],
+                                  bodyIsChunked: false, hasBody: head.framing != .none, asksForUpgrade: false,
+                                  acceptsTrailers: false)
+        // The new origin's rules say whether the body is kept for another attempt (none read yet).
+        request?.keep(replayableBody())
+    }
+
+    func revalidateInBackground() {
+        BackgroundRevalidation.start(environment: environment, context: context, url: summary.url, origin: upstream.ledger.request.origin,
+                                     path: upstream.ledger.upstreamPath, requestFields: head.headerFields)
+    }
+
+    func record(_ part: StageRecord) {
+        summary.apply(part)
+    }
+
+    func attach(_ value: any ExchangeStage, replacing stage: any ExchangeStage) {
+        guard let index = stages.firstIndex(where: { $0 === stage }) else { return }
+        stages[index] = value
+    }
+
+    func shape(with rule: ShapingRule) -> ExchangeShaping {
+        let shaping = ExchangeShaping(rule: rule)
+        self.shaping = shaping
+        if rule.shapesResponse {
+            let writer = ShapedResponseWriter(base: response.client, rule: rule, loop: context.loop, delegate: self)
+            shaping.response = writer
+            response.client = writer
+        }
+        if head.framing != .none {
+            shaping.upload = ExchangeShaping.pacer(kbps: rule.uploadKbps, bytesPerSecond: rule.uploadBytesPerSecond,
+                                                   loop: context.loop, sink: { [unowned self] bytes in
+                request?.take(bytes, owner: self)
+                return !(request?.pausedForUpstream ?? false) && !finished
+            }, ready: { [unowned self] in
+                guard !finished else { return }
+                delegate.exchangeCanTakeInput()
+            })
+        }
+        return shaping
+    }
+
+    /// A holding stage's edits to the request before it goes upstream (`ExchangeEdits`); the
+    /// reason when they cannot apply.
+    func editRequest(_ edits: ExchangeEdits) -> String? {
+        guard holding.stage != nil, holding.response == nil, !finished else { return "the request is not held" }
+        let whole = head.framing == .none || request?.heldWhole == true
+        let checked: CheckedRequestEdits
+        switch CheckedRequestEdits.check(edits, against: head, bodyHeldWhole: whole) {
+        case .failure(let refusal): return refusal.message
+        case .success(let edits): checked = edits
+        }
+        if holding.clientHead == nil { holding.clientHead = head }
+        if let method = checked.method { head.method = method }
+        if let body = checked.body {
+            head.framing = .contentLength(UInt64(body.count))
+            head.contentLengthIsList = false
+            let request = self.request ?? ClientRequest(keeping: nil)
+            request.replaceBody(with: body)
+            self.request = request
+        }
+        if let host = checked.hostField { upstream.ledger.hostOverride = host }
+        head.headerFields = checked.fields
+        if let route = checked.route { reroute(to: route, hostField: nil) }
+        return nil
+    }
+}
+
+extension Exchange: ShapedResponseWriterDelegate {
+    func shapedWriterCanTakeMore() {
+        guard !finished else { return }
+        response.resumeResponse(owner: self)
+    }
+
+    func shapedWriterReachedResetPoint(after bytes: UInt64) {
+        guard !finished, !(shaping?.resetInjected ?? false) else { return }
+        fail(injectReset(after: bytes))
+    }
+
+    /// `faults.reset_after_bytes` hit: its record, and the error the exchange breaks off with.
+    func injectReset(after bytes: UInt64) -> ProxyError {
+        shaping?.resetInjected = true
+        ExchangeShaping.record(.resetAfterBytes(bytes), rule: shaping?.rule, exchange: self)
+        return .injectedFault(reason: .resetAfterBytes(bytes, rule: shaping?.rule.name ?? ""))
     }
 }
