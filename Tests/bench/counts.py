@@ -42,10 +42,13 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def add_probes():
     events = []
     for library, symbol in PROBES:
-        done = subprocess.run(["perf", "probe", "-q", "-x", library, "--add", symbol], capture_output=True, text=True)
-        if done.returncode != 0 and "already exists" not in done.stderr:
-            sys.exit(f"perf probe {symbol} in {library}: {done.stderr.strip()}")
         group = "probe_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(library).split(".so")[0])
+        # A probe an interrupted run left (perhaps on another path to the same library) has the
+        # same name, and `perf probe -q` refuses the new one without a word: it goes first.
+        remove_probes([f"{group}:{symbol}"])
+        done = subprocess.run(["perf", "probe", "-x", library, "--add", symbol], capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"perf probe {symbol} in {library}: {done.stderr.strip()}")
         events.append(f"{group}:{symbol}")
     return events
 
