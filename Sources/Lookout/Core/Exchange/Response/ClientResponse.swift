@@ -133,7 +133,7 @@ final class ClientResponse<Owner: ResponseOwner>: @unchecked Sendable {  // conf
         resumeResponse(owner: owner)
     }
 
-    /// The client (and the response owner.shaping) can take more of the response: whoever produces it goes on.
+    /// The client (and the response's shaping) can take more of the response: whoever produces it goes on.
     func resumeResponse(owner: Owner) {
         switch reply.producer {
         case .body?: sendAnswerBody(owner: owner)
