@@ -145,7 +145,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
                     exhaustedBound = false
                     didReadEOF = true
                     isReadingPaused = true
-                    if lingering && pendingByteCount == 0 {
+                    if linger?.abortive == false && pendingByteCount == 0 {
                         close()
                         return
                     }
@@ -294,7 +294,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         guard written >= 0 else { return }
         pendingOffset += written
         // A peer that is still taking bytes is not given up on while the rest is flushed.
-        if written > 0 && keepAliveWhileLingering != nil { armLinger() }
+        if written > 0, let linger { linger.arm() }
         if pendingByteCount > 0 {
             armWritable()
             return
@@ -303,7 +303,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         disarmWritable()
-        if resetWhenFlushed {
+        if linger?.abortive == true {
             resetOnceDelivered()
             return
         }
@@ -311,7 +311,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
             shutdownWriteWhenFlushed = false
             shutdown(fd, Int32(SHUT_WR))
         }
-        if lingering && didReadEOF {
+        if linger?.abortive == false && didReadEOF {
             close()
             return
         }
@@ -357,9 +357,9 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         isClosed = true
         openCounter?.closed()
         delegate = nil
-        lingerTimer?.invalidate()
-        lingerTimer = nil
-        defer { keepAliveWhileLingering = nil }
+        linger?.timer.invalidate()
+        // The linger held this connection: let go of it last.
+        defer { linger = nil }
         loop.returnWriteBuffer(&pending)
         pendingOffset = 0
         if abortive { Socket.abortiveClose(fd) }
@@ -377,7 +377,6 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     public func closeAfterFlush(linger: Double) {
         loop.assertOnLoop()
         guard !isClosed else { return }
-        lingering = true
         finishAlone(closingWithin: linger, abortive: false)
         if !didReadEOF { resumeReading() }
         if pendingByteCount == 0 {
@@ -393,7 +392,6 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     public func resetAfterFlush(linger: Double) {
         loop.assertOnLoop()
         guard !isClosed else { return }
-        resetWhenFlushed = true
         isReadingPaused = true
         finishAlone(closingWithin: linger, abortive: true)
         if pendingByteCount == 0 { resetOnceDelivered() }
@@ -403,18 +401,10 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
     /// else holds it) until it closes, at the latest after `linger` seconds.
     private func finishAlone(closingWithin linger: Double, abortive: Bool) {
         delegate = nil
-        keepAliveWhileLingering = self
-        lingerTimer?.invalidate()
-        let timer = LoopTimer(loop: loop)
-        timer.setStandingHandler { [unowned self] in close(abortive: abortive) }
-        lingerTimer = timer
-        lingerSeconds = linger
-        armLinger()
-    }
-
-    /// (Re)starts the linger: the close comes `lingerSeconds` after the peer last made progress.
-    private func armLinger() {
-        lingerTimer?.schedule(after: lingerSeconds)
+        self.linger?.timer.invalidate()
+        let made = ConnectionLinger(connection: self, seconds: linger, abortive: abortive)
+        self.linger = made
+        made.arm()
     }
 
     /// An RST makes the kernel drop what it still holds for the peer, so the reset waits until
@@ -424,9 +414,9 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         guard !isClosed else { return }
         let unacknowledged = Socket.unacknowledgedByteCount(fd)
         if unacknowledged > 0 {
-            if unacknowledged != lastUnacknowledgedCount {
-                lastUnacknowledgedCount = unacknowledged
-                armLinger()
+            if let linger, unacknowledged != linger.lastUnacknowledgedCount {
+                linger.lastUnacknowledgedCount = unacknowledged
+                linger.arm()
             }
             loop.execute(after: 0.01) { [self] in resetOnceDelivered() }
             return
@@ -434,13 +424,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
         close(abortive: true)
     }
 
-    private var lingerSeconds: Double = 0
-    private var lastUnacknowledgedCount = -1
-
-    private var resetWhenFlushed = false
-    private var lingering = false
-    private var keepAliveWhileLingering: Connection?
-    private var lingerTimer: LoopTimer?
+    /// Set once the user let go and the connection only finishes its close.
+    private var linger: ConnectionLinger?
 
     deinit {
         precondition(isClosed || registration == nil, "Connection \(id) released while open")

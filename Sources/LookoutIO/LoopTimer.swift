@@ -9,9 +9,13 @@ import Dispatch
 /// timer fires up to one tick late.
 public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
     private unowned let loop: EventLoop
+    /// A one-off schedule's handler.
     private var handler: (() -> Void)?
-    /// What `schedule(after:)` arms: given once, so re-arming allocates no closure.
-    private var standingHandler: (() -> Void)?
+    /// Whom `schedule(after:)` calls: the timer's owner, held unowned (it owns the timer). Not a
+    /// closure: a closure capturing the owner is an allocation of its own, and every idle client
+    /// connection holds its timer.
+    private unowned var owner: (any LoopTimerOwner)?
+    private var ownerArmed = false
     /// Monotonic nanoseconds.
     private(set) var deadline: UInt64 = 0
     /// Position in the loop's list, or -1 when not armed.
@@ -22,31 +26,41 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
     }
 
     /// True while a handler is waiting to run.
-    public var isArmed: Bool { handler != nil }
+    public var isArmed: Bool { handler != nil || ownerArmed }
 
     /// Calls `handler` once, about `seconds` from now, replacing any earlier schedule.
     public func schedule(after seconds: Double, _ handler: @escaping () -> Void) {
         loop.assertOnLoop()
         self.handler = handler
+        ownerArmed = false
+        arm(seconds)
+    }
+
+    /// Sets whom `schedule(after:)` calls. For timers re-armed on every request (idle, first
+    /// byte): a closure per arm was three allocations per proxied request.
+    public func setOwner(_ owner: any LoopTimerOwner) {
+        self.owner = owner
+    }
+
+    /// Calls the owner's `loopTimerFired()` once, about `seconds` from now, replacing any earlier
+    /// schedule.
+    public func schedule(after seconds: Double) {
+        loop.assertOnLoop()
+        precondition(owner != nil, "schedule(after:) needs setOwner first")
+        handler = nil
+        ownerArmed = true
+        arm(seconds)
+    }
+
+    private func arm(_ seconds: Double) {
         deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
         if slot < 0 { loop.register(self) }
-    }
-
-    /// Sets the handler that `schedule(after:)` arms. For timers re-armed on every request
-    /// (idle, first byte): a closure per arm was three allocations per proxied request.
-    public func setStandingHandler(_ handler: @escaping () -> Void) {
-        standingHandler = handler
-    }
-
-    /// Calls the standing handler once, about `seconds` from now, replacing any earlier schedule.
-    public func schedule(after seconds: Double) {
-        guard let standingHandler else { preconditionFailure("schedule(after:) needs setStandingHandler first") }
-        schedule(after: seconds, standingHandler)
     }
 
     /// Disarms the timer (it can be scheduled again).
     public func cancel() {
         handler = nil
+        ownerArmed = false
         if slot >= 0 { loop.unregister(self) }
     }
 
@@ -57,6 +71,11 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
 
     /// Called by the loop once the deadline has passed; the timer is already out of the list.
     func fire() {
+        if ownerArmed {
+            ownerArmed = false
+            owner?.loopTimerFired()
+            return
+        }
         guard let handler else { return }
         self.handler = nil
         handler()
@@ -65,4 +84,9 @@ public final class LoopTimer: @unchecked Sendable {  // confined to `loop.queue`
     deinit {
         if slot >= 0 { loop.unregister(self) }
     }
+}
+
+/// The owner of a re-armed timer (`LoopTimer.setOwner`), called on the timer's loop.
+public protocol LoopTimerOwner: AnyObject {
+    func loopTimerFired()
 }

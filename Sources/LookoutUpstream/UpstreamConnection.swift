@@ -32,7 +32,7 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
         self.remoteAddressText = connection.peerAddress?.description
         self.localAddressText = connection.localAddress?.description
         connection.delegate = self
-        timer.setStandingHandler { [unowned self] in task?.timerFired() }
+        timer.setOwner(self)
     }
 
     package var isUsable: Bool { !connection.isClosed && !connection.didReadEOF }
@@ -87,4 +87,8 @@ package final class UpstreamConnection: ConnectionDelegate, @unchecked Sendable 
         }
         timer.invalidate()
     }
+}
+
+extension UpstreamConnection: LoopTimerOwner {
+    package func loopTimerFired() { task?.timerFired() }
 }

@@ -8,6 +8,14 @@ import Testing
     private let group = EventLoopGroup(count: 1)
     private var loop: EventLoop { group.loops[0] }
 
+    /// A timer's owner that runs `body` when the timer fires; the test holds it (a timer holds
+    /// its owner unowned).
+    private final class Owner: LoopTimerOwner, @unchecked Sendable {  // called on the test loop's queue only
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+        func loopTimerFired() { body() }
+    }
+
     /// Counts what fired, read and written on the loop only.
     private final class Log: @unchecked Sendable {  // touched on the test loop's queue only
         var fired: [String] = []
@@ -38,11 +46,12 @@ import Testing
         return onLoop(condition)
     }
 
-    @Test func theStandingHandlerFiresOnceAfterItsTime() async {
+    @Test func theOwnerIsCalledOnceAfterItsTime() async {
         let log = Log()
+        let owner = Owner { log.fired.append("standing"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
         let (timer, armedAt): (LoopTimer, UInt64) = onLoop {
             let timer = LoopTimer(loop: loop)
-            timer.setStandingHandler { log.fired.append("standing"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
+            timer.setOwner(owner)
             let armedAt = DispatchTime.now().uptimeNanoseconds
             timer.schedule(after: 0.1)
             return (timer, armedAt)
@@ -54,17 +63,19 @@ import Testing
         #expect(onLoop { !timer.isArmed })
         await settle(after: 0)
         #expect(onLoop { log.fired.count } == 1, "once")
+        withExtendedLifetime(owner) {}
     }
 
     /// Each firing comes at least `delay` after the arm before it (a re-arm that came in time
     /// pushed the deadline back), and never more than once per arm. Checked from the order of
     /// events on the loop, so a slow machine (sanitizers) cannot make it fail falsely.
-    @Test func reArmingTheStandingHandlerPushesItBack() async {
+    @Test func reArmingForTheOwnerPushesItBack() async {
         let log = Log()
+        let owner = Owner { log.fired.append("fire"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
         let delay = 0.2
         let timer: LoopTimer = onLoop {
             let timer = LoopTimer(loop: loop)
-            timer.setStandingHandler { log.fired.append("fire"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds) }
+            timer.setOwner(owner)
             log.fired.append("arm"); log.firedAt.append(DispatchTime.now().uptimeNanoseconds)
             timer.schedule(after: delay)
             return timer
@@ -92,13 +103,15 @@ import Testing
                 #expect(firesSinceArm == 1, "one firing per arm")
             }
         }
+        withExtendedLifetime(owner) {}
     }
 
     @Test func aCancelledTimerNeverFires() async {
         let log = Log()
+        let owner = Owner { log.fired.append("standing") }
         let timer: LoopTimer = onLoop {
             let timer = LoopTimer(loop: loop)
-            timer.setStandingHandler { log.fired.append("standing") }
+            timer.setOwner(owner)
             timer.schedule(after: 0.05)
             timer.cancel()
             return timer
@@ -106,26 +119,29 @@ import Testing
         #expect(onLoop { !timer.isArmed })
         await settle(after: 0.05)
         #expect(onLoop { log.fired }.isEmpty)
+        withExtendedLifetime(owner) {}
     }
 
     @Test func eachScheduleReplacesTheOtherKindOfHandler() async {
         let log = Log()
+        let owner = Owner { log.fired.append("standing") }
         let timer: LoopTimer = onLoop {
             let timer = LoopTimer(loop: loop)
-            timer.setStandingHandler { log.fired.append("standing") }
+            timer.setOwner(owner)
             timer.schedule(after: 0.05) { log.fired.append("one-off") }
             timer.schedule(after: 0.05)
             return timer
         }
         #expect(await waitUntil { !log.fired.isEmpty && !timer.isArmed })
         await settle(after: 0)
-        #expect(onLoop { log.fired } == ["standing"], "the standing arm replaced the one-off handler")
+        #expect(onLoop { log.fired } == ["standing"], "the owner's arm replaced the one-off handler")
         onLoop {
             timer.schedule(after: 0.05)
             timer.schedule(after: 0.05) { log.fired.append("one-off") }
         }
         #expect(await waitUntil { log.fired.count >= 2 && !timer.isArmed })
         await settle(after: 0)
-        #expect(onLoop { log.fired } == ["standing", "one-off"], "the one-off handler replaced the standing arm")
+        #expect(onLoop { log.fired } == ["standing", "one-off"], "the one-off handler replaced the owner's arm")
+        withExtendedLifetime(owner) {}
     }
 }

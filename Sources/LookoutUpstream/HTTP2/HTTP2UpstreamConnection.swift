@@ -14,7 +14,7 @@ import LookoutModel
 /// back its own stream.
 /// While idle the connection is kept honest with PINGs (§6.7) and closed with a GOAWAY after
 /// `pool.idle_timeout`.
-package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDelegate, @unchecked Sendable {  // confined to `connection.loop.queue`
+package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSessionDelegate, LoopTimerOwner, @unchecked Sendable {  // confined to `connection.loop.queue`
     package let connection: ByteStream
     /// The pool key.
     package let origin: Origin
@@ -72,7 +72,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
         self.timer = LoopTimer(loop: connection.loop)
         protocolSession.delegate = self
         connection.delegate = self
-        timer.setStandingHandler { [unowned self] in timerFired() }
+        timer.setOwner(self)
     }
 
     deinit {
@@ -240,7 +240,7 @@ package final class HTTP2UpstreamConnection: ConnectionDelegate, HTTP2ClientSess
     /// With streams open, each task checks its own limits; idle, the connection PINGs the origin
     /// every `pingInterval` (an origin that stops answering is dropped before a request finds it
     /// dead), and closes after `pool.idle_timeout`.
-    private func timerFired() {
+    package func loopTimerFired() {
         guard !isClosed else { return }
         let now = Instant.now()
         let handshakeLimit = environment.timeouts.tlsHandshake

@@ -6,11 +6,8 @@ import LookoutModel
 import LookoutUpstream
 
 /// The connection's one timer: waiting for a request head to complete, or for the next request.
-extension ClientConnection {
-    // MARK: - Timers
-
-
-    func timerFired() {
+extension ClientConnection: LoopTimerOwner {
+    func loopTimerFired() {
         switch timerPurpose {
         case .idle: idleTimerFired(limit: environment.timeouts.clientIdle)
         case .head: headTimerFired(limit: environment.timeouts.clientHeader)

@@ -22,7 +22,6 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     let context: LoopContext
     var connection: ByteStream
     var id: UInt64 { connection.id }
-    let clientAddress: String
 
     var parser: HTTPRequestParser
     var stash: [UInt8] = []
@@ -35,14 +34,10 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var closeWhenIdle = false
     var isClosed = false
     var closeReason = "closed"
-    /// After an intercepted CONNECT: the https origin the requests inside go to.
-    var interceptedOrigin: Origin?
     /// The origin of the last plain proxied request: a kept-alive client usually asks the same
     /// origin again, and then gets the same `Origin` (its rule key, authority and Host value made
     /// once per connection, not once per request).
     var lastOrigin: Origin?
-    /// True while an intercepted client's TLS handshake runs.
-    var isAwaitingClientHandshake = false
     /// What the one timer is waiting for: a request head to complete, or the next request.
     enum TimerPurpose { case idle, head }
     var timerPurpose = TimerPurpose.idle
@@ -54,46 +49,88 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
     var adminOnly: Bool { role == .admin }
     /// The loop's current `auth` and `policy`.
     var rules: ClientRules { context.rules }
-    /// A streamed admin body in progress (`GET /events`): the connection's last answer.
-    var adminStream: AdminStreamState?
-    /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
-    var awaitingAdminAnswer = false
-    /// An admin request whose body is being read.
-    var pendingAdmin: PendingAdminRequest?
     /// How the current exchange's response body is delimited on the wire (`writeHead` sets it).
     var responseFraming = ClientFraming.none
     /// After an intercepted handshake that chose `h2`: the connection's HTTP/2 side, which runs
     /// its streams' exchanges; the parser is unused from then on.
     var http2: HTTP2ClientSide?
-    /// A CONNECT to a host with learned passthroughs: its ClientHello is read first, to choose
-    /// between interception and a blind tunnel (`interception.learn_passthrough`).
-    var pendingHello: PendingHello?
-    /// A transparent or SOCKS5 connection until its first bytes say what it carries, and then
-    /// (plain HTTP) where its requests go.
-    var capture: CaptureState?
-    /// The `auth.users` name the client authenticated as (a proxy request's credentials, a
-    /// CONNECT's for the requests inside it, or SOCKS5's), which the `policy` reads.
-    var authenticatedUser: String?
-    /// A TLS listener's client: the RFC 2253 subject of the certificate it presented.
-    var certificateSubject: String?
-    /// The engine of a TLS listener: the connection's first bytes are its handshake.
-    let listenerTLS: TLSEngine?
+    /// The fields below, out of line: most connections have none of them.
+    private var occasional: ClientConnectionOccasional?
 
     init(environment: ClientEnvironment, owner: any ClientConnectionOwner, context: LoopContext, connection: Connection,
          role: ListenerRole = .proxy, listenerTLS: TLSEngine? = nil) {
         self.environment = environment
         self.owner = owner
         self.role = role
-        self.listenerTLS = listenerTLS
         self.context = context
         self.connection = connection
-        self.clientAddress = connection.peerAddress?.description ?? "unknown"
         self.records = ExchangeRecords(environment: environment.exchanges, connectionID: connection.id,
-                                       clientAddress: clientAddress)
+                                       clientAddress: connection.peerAddress?.description ?? "unknown")
         self.parser = HTTPRequestParser(limits: environment.parserLimits)
         self.timer = LoopTimer(loop: connection.loop)
-        timer.setStandingHandler { [unowned self] in timerFired() }
+        if let listenerTLS { occasionalState.listenerTLS = listenerTLS }
+        timer.setOwner(self)
     }
+
+    var clientAddress: String { records.clientAddress }
+
+    private var occasionalState: ClientConnectionOccasional {
+        if let occasional { return occasional }
+        let made = ClientConnectionOccasional()
+        occasional = made
+        return made
+    }
+
+    /// After an intercepted CONNECT: the https origin the requests inside go to.
+    var interceptedOrigin: Origin? {
+        get { occasional?.interceptedOrigin }
+        set { if newValue != nil || occasional != nil { occasionalState.interceptedOrigin = newValue } }
+    }
+    /// True while an intercepted client's TLS handshake runs.
+    var isAwaitingClientHandshake: Bool {
+        get { occasional?.isAwaitingClientHandshake ?? false }
+        set { if newValue || occasional != nil { occasionalState.isAwaitingClientHandshake = newValue } }
+    }
+    /// A streamed admin body in progress (`GET /events`): the connection's last answer.
+    var adminStream: AdminStreamState? {
+        get { occasional?.adminStream }
+        set { if newValue != nil || occasional != nil { occasionalState.adminStream = newValue } }
+    }
+    /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
+    var awaitingAdminAnswer: Bool {
+        get { occasional?.awaitingAdminAnswer ?? false }
+        set { if newValue || occasional != nil { occasionalState.awaitingAdminAnswer = newValue } }
+    }
+    /// An admin request whose body is being read.
+    var pendingAdmin: PendingAdminRequest? {
+        get { occasional?.pendingAdmin }
+        set { if newValue != nil || occasional != nil { occasionalState.pendingAdmin = newValue } }
+    }
+    /// A CONNECT to a host with learned passthroughs: its ClientHello is read first, to choose
+    /// between interception and a blind tunnel (`interception.learn_passthrough`).
+    var pendingHello: PendingHello? {
+        get { occasional?.pendingHello }
+        set { if newValue != nil || occasional != nil { occasionalState.pendingHello = newValue } }
+    }
+    /// A transparent or SOCKS5 connection until its first bytes say what it carries, and then
+    /// (plain HTTP) where its requests go.
+    var capture: CaptureState? {
+        get { occasional?.capture }
+        set { if newValue != nil || occasional != nil { occasionalState.capture = newValue } }
+    }
+    /// The `auth.users` name the client authenticated as (a proxy request's credentials, a
+    /// CONNECT's for the requests inside it, or SOCKS5's), which the `policy` reads.
+    var authenticatedUser: String? {
+        get { occasional?.authenticatedUser }
+        set { if newValue != nil || occasional != nil { occasionalState.authenticatedUser = newValue } }
+    }
+    /// A TLS listener's client: the RFC 2253 subject of the certificate it presented.
+    var certificateSubject: String? {
+        get { occasional?.certificateSubject }
+        set { if newValue != nil || occasional != nil { occasionalState.certificateSubject = newValue } }
+    }
+    /// The engine of a TLS listener: the connection's first bytes are its handshake.
+    var listenerTLS: TLSEngine? { occasional?.listenerTLS }
 
     /// Starts reading. A transparent listener's connection brings its original destination.
     func start(destination: OriginalDestination? = nil) {

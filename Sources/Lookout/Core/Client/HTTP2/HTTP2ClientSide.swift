@@ -22,7 +22,7 @@ protocol HTTP2ClientSideDelegate: AnyObject {
 /// once the loop's batch of events is handled (`scheduleFlush`), never from inside one of its
 /// callbacks. While the socket is backed up nothing more is read, so the client cannot queue work
 /// faster than it takes answers.
-final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  // confined to `stream.loop.queue`
+final class HTTP2ClientSide: HTTP2ServerSessionDelegate, LoopTimerOwner, @unchecked Sendable {  // confined to `stream.loop.queue`
     let protocolSession: HTTP2ServerSession
     private let stream: ByteStream
     /// What the streams' exchanges are given.
@@ -71,7 +71,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
         self.delegate = delegate
         self.timer = LoopTimer(loop: stream.loop)
         protocolSession.delegate = self
-        timer.setStandingHandler { [unowned self] in timerFired() }
+        timer.setOwner(self)
     }
 
     /// Sends the server preface (SETTINGS) and starts reading the client's.
@@ -220,7 +220,7 @@ final class HTTP2ClientSide: HTTP2ServerSessionDelegate, @unchecked Sendable {  
 
     /// Closes a connection idle for `timeouts.client_idle`, and resets streams whose client kept
     /// its window shut that long (a zero-window stall holds an upstream response hostage).
-    private func timerFired() {
+    func loopTimerFired() {
         guard !ended else { return }
         let limit = clientIdle
         let now = Instant.now()
