@@ -35,9 +35,13 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         }
     }
 
-    /// One kind's (and host's) histogram per phase, made on first use.
-    private final class PhaseHistograms {
+    /// One kind's (and host's) series, each made on first use: a histogram per phase, the byte
+    /// counters. Together, so an exchange looks its kind and host up once, not once per family.
+    private final class HostSeries {
         var byPhase = [ValueHistogram?](repeating: nil, count: Phase.allCases.count)
+        var requestBytes: Counter?
+        var responseBytes: Counter?
+        var tunnelBytes: (toUpstream: Counter, toClient: Counter)?
     }
 
     private struct KindHostKey: Hashable {
@@ -52,10 +56,11 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     }
 
     private var exchanges: [ExchangeKey: Counter] = [:]
-    private var phases: [KindHostKey: PhaseHistograms] = [:]
-    private var requestBytes: [KindHostKey: Counter] = [:]
-    private var responseBytes: [KindHostKey: Counter] = [:]
-    private var tunnelBytes: [KindHostKey: (toUpstream: Counter, toClient: Counter)] = [:]
+    private var series: [KindHostKey: HostSeries] = [:]
+    /// The series the previous exchange used: traffic comes in runs to one host, and comparing
+    /// the key is cheaper than hashing it (a host name, and for exchanges an error code).
+    private var lastSeries: (key: KindHostKey, series: HostSeries)?
+    private var lastExchange: (key: ExchangeKey, counter: Counter)?
     private var trust: [TrustKey: Counter] = [:]
     private var cacheLookups: [String: Counter] = [:]
     private var rejections: [String: Counter] = [:]
@@ -92,7 +97,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if summary.kind == .admin { return }
 
         let kindHost = KindHostKey(kind: summary.kind, host: host)
-        let histograms = phaseHistograms(kindHost)
+        let histograms = hostSeries(kindHost)
         var bytes = (sent: UInt64(0), received: UInt64(0))
         if summary.transactions.isEmpty {
             // Unwrapped in place: bound by `if let`, the attempt is copied with its strings.
@@ -102,12 +107,10 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         }
         observe(.total, summary.totalMilliseconds, histograms, kindHost)
 
-        if bytes.sent > 0 { byteCounter(&requestBytes, MetricFamilies.requestBytes, kindHost).increment(by: Int64(bytes.sent)) }
-        if bytes.received > 0 {
-            byteCounter(&responseBytes, MetricFamilies.responseBytes, kindHost).increment(by: Int64(bytes.received))
-        }
+        if bytes.sent > 0 { requestBytes(histograms, kindHost).increment(by: Int64(bytes.sent)) }
+        if bytes.received > 0 { responseBytes(histograms, kindHost).increment(by: Int64(bytes.received)) }
         if summary.tunnelBytesClientToUpstream != nil || summary.tunnelBytesUpstreamToClient != nil {
-            let counters = tunnelCounters(kindHost)
+            let counters = tunnelCounters(histograms, kindHost)
             counters.toUpstream.increment(by: Int64(summary.tunnelBytesClientToUpstream ?? 0))
             counters.toClient.increment(by: Int64(summary.tunnelBytesUpstreamToClient ?? 0))
         }
@@ -158,7 +161,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     }
 
     /// One upstream attempt: its phases, bytes, connection and trust decision.
-    private func record(_ transaction: borrowing TransactionMetrics, _ histograms: PhaseHistograms, _ key: KindHostKey,
+    private func record(_ transaction: borrowing TransactionMetrics, _ histograms: HostSeries, _ key: KindHostKey,
                         _ bytes: inout (sent: UInt64, received: UInt64)) {
         let phases = transaction.phases
         observe(.dns, phases.dns, histograms, key)
@@ -193,7 +196,13 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     // MARK: - Series by label values
 
     private func counter(_ key: ExchangeKey) -> Counter {
-        if let counter = exchanges[key] { return counter }
+        if let lastExchange, lastExchange.key == key { return lastExchange.counter }
+        let counter = exchanges[key] ?? makeCounter(key)
+        lastExchange = (key, counter)
+        return counter
+    }
+
+    private func makeCounter(_ key: ExchangeKey) -> Counter {
         var pairs = [("kind", key.kind.rawValue), ("method", MetricLabels.methods[Int(key.method)]),
                      ("status_class", MetricLabels.statusClasses[Int(key.statusClass)]), ("code", key.code)]
         if let host = key.host { pairs.append(("host", host)) }
@@ -202,15 +211,21 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         return counter
     }
 
-    private func phaseHistograms(_ key: KindHostKey) -> PhaseHistograms {
-        if let histograms = phases[key] { return histograms }
-        let histograms = PhaseHistograms()
-        phases[key] = histograms
-        return histograms
+    private func hostSeries(_ key: KindHostKey) -> HostSeries {
+        if let lastSeries, lastSeries.key == key { return lastSeries.series }
+        let found: HostSeries
+        if let known = series[key] {
+            found = known
+        } else {
+            found = HostSeries()
+            series[key] = found
+        }
+        lastSeries = (key, found)
+        return found
     }
 
     /// Records `milliseconds` in seconds; a negative value is a phase that did not happen.
-    private func observe(_ phase: Phase, _ milliseconds: Double, _ histograms: PhaseHistograms, _ key: KindHostKey) {
+    private func observe(_ phase: Phase, _ milliseconds: Double, _ histograms: HostSeries, _ key: KindHostKey) {
         guard milliseconds >= 0 else { return }
         if let histogram = histograms.byPhase[phase.rawValue] {
             histogram.record(milliseconds / 1000)
@@ -224,25 +239,29 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         histogram.record(milliseconds / 1000)
     }
 
-    /// `family` is built only for a new series: a descriptor is four strings, and this runs for
-    /// every exchange.
-    private func byteCounter(_ cache: inout [KindHostKey: Counter], _ family: @autoclosure () -> MetricNameDescriptor,
-                             _ key: KindHostKey) -> Counter {
-        if let counter = cache[key] { return counter }
-        let counter = registry.makeCounter(descriptor: family(), labels: kindHostPairs(key))
-        cache[key] = counter
+    private func requestBytes(_ series: HostSeries, _ key: KindHostKey) -> Counter {
+        if let counter = series.requestBytes { return counter }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.requestBytes, labels: kindHostPairs(key))
+        series.requestBytes = counter
         return counter
     }
 
-    private func tunnelCounters(_ key: KindHostKey) -> (toUpstream: Counter, toClient: Counter) {
-        if let counters = tunnelBytes[key] { return counters }
+    private func responseBytes(_ series: HostSeries, _ key: KindHostKey) -> Counter {
+        if let counter = series.responseBytes { return counter }
+        let counter = registry.makeCounter(descriptor: MetricFamilies.responseBytes, labels: kindHostPairs(key))
+        series.responseBytes = counter
+        return counter
+    }
+
+    private func tunnelCounters(_ series: HostSeries, _ key: KindHostKey) -> (toUpstream: Counter, toClient: Counter) {
+        if let counters = series.tunnelBytes { return counters }
         let pairs = kindHostPairs(key)
         let counters = (
             toUpstream: registry.makeCounter(descriptor: MetricFamilies.tunnelBytes,
                                              labels: pairs + [("direction", "client_to_upstream")]),
             toClient: registry.makeCounter(descriptor: MetricFamilies.tunnelBytes,
                                            labels: pairs + [("direction", "upstream_to_client")]))
-        tunnelBytes[key] = counters
+        series.tunnelBytes = counters
         return counters
     }
 
