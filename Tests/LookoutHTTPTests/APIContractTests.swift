@@ -18,6 +18,10 @@ import LookoutHTTP
         let d = HTTPParserLimits()
         #expect(d.maxRequestLineBytes == 8192 && d.maxHeaderBytes == 65536 && d.maxHeaderCount == 128)
         #expect(d.maxChunkLineBytes == 4096 && d.maxTrailerBytes == 16384)
+        #expect(limits.maxRequestLineBytes == 65536 + 128 + 4096 + 16384, "a set value reads back")
+        // Stored as 32-bit counts: a larger value is the largest one, never a wrapped small one.
+        let huge = HTTPParserLimits(maxHeaderBytes: Int.max)
+        #expect(huge.maxHeaderBytes == Int(UInt32.max))
 
         let framings: [BodyFraming] = [.none, .contentLength(1), .chunked, .untilClose]
         let targets: [RequestTarget] = [
