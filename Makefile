@@ -8,7 +8,7 @@ PYTHON ?= python3
 CONFIG ?= config/lookout.yaml
 APT_PACKAGES := libssl-dev libnghttp2-dev zlib1g-dev libbrotli-dev libisal-dev pkg-config curl openssl ca-certificates squid prometheus chromium chromium-driver nghttp2-server nginx-light libnss3-tools publicsuffix mkcert easy-rsa gnutls-bin nftables iproute2 microsocks dante-server default-jdk-headless wrk podman runc debootstrap
 
-.PHONY: run test deps pin build release unit integration bench clean sanitize tsan-unit fuzz image
+.PHONY: run test deps pins pin build release unit integration bench clean sanitize tsan-unit fuzz image
 
 # Sanitizer runs write their reports here (one file per process); any file is a failure.
 SANITIZER_REPORTS := $(CURDIR)/.build/sanitizer-reports
@@ -17,13 +17,17 @@ TSAN_ENV := TSAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/tsan suppressions=$(CURD
 # runtime's metadata) are reported at exit by an ordinary run.
 ASAN_ENV := ASAN_OPTIONS="log_path=$(SANITIZER_REPORTS)/asan detect_leaks=0"
 
-# The dependency versions are pinned in Package.resolved (committed); every build resolves from
-# it, so nothing resolves afresh. After a change to Package.swift's dependencies: `make pin`,
-# and commit the new pins.
+# The dependency versions are pinned in Docker/Package.resolved (the top level holds only what
+# the layout names); every build resolves from a copy of it, so nothing resolves afresh.
+pins:
+	@cmp -s Docker/Package.resolved Package.resolved || cp Docker/Package.resolved Package.resolved
+
+# After a change to Package.swift's dependencies: resolve, and keep the new pins.
 pin:
 	$(SWIFT) package resolve
+	cp Package.resolved Docker/Package.resolved
 
-deps:
+deps: pins
 	@missing=""; \
 	pkg-config --exists openssl || missing="$$missing libssl-dev"; \
 	pkg-config --exists libnghttp2 || missing="$$missing libnghttp2-dev"; \
@@ -88,7 +92,7 @@ deps:
 
 # The container image, localhost/lookout:latest, from Docker/Dockerfile (podman, or docker when
 # an engine runs); base images from a registry, else made here (Docker/image.sh).
-image:
+image: pins
 	bash Docker/image.sh
 
 build: deps
@@ -113,7 +117,7 @@ test: deps
 	$(MAKE) tsan-unit
 
 # The Swift tests under ThreadSanitizer (part of `make test`).
-tsan-unit:
+tsan-unit: pins
 	@rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(TSAN_ENV) $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
