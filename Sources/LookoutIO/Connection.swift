@@ -145,7 +145,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
                     exhaustedBound = false
                     didReadEOF = true
                     isReadingPaused = true
-                    if linger?.abortive == false && pendingByteCount == 0 {
+                    if closesGracefully && pendingByteCount == 0 {
                         close()
                         return
                     }
@@ -311,7 +311,7 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
             shutdownWriteWhenFlushed = false
             shutdown(fd, Int32(SHUT_WR))
         }
-        if linger?.abortive == false && didReadEOF {
+        if closesGracefully && didReadEOF {
             close()
             return
         }
@@ -426,6 +426,8 @@ public final class Connection: ByteStream, @unchecked Sendable {  // all state c
 
     /// Set once the user let go and the connection only finishes its close.
     private var linger: ConnectionLinger?
+    /// Let go with `closeAfterFlush`: it ends once the peer has ended too.
+    private var closesGracefully: Bool { linger.map { !$0.abortive } ?? false }
 
     deinit {
         precondition(isClosed || registration == nil, "Connection \(id) released while open")

@@ -56,7 +56,7 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     }
 
     private var exchanges: [ExchangeKey: Counter] = [:]
-    private var series: [KindHostKey: HostSeries] = [:]
+    private var seriesByKindHost: [KindHostKey: HostSeries] = [:]
     /// The series the previous exchange used: traffic comes in runs to one host, and comparing
     /// the key is cheaper than hashing it (a host name, and for exchanges an error code).
     private var lastSeries: (key: KindHostKey, series: HostSeries)?
@@ -97,20 +97,25 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if summary.kind == .admin { return }
 
         let kindHost = KindHostKey(kind: summary.kind, host: host)
-        let histograms = hostSeries(kindHost)
+        let kindHostSeries = hostSeries(kindHost)
         var bytes = (sent: UInt64(0), received: UInt64(0))
         if summary.transactions.isEmpty {
             // Unwrapped in place: bound by `if let`, the attempt is copied with its strings.
-            if summary.upstream != nil { record(summary.upstream!, histograms, kindHost, &bytes) }
+            if summary.upstream != nil { record(summary.upstream!, kindHostSeries, kindHost, &bytes) }
         } else {
-            for transaction in summary.transactions { record(transaction, histograms, kindHost, &bytes) }
+            for transaction in summary.transactions { record(transaction, kindHostSeries, kindHost, &bytes) }
         }
-        observe(.total, summary.totalMilliseconds, histograms, kindHost)
+        observe(.total, summary.totalMilliseconds, kindHostSeries, kindHost)
 
-        if bytes.sent > 0 { requestBytes(histograms, kindHost).increment(by: Int64(bytes.sent)) }
-        if bytes.received > 0 { responseBytes(histograms, kindHost).increment(by: Int64(bytes.received)) }
+        if bytes.sent > 0 {
+            byteCounter(&kindHostSeries.requestBytes, MetricFamilies.requestBytes, kindHost).increment(by: Int64(bytes.sent))
+        }
+        if bytes.received > 0 {
+            byteCounter(&kindHostSeries.responseBytes, MetricFamilies.responseBytes, kindHost)
+                .increment(by: Int64(bytes.received))
+        }
         if summary.tunnelBytesClientToUpstream != nil || summary.tunnelBytesUpstreamToClient != nil {
-            let counters = tunnelCounters(histograms, kindHost)
+            let counters = tunnelCounters(kindHostSeries, kindHost)
             counters.toUpstream.increment(by: Int64(summary.tunnelBytesClientToUpstream ?? 0))
             counters.toClient.increment(by: Int64(summary.tunnelBytesUpstreamToClient ?? 0))
         }
@@ -161,15 +166,15 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     }
 
     /// One upstream attempt: its phases, bytes, connection and trust decision.
-    private func record(_ transaction: borrowing TransactionMetrics, _ histograms: HostSeries, _ key: KindHostKey,
+    private func record(_ transaction: borrowing TransactionMetrics, _ series: HostSeries, _ key: KindHostKey,
                         _ bytes: inout (sent: UInt64, received: UInt64)) {
         let phases = transaction.phases
-        observe(.dns, phases.dns, histograms, key)
-        observe(.connect, phases.connect, histograms, key)
-        observe(.tls, phases.tls, histograms, key)
-        observe(.send, phases.send, histograms, key)
-        observe(.wait, phases.wait, histograms, key)
-        observe(.receive, phases.receive, histograms, key)
+        observe(.dns, phases.dns, series, key)
+        observe(.connect, phases.connect, series, key)
+        observe(.tls, phases.tls, series, key)
+        observe(.send, phases.send, series, key)
+        observe(.wait, phases.wait, series, key)
+        observe(.receive, phases.receive, series, key)
         bytes.sent += transaction.requestHeaderBytes + transaction.requestBodyBytes
         bytes.received += transaction.responseHeaderBytes + transaction.responseBodyBytes
         if transaction.isReusedConnection {
@@ -214,20 +219,20 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
     private func hostSeries(_ key: KindHostKey) -> HostSeries {
         if let lastSeries, lastSeries.key == key { return lastSeries.series }
         let found: HostSeries
-        if let known = series[key] {
+        if let known = seriesByKindHost[key] {
             found = known
         } else {
             found = HostSeries()
-            series[key] = found
+            seriesByKindHost[key] = found
         }
         lastSeries = (key, found)
         return found
     }
 
     /// Records `milliseconds` in seconds; a negative value is a phase that did not happen.
-    private func observe(_ phase: Phase, _ milliseconds: Double, _ histograms: HostSeries, _ key: KindHostKey) {
+    private func observe(_ phase: Phase, _ milliseconds: Double, _ series: HostSeries, _ key: KindHostKey) {
         guard milliseconds >= 0 else { return }
-        if let histogram = histograms.byPhase[phase.rawValue] {
+        if let histogram = series.byPhase[phase.rawValue] {
             histogram.record(milliseconds / 1000)
             return
         }
@@ -235,21 +240,17 @@ final class ExchangeMetrics: @unchecked Sendable {  // the caches are confined t
         if let host = key.host { pairs.append(("host", host)) }
         let histogram = registry.makeValueHistogram(descriptor: MetricFamilies.phaseSeconds, labels: pairs,
                                                     buckets: MetricFamilies.secondsBuckets)
-        histograms.byPhase[phase.rawValue] = histogram
+        series.byPhase[phase.rawValue] = histogram
         histogram.record(milliseconds / 1000)
     }
 
-    private func requestBytes(_ series: HostSeries, _ key: KindHostKey) -> Counter {
-        if let counter = series.requestBytes { return counter }
-        let counter = registry.makeCounter(descriptor: MetricFamilies.requestBytes, labels: kindHostPairs(key))
-        series.requestBytes = counter
-        return counter
-    }
-
-    private func responseBytes(_ series: HostSeries, _ key: KindHostKey) -> Counter {
-        if let counter = series.responseBytes { return counter }
-        let counter = registry.makeCounter(descriptor: MetricFamilies.responseBytes, labels: kindHostPairs(key))
-        series.responseBytes = counter
+    /// `family` is built only for a new series: a descriptor is four strings, and this runs for
+    /// every exchange.
+    private func byteCounter(_ slot: inout Counter?, _ family: @autoclosure () -> MetricNameDescriptor,
+                             _ key: KindHostKey) -> Counter {
+        if let counter = slot { return counter }
+        let counter = registry.makeCounter(descriptor: family(), labels: kindHostPairs(key))
+        slot = counter
         return counter
     }
 

@@ -81,53 +81,64 @@ final class ClientConnection: ConnectionDelegate, ExchangeDelegate, @unchecked S
         return made
     }
 
+    /// Writes one occasional field; an empty value (nil, false) makes no object for itself.
+    private func setOccasional<Value>(_ field: ReferenceWritableKeyPath<ClientConnectionOccasional, Value?>, _ value: Value?) {
+        guard value != nil || occasional != nil else { return }
+        occasionalState[keyPath: field] = value
+    }
+
+    private func setOccasional(_ field: ReferenceWritableKeyPath<ClientConnectionOccasional, Bool>, _ value: Bool) {
+        guard value || occasional != nil else { return }
+        occasionalState[keyPath: field] = value
+    }
+
     /// After an intercepted CONNECT: the https origin the requests inside go to.
     var interceptedOrigin: Origin? {
         get { occasional?.interceptedOrigin }
-        set { if newValue != nil || occasional != nil { occasionalState.interceptedOrigin = newValue } }
+        set { setOccasional(\.interceptedOrigin, newValue) }
     }
     /// True while an intercepted client's TLS handshake runs.
     var isAwaitingClientHandshake: Bool {
         get { occasional?.isAwaitingClientHandshake ?? false }
-        set { if newValue || occasional != nil { occasionalState.isAwaitingClientHandshake = newValue } }
+        set { setOccasional(\.isAwaitingClientHandshake, newValue) }
     }
     /// A streamed admin body in progress (`GET /events`): the connection's last answer.
     var adminStream: AdminStreamState? {
         get { occasional?.adminStream }
-        set { if newValue != nil || occasional != nil { occasionalState.adminStream = newValue } }
+        set { setOccasional(\.adminStream, newValue) }
     }
     /// An admin answer is being gathered from the other loops (`AdminAnswer.deferred`).
     var awaitingAdminAnswer: Bool {
         get { occasional?.awaitingAdminAnswer ?? false }
-        set { if newValue || occasional != nil { occasionalState.awaitingAdminAnswer = newValue } }
+        set { setOccasional(\.awaitingAdminAnswer, newValue) }
     }
     /// An admin request whose body is being read.
     var pendingAdmin: PendingAdminRequest? {
         get { occasional?.pendingAdmin }
-        set { if newValue != nil || occasional != nil { occasionalState.pendingAdmin = newValue } }
+        set { setOccasional(\.pendingAdmin, newValue) }
     }
     /// A CONNECT to a host with learned passthroughs: its ClientHello is read first, to choose
     /// between interception and a blind tunnel (`interception.learn_passthrough`).
     var pendingHello: PendingHello? {
         get { occasional?.pendingHello }
-        set { if newValue != nil || occasional != nil { occasionalState.pendingHello = newValue } }
+        set { setOccasional(\.pendingHello, newValue) }
     }
     /// A transparent or SOCKS5 connection until its first bytes say what it carries, and then
     /// (plain HTTP) where its requests go.
     var capture: CaptureState? {
         get { occasional?.capture }
-        set { if newValue != nil || occasional != nil { occasionalState.capture = newValue } }
+        set { setOccasional(\.capture, newValue) }
     }
     /// The `auth.users` name the client authenticated as (a proxy request's credentials, a
     /// CONNECT's for the requests inside it, or SOCKS5's), which the `policy` reads.
     var authenticatedUser: String? {
         get { occasional?.authenticatedUser }
-        set { if newValue != nil || occasional != nil { occasionalState.authenticatedUser = newValue } }
+        set { setOccasional(\.authenticatedUser, newValue) }
     }
     /// A TLS listener's client: the RFC 2253 subject of the certificate it presented.
     var certificateSubject: String? {
         get { occasional?.certificateSubject }
-        set { if newValue != nil || occasional != nil { occasionalState.certificateSubject = newValue } }
+        set { setOccasional(\.certificateSubject, newValue) }
     }
     /// The engine of a TLS listener: the connection's first bytes are its handshake.
     var listenerTLS: TLSEngine? { occasional?.listenerTLS }
