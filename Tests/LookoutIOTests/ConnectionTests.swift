@@ -8,8 +8,8 @@ import Glibc
 /// `Connection` on its loop's epoll set (edge-triggered readiness, one poll thread per loop),
 /// over real socket pairs: the cases where edge-triggered readiness loses data if done wrong.
 @Suite(.serialized) struct ConnectionTests {
-    private let group = EventLoopGroup(count: 1)
-    private var loop: EventLoop { group.loops[0] }
+    let group = EventLoopGroup(count: 1)
+    var loop: EventLoop { group.loops[0] }
 
     /// (nonblocking end for a `Connection`, blocking end for the test).
     private func socketPair() -> (Int32, Int32) {
@@ -19,14 +19,14 @@ import Glibc
         return (fds[0], fds[1])
     }
 
-    private func onLoop<T>(_ body: @escaping () -> T) -> T {
+    func onLoop<T>(_ body: @escaping () -> T) -> T {
         nonisolated(unsafe) var result: T?
         let loop = self.loop
         loop.queue.sync { loop.runBatch { result = body() } }
         return result!
     }
 
-    private func waitUntil(seconds: Double = 5, _ condition: @escaping () -> Bool) async -> Bool {
+    func waitUntil(seconds: Double = 5, _ condition: @escaping () -> Bool) async -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         while DispatchTime.now().uptimeNanoseconds < deadline {
             if onLoop(condition) { return true }
